@@ -1,0 +1,166 @@
+// Package cli is the agent-tools command line: one file per subcommand, human
+// output by default and --json for scripts. Exit status: 0 success, 1 the tool
+// or command failed, 2 usage or configuration error.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/config"
+)
+
+// Exit statuses (SPEC §10).
+const (
+	ExitOK     = 0
+	ExitFailed = 1
+	ExitUsage  = 2
+)
+
+// Env is what a command may touch of the outside world.
+type Env struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Getenv looks up environment variables (for ${VAR} and defaults).
+	LookupEnv func(string) (string, bool)
+	// Dir is the working directory (the project served).
+	Dir string
+}
+
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *Env, args []string) int
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the tools over MCP (stdio by default)", runServe},
+		{"list", "list every tool: canonical name, provider, read-only?, description", runList},
+		{"search", "rank tools for a query", runSearch},
+		{"call", "call one tool by its canonical name", runCall},
+		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
+		{"init", "write a commented starter agent-tools.yaml", runInit},
+		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs the command line and returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintln(stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, LookupEnv: os.LookupEnv, Dir: wd}, args)
+}
+
+// Run is Main with an explicit environment (tests use it).
+func Run(ctx context.Context, env *Env, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(env.Stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	fmt.Fprintf(env.Stderr, "agent-tools: unknown command %q\n\n", args[0])
+	usage(env.Stderr)
+	return ExitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "agent-tools: one MCP server for every tool your team already has.")
+	fmt.Fprintln(w, "\nUsage: agent-tools <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'agent-tools <command> -h' for a command's flags.")
+}
+
+// flags is a FlagSet with the options most commands share.
+type flags struct {
+	*flag.FlagSet
+	config string
+	json   bool
+	mode   string
+}
+
+func newFlags(env *Env, name, usageLine string) *flags {
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
+	f.SetOutput(env.Stderr)
+	f.StringVar(&f.config, "config", "", "config file (default ./agent-tools.yaml when present, else zero-config)")
+	f.Usage = func() {
+		fmt.Fprintf(env.Stderr, "Usage: agent-tools %s\n\nFlags:\n", usageLine)
+		f.PrintDefaults()
+	}
+	return f
+}
+
+func (f *flags) withJSON() *flags {
+	f.BoolVar(&f.json, "json", false, "machine-readable output")
+	return f
+}
+
+func (f *flags) withMode() *flags {
+	f.StringVar(&f.mode, "mode", "", "exposure mode: progressive, search or flat (overrides the config)")
+	return f
+}
+
+// parse accepts flags before and after positional arguments.
+func (f *flags) parse(args []string) ([]string, bool) {
+	var pos []string
+	for {
+		if err := f.Parse(args); err != nil {
+			return nil, false
+		}
+		args = f.Args()
+		if len(args) == 0 {
+			return pos, true
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// load builds the runtime for a command; logs go to stderr at warn level
+// (info with serve), the audit log is off unless the config names a file.
+func load(ctx context.Context, env *Env, f *flags, level slog.Level, audit io.Writer) (*app.App, int) {
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	if audit == nil {
+		audit = io.Discard
+	}
+	a, err := app.New(ctx, app.Options{
+		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit,
+	})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
+		var ce *app.ConfigError
+		if errors.As(err, &ce) {
+			return nil, ExitUsage
+		}
+		return nil, ExitFailed
+	}
+	return a, ExitOK
+}
+
+// errorText prints config errors one per line.
+func errorText(err error) string {
+	if errs, ok := config.AsErrors(err); ok {
+		return "configuration errors:\n" + strings.TrimRight(errs.Error(), "\n")
+	}
+	return err.Error()
+}

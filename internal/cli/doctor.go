@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"text/tabwriter"
+)
+
+func runDoctor(ctx context.Context, env *Env, args []string) int {
+	f := newFlags(env, "doctor", "doctor [--config FILE] [--json]").withJSON()
+	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
+		return ExitUsage
+	}
+	// Doctor's own report says why things were skipped; keep the log quiet.
+	a, code := load(ctx, env, f, slog.LevelError, nil)
+	if a == nil {
+		return code
+	}
+	defer a.Close()
+	diags := a.Diagnostics()
+	failed := false
+	for _, d := range diags {
+		failed = failed || d.Status == "failed"
+	}
+	status := ExitOK
+	if failed {
+		status = ExitFailed
+	}
+	if f.json {
+		writeJSON(env.Stdout, map[string]any{"config": a.Config.Path, "mode": a.Mode, "ok": !failed, "checks": diags})
+		return status
+	}
+	cfg := a.Config.Path
+	if cfg == "" {
+		cfg = "none (zero-config)"
+	}
+	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n\n", cfg, a.Mode)
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tITEM\tSTATUS\tWHY")
+	for _, d := range diags {
+		item := d.Item
+		if item == "" {
+			item = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Provider, item, d.Status, d.Reason)
+	}
+	tw.Flush()
+	return status
+}

@@ -1,0 +1,125 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agent-tools/agent-tools/internal/index"
+)
+
+func runList(ctx context.Context, env *Env, args []string) int {
+	f := newFlags(env, "list", "list [--config FILE] [--json]").withJSON()
+	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
+		if ok {
+			f.Usage()
+		}
+		return ExitUsage
+	}
+	a, code := load(ctx, env, f, slog.LevelWarn, nil)
+	if a == nil {
+		return code
+	}
+	defer a.Close()
+	tools := a.Registry.Tools("")
+	if f.json {
+		type row struct {
+			Name        string          `json:"name"`
+			Provider    string          `json:"provider"`
+			Original    string          `json:"originalName"`
+			ReadOnly    bool            `json:"readOnly"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		rows := make([]row, 0, len(tools))
+		for _, t := range tools {
+			rows = append(rows, row{t.Canonical, t.Provider, t.Name, t.ReadOnly, t.Description, t.InputSchema})
+		}
+		return writeJSON(env.Stdout, rows)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPROVIDER\tREAD-ONLY\tDESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Canonical, t.Provider, yesNo(t.ReadOnly), oneLine(t.Description, 80))
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+func runSearch(ctx context.Context, env *Env, args []string) int {
+	f := newFlags(env, "search", "search QUERY [--limit N] [--config FILE] [--json]").withJSON()
+	limit := f.Int("limit", 10, "number of results")
+	pos, ok := f.parse(args)
+	if !ok {
+		return ExitUsage
+	}
+	query := strings.TrimSpace(strings.Join(pos, " "))
+	if query == "" || *limit < 1 {
+		f.Usage()
+		return ExitUsage
+	}
+	a, code := load(ctx, env, f, slog.LevelWarn, nil)
+	if a == nil {
+		return code
+	}
+	defer a.Close()
+	hits := a.Registry.Search(query, index.Options{Limit: *limit})
+	type row struct {
+		Rank        int     `json:"rank"`
+		Kind        string  `json:"kind"`
+		Name        string  `json:"name"`
+		Provider    string  `json:"provider"`
+		Score       float64 `json:"score"`
+		Description string  `json:"description"`
+	}
+	rows := make([]row, 0, len(hits))
+	for i, h := range hits {
+		r := row{Rank: i + 1, Kind: h.Kind, Name: h.ID, Provider: h.Provider, Score: h.Score}
+		if t, ok := a.Registry.Lookup(h.ID); ok {
+			r.Description = t.Description
+		}
+		rows = append(rows, r)
+	}
+	if f.json {
+		return writeJSON(env.Stdout, rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(env.Stdout, "no matching tools")
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "#\tNAME\tPROVIDER\tSCORE\tDESCRIPTION")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f\t%s\n", r.Rank, r.Name, r.Provider, r.Score, oneLine(r.Description, 70))
+	}
+	tw.Flush()
+	return ExitOK
+}
+
+func writeJSON(w io.Writer, v any) int {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,281 @@
+package facade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+func prop(typ, desc string) map[string]any { return map[string]any{"type": typ, "description": desc} }
+
+func objectSchema(props map[string]any, required []string) map[string]any {
+	if props == nil {
+		props = map[string]any{}
+	}
+	s := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	if len(required) > 0 {
+		s["required"] = required
+	}
+	return s
+}
+
+func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
+	id := p.Info.ID
+	name := metaName(id, "call")
+	desc := fmt.Sprintf("Call one tool of provider %q (%s): {toolName, arguments, confirm?}. Find tool names and their arguments with %s.",
+		id, firstLine(p.Info.Description, descLen), metaName(id, "discover"))
+	if p.Info.RequireConfirm {
+		desc += " Tools that change state need confirm: true, set only when the user wants that change."
+	}
+	if names := f.toolNames(id); names != "" {
+		desc += " Tools: " + names + "."
+	}
+	return toolDef{
+		tool: &mcp.Tool{
+			Name: name, Description: desc,
+			InputSchema: objectSchema(map[string]any{
+				"toolName":  prop("string", "The tool's name, exactly as discover returned it."),
+				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
+				"confirm":   prop("boolean", "Set to true to confirm a call that changes state."),
+			}, []string{"toolName"}),
+			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			preq := callRequest(req.Params.Arguments, name, "toolName")
+			preq.Provider = id
+			preq.Shape = progressiveShape{via: name}
+			return f.call(ctx, req, preq), nil
+		},
+	}
+}
+
+// toolNames lists a small provider's tool names in its call description, so a
+// model can often skip discover; large providers list none (it would flood).
+func (f *Facade) toolNames(id string) string {
+	tools := f.visibleTools(id)
+	if len(tools) == 0 || len(tools) > namesInDescMx {
+		return ""
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+// callRequest parses {<nameKey>, arguments, confirm} into a pipeline request.
+// Parse failures become the request's Malformed error so they are still
+// audited and loop-guarded.
+func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
+	req := &pipeline.Request{Via: via}
+	m, e := decodeArgs(raw, via, nameKey, "arguments", "confirm")
+	if e == nil {
+		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &req.Confirm))
+	}
+	if e != nil {
+		req.Malformed = e
+		req.Args = raw
+		return req
+	}
+	req.Tool = strings.TrimSpace(req.Tool)
+	req.Args = m["arguments"]
+	if len(req.Args) > 0 && !isObject(req.Args) && string(req.Args) != "null" {
+		// A string holding JSON is a common slip; say so instead of guessing.
+		req.Malformed = toolerr.New(toolerr.InvalidArguments,
+			"Pass `arguments` as a JSON object, not as a string or array.",
+			"%s: `arguments` must be an object, %s", via, jsonKind(req.Args))
+	}
+	return req
+}
+
+func isObject(raw json.RawMessage) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+func firstErr(errs ...*toolerr.Error) *toolerr.Error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (f *Facade) searchTools() []toolDef {
+	defs := []toolDef{f.helpDef(), f.searchDef(), f.searchCallDef()}
+	var skills []string
+	for _, p := range f.visibleProviders() {
+		for _, s := range p.Skills {
+			skills = append(skills, p.Info.ID+":"+s.Name)
+		}
+	}
+	if len(skills) > 0 {
+		defs = append(defs, f.globalRunSkillDef(skills))
+	}
+	return defs
+}
+
+func (f *Facade) searchDef() toolDef {
+	var ids []string
+	for _, p := range f.visibleProviders() {
+		ids = append(ids, p.Info.ID)
+	}
+	desc := "Search every provider's tools and skills by what you want to do. Returns the best matches with their exact names, required arguments and (for the top hits) full input schema; then call " + callTool + "."
+	if len(ids) > 0 {
+		desc += " Providers: " + strings.Join(ids, ", ") + "."
+	}
+	return toolDef{
+		tool: &mcp.Tool{
+			Name: searchTool, Description: desc,
+			InputSchema: objectSchema(map[string]any{
+				"query":    prop("string", "What you want to do, in plain words."),
+				"provider": prop("string", "Only search this provider (a prefix from agent_tools_help)."),
+				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default 8)."},
+				"schemas":  prop("boolean", "Include every result's full input schema."),
+			}, []string{"query"}),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Search tools"},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			a, m, e := parseDiscover(req.Params.Arguments, searchTool, "provider")
+			var prov string
+			if e == nil {
+				e = field(m, "provider", searchTool, &prov)
+			}
+			if e == nil && a.Query == "" {
+				e = toolerr.New(toolerr.InvalidArguments, "Describe what you want to do in `query`, e.g. {\"query\": \"list open pull requests\"}.",
+					"%s needs a query", searchTool)
+			}
+			if e == nil && a.Cursor != "" {
+				e = toolerr.New(toolerr.InvalidArguments, "Search results are not paginated; raise `limit` instead.", "%s takes no cursor", searchTool)
+			}
+			if e != nil {
+				return errorResult(e), nil
+			}
+			f.cat.Refresh(ctx)
+			if prov != "" {
+				if _, _, ok := f.cat.Provider(prov); !ok {
+					return errorResult(toolerr.New(toolerr.ProviderUnavailable, "Call "+helpTool+" for the loaded providers.",
+						"provider %q is not loaded", prov)), nil
+				}
+			}
+			return jsonResult(f.rank(a, indexOptions(prov), callTool)), nil
+		},
+	}
+}
+
+func (f *Facade) searchCallDef() toolDef {
+	return toolDef{
+		tool: &mcp.Tool{
+			Name:        callTool,
+			Description: "Call a tool by the exact name " + searchTool + " returned: {tool, arguments, confirm?}. Tools that change state need confirm: true, set only when the user wants that change.",
+			InputSchema: objectSchema(map[string]any{
+				"tool":      prop("string", "The tool's name, exactly as search returned it."),
+				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
+				"confirm":   prop("boolean", "Set to true to confirm a call that changes state."),
+			}, []string{"tool"}),
+			Annotations: &mcp.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			preq := callRequest(req.Params.Arguments, callTool, "tool")
+			preq.Shape = searchShape{}
+			return f.call(ctx, req, preq), nil
+		},
+	}
+}
+
+func (f *Facade) flatTools() []toolDef {
+	var defs []toolDef
+	for _, p := range f.visibleProviders() {
+		for _, t := range f.visibleTools(p.Info.ID) {
+			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
+			schema, injected := flatSchema(t.InputSchema, needs)
+			desc := t.Description
+			if injected {
+				desc += " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+			}
+			canonical := t.Canonical
+			ro := t.ReadOnly
+			defs = append(defs, toolDef{
+				tool: &mcp.Tool{
+					Name: canonical, Title: t.Title, Description: desc, InputSchema: schema,
+					Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
+				},
+				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
+					preq.Args, preq.Confirm = splitConfirm(req.Params.Arguments, injected)
+					return f.call(ctx, req, preq), nil
+				},
+			})
+		}
+	}
+	return defs
+}
+
+// flatSchema adds the confirmation property to a mutating tool's schema,
+// unless the tool already has a parameter of that name (never shadow it).
+func flatSchema(raw json.RawMessage, needsConfirm bool) (any, bool) {
+	var s map[string]any
+	if json.Unmarshal(raw, &s) != nil || s == nil {
+		s = map[string]any{"type": "object"}
+	}
+	if !needsConfirm {
+		return s, false
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+	}
+	if _, taken := props[ConfirmArg]; taken {
+		return s, false
+	}
+	withConfirm := make(map[string]any, len(s)+1)
+	for k, v := range s {
+		withConfirm[k] = v
+	}
+	p2 := make(map[string]any, len(props)+1)
+	for k, v := range props {
+		p2[k] = v
+	}
+	p2[ConfirmArg] = prop("boolean", "Confirms this call changes state; set only when the user wants the change.")
+	withConfirm["properties"] = p2
+	return withConfirm, true
+}
+
+// splitConfirm removes the injected confirmation property from a flat call.
+func splitConfirm(raw json.RawMessage, injected bool) (json.RawMessage, bool) {
+	if !injected || !isObject(raw) {
+		return raw, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return raw, false
+	}
+	c, ok := m[ConfirmArg]
+	if !ok {
+		return raw, false
+	}
+	delete(m, ConfirmArg)
+	var confirm bool
+	_ = json.Unmarshal(c, &confirm) // a non-boolean never confirms
+	out, _ := json.Marshal(m)
+	return out, confirm
+}

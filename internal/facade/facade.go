@@ -1,0 +1,345 @@
+// Package facade is the MCP surface models see: the progressive, search and
+// flat exposure modes over the registry, every call routed through the one
+// pipeline. Descriptions here are written for models and pinned by snapshots.
+package facade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// Mode is how the catalog is exposed.
+type Mode string
+
+const (
+	Progressive Mode = "progressive"
+	Search      Mode = "search"
+	Flat        Mode = "flat"
+)
+
+// ParseMode validates a mode name ("" is progressive).
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", Progressive:
+		return Progressive, nil
+	case Search, Flat:
+		return Mode(s), nil
+	}
+	return "", fmt.Errorf("unknown mode %q (want progressive, search or flat)", s)
+}
+
+// Catalog is what the facade reads from the registry.
+type Catalog interface {
+	pipeline.Catalog
+	Providers() []registry.ProviderStatus
+	Search(query string, o index.Options) []index.Hit
+	Skill(providerID, name string) (catalog.Skill, bool)
+}
+
+// Options configure a Facade.
+type Options struct {
+	Mode    Mode
+	Rules   policy.Rules // hides denied tools from listings
+	Name    string       // server implementation name
+	Version string
+	Logger  *slog.Logger
+	// ProgressEvery is the heartbeat interval for calls that carry a progress
+	// token (default 5s).
+	ProgressEvery time.Duration
+}
+
+// Facade owns one mcp.Server whose tool set follows the registry.
+type Facade struct {
+	cat    Catalog
+	run    pipeline.Handler
+	opts   Options
+	server *mcp.Server
+	log    *slog.Logger
+
+	mu      sync.Mutex
+	current map[string]string // MCP tool name → fingerprint of its definition
+}
+
+// ConfirmArg is the property flat mode adds to a mutating tool's schema so
+// the agent can confirm without a tool's own parameters being shadowed.
+const ConfirmArg = "agent_tools_confirm"
+
+// New builds the facade and its server; call Sync (or let the registry's
+// change listener call it) to publish tools.
+func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
+	if o.Mode == "" {
+		o.Mode = Progressive
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.ProgressEvery <= 0 {
+		o.ProgressEvery = 5 * time.Second
+	}
+	if o.Name == "" {
+		o.Name = "agent-tools"
+	}
+	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}}
+	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+		Instructions: instructions(o.Mode),
+		Logger:       o.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+	})
+	f.server.AddReceivingMiddleware(f.refreshOnList)
+	return f
+}
+
+// Server is the MCP server to run on a transport.
+func (f *Facade) Server() *mcp.Server { return f.server }
+
+// Mode reports the exposure mode.
+func (f *Facade) Mode() Mode { return f.opts.Mode }
+
+func instructions(m Mode) string {
+	switch m {
+	case Search:
+		return "Tools are behind a search index: call agent_tools_search with what you need, then agent_tools_call with the tool name it returns. agent_tools_help lists the providers."
+	case Flat:
+		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
+	}
+	return "Tools are grouped by provider. agent_tools_help lists the providers; agent_tools_<provider>_discover finds a provider's tools; agent_tools_<provider>_call calls one."
+}
+
+// refreshOnList re-reads dynamic providers before tools/list and tools/call so
+// that a script saved a moment ago is listed and callable without a restart.
+func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			if f.cat.Refresh(ctx) {
+				f.Sync()
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Sync publishes the tool set the current catalog calls for, adding, replacing
+// and removing only what changed (clients get one list_changed).
+func (f *Facade) Sync() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	want := f.desired()
+	var remove []string
+	for name := range f.current {
+		if _, ok := want[name]; !ok {
+			remove = append(remove, name)
+		}
+	}
+	if len(remove) > 0 {
+		sort.Strings(remove)
+		f.server.RemoveTools(remove...)
+		for _, n := range remove {
+			delete(f.current, n)
+		}
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := want[n]
+		if f.current[n] == d.fingerprint {
+			continue
+		}
+		f.server.AddTool(d.tool, d.handler)
+		f.current[n] = d.fingerprint
+	}
+}
+
+type toolDef struct {
+	tool        *mcp.Tool
+	handler     mcp.ToolHandler
+	fingerprint string
+}
+
+func (f *Facade) desired() map[string]toolDef {
+	var defs []toolDef
+	switch f.opts.Mode {
+	case Search:
+		defs = f.searchTools()
+	case Flat:
+		defs = f.flatTools()
+	default:
+		defs = f.progressiveTools()
+	}
+	out := make(map[string]toolDef, len(defs))
+	for _, d := range defs {
+		b, _ := json.Marshal(d.tool)
+		d.fingerprint = string(b)
+		out[d.tool.Name] = d
+	}
+	return out
+}
+
+// Tools returns the MCP tool definitions the facade publishes now (for
+// snapshots, the CLI and the context-cost benchmark).
+func (f *Facade) Tools() []*mcp.Tool {
+	want := f.desired()
+	out := make([]*mcp.Tool, 0, len(want))
+	for _, d := range want {
+		out = append(out, d.tool)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// visibleProviders are the enabled providers, built-ins first.
+func (f *Facade) visibleProviders() []registry.ProviderStatus {
+	var out []registry.ProviderStatus
+	for _, p := range f.cat.Providers() {
+		if p.Enabled {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// visibleTools are a provider's tools that policy does not deny.
+func (f *Facade) visibleTools(providerID string) []catalog.Tool {
+	all := f.cat.Tools(providerID)
+	out := all[:0:0]
+	for _, t := range all {
+		if f.opts.Rules.Visible(t.Canonical) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// call runs one request through the pipeline and renders the MCP result.
+func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
+	f.bindSession(mreq, req)
+	stop := f.heartbeat(ctx, mreq, req)
+	resp := f.run(ctx, req)
+	stop()
+	return render(resp)
+}
+
+func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
+	ss := mreq.Session
+	if ss == nil {
+		return
+	}
+	req.Session = ss.ID()
+	if req.Session == "" {
+		req.Session = fmt.Sprintf("stdio-%p", ss)
+	}
+	if ip := ss.InitializeParams(); ip != nil {
+		if ip.ClientInfo != nil {
+			req.Client = ip.ClientInfo.Name
+		}
+		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+			req.AskHuman = func(ctx context.Context, message string) (bool, error) {
+				res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+					Message: message,
+					RequestedSchema: map[string]any{
+						"type":       "object",
+						"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "Allow this call"}},
+						"required":   []string{"approve"},
+					},
+				})
+				if err != nil {
+					return false, err
+				}
+				approved, _ := res.Content["approve"].(bool)
+				return res.Action == "accept" && approved, nil
+			}
+		}
+	}
+}
+
+// heartbeat sends progress notifications while a call runs, when the client
+// asked for progress, so long calls show life and clients don't time out.
+func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) func() {
+	if mreq.Session == nil || mreq.Params == nil {
+		return func() {}
+	}
+	token := mreq.Params.GetProgressToken()
+	if token == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		t := time.NewTicker(f.opts.ProgressEvery)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				_ = mreq.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token, Progress: float64(n),
+					Message: fmt.Sprintf("%s still running after %s", req.Tool, time.Since(start).Round(time.Second)),
+				})
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+func render(resp *pipeline.Response) *mcp.CallToolResult {
+	if resp.Err != nil {
+		body := resp.Err.Body()
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: resp.Err.JSON()}}, StructuredContent: body}
+	}
+	res := resp.Result
+	if res == nil {
+		res = &provider.Result{}
+	}
+	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
+	if res.Structured != nil {
+		out.StructuredContent = res.Structured
+	}
+	return out
+}
+
+// jsonResult renders a meta-tool's own answer as JSON text plus structuredContent.
+func jsonResult(v any) *mcp.CallToolResult {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return render(&pipeline.Response{Err: toolerr.New(toolerr.BackendError, "", "encoding result: %v", err)})
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+}
+
+func errorResult(e *toolerr.Error) *mcp.CallToolResult { return render(&pipeline.Response{Err: e}) }
+
+// firstLine shortens a description to one line of at most n characters.
+func firstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\n\r"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if r := []rune(s); len(r) > n {
+		s = strings.TrimSpace(string(r[:n-1])) + "…"
+	}
+	return s
+}

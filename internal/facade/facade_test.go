@@ -1,0 +1,435 @@
+package facade_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/providertest"
+	"github.com/agent-tools/agent-tools/internal/registry"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+const repoSchema = `{"type":"object","properties":{"owner":{"type":"string","description":"Repository owner"},"repo":{"type":"string"}},"required":["owner","repo"],"additionalProperties":false}`
+
+type harness struct {
+	t       *testing.T
+	gh      *providertest.Fake
+	reg     *registry.Registry
+	fac     *facade.Facade
+	cs      *mcp.ClientSession
+	changed chan struct{}
+}
+
+type setup struct {
+	mode    facade.Mode
+	rules   policy.Rules
+	guard   *policy.LoopGuard
+	client  *mcp.ClientOptions
+	version string
+}
+
+func newHarness(t *testing.T, s setup) *harness {
+	t.Helper()
+	gh := providertest.New(catalog.ProviderInfo{ID: "gh", Kind: "fake", Description: "GitHub repositories, issues and pull requests", DiscoverHint: "Repository names are owner/repo.", RequireConfirm: true},
+		providertest.Tool("get_repo", "Get a repository's metadata: stars, default branch, topics.", repoSchema, true),
+		providertest.Tool("delete_repo", "Delete a repository for good.", repoSchema, false),
+		providertest.Tool("list-issues", "List open issues of a repository.", repoSchema, true),
+	)
+	gh.Func = func(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
+		if tool.Name == "list-issues" {
+			return &provider.Result{Text: "boom", IsError: true, Details: map[string]any{"status": 500}}, nil
+		}
+		return &provider.Result{Text: tool.Name + " " + string(args)}, nil
+	}
+	reg := registry.New(nil)
+	if err := reg.Add(gh); err != nil {
+		t.Fatal(err)
+	}
+	if s.guard == nil {
+		s.guard = policy.NewLoopGuard()
+	}
+	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: s.rules, Guard: s.guard, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second, MaxResultChars: 1000}})
+	fac := facade.New(reg, run, facade.Options{Mode: s.mode, Rules: s.rules, Version: "test"})
+	reg.OnChange(fac.Sync)
+	reg.Refresh(context.Background())
+	fac.Sync()
+
+	h := &harness{t: t, gh: gh, reg: reg, fac: fac, changed: make(chan struct{}, 16)}
+	opts := s.client
+	if opts == nil {
+		opts = &mcp.ClientOptions{}
+	}
+	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { h.changed <- struct{}{} }
+	ct, st := mcp.NewInMemoryTransports()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ss, err := fac.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: s.version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	h.cs = cs
+	return h
+}
+
+func (h *harness) names() []string {
+	h.t.Helper()
+	res, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var out []string
+	for _, t := range res.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// call returns the text of the result and the decoded error envelope if any.
+func (h *harness) call(name string, args any) (string, map[string]any) {
+	h.t.Helper()
+	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		h.t.Fatalf("call %s: protocol error %v", name, err)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !res.IsError {
+		return text, nil
+	}
+	var env struct {
+		Error map[string]any `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(text), &env); err != nil || env.Error == nil {
+		h.t.Fatalf("error result is not an envelope: %s", text)
+	}
+	if res.StructuredContent == nil {
+		h.t.Fatalf("error result lacks structuredContent")
+	}
+	return text, env.Error
+}
+
+func TestProgressiveToolList(t *testing.T) {
+	h := newHarness(t, setup{})
+	got := strings.Join(h.names(), ",")
+	if want := "agent_tools_gh_call,agent_tools_gh_discover,agent_tools_help"; got != want {
+		t.Fatalf("tools = %s, want %s", got, want)
+	}
+}
+
+// TestSnapshots pins every schema and description the runtime itself
+// defines, per mode. Run with -update after an intended change.
+func TestSnapshots(t *testing.T) {
+	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat} {
+		t.Run(string(mode), func(t *testing.T) {
+			h := newHarness(t, setup{mode: mode})
+			h.gh.SetSkills(catalog.Skill{Name: "triage", Description: "Label new issues", Args: "repo (required)"})
+			h.reg.Refresh(context.Background())
+			res, err := h.cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.MarshalIndent(res.Tools, "", "  ")
+			golden(t, filepath.Join("testdata", "tools_"+string(mode)+".golden.json"), got)
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("missing snapshot %s (run go test -update): %v", path, err)
+	}
+	if string(want) != string(got) {
+		t.Errorf("%s changed (run go test -update if intended):\n%s", path, got)
+	}
+}
+
+func TestDiscover(t *testing.T) {
+	h := newHarness(t, setup{})
+	text, e := h.call("agent_tools_gh_discover", map[string]any{})
+	if e != nil {
+		t.Fatal(e)
+	}
+	var list struct {
+		Total int `json:"total"`
+		Tools []struct {
+			Name     string   `json:"name"`
+			Required []string `json:"required"`
+		} `json:"tools"`
+	}
+	json.Unmarshal([]byte(text), &list)
+	if list.Total != 3 || list.Tools[0].Name != "delete_repo" || len(list.Tools[0].Required) != 2 {
+		t.Fatalf("listing = %s", text)
+	}
+	text, _ = h.call("agent_tools_gh_discover", map[string]any{"limit": 1})
+	if !strings.Contains(text, `"next_cursor":"1"`) {
+		t.Fatalf("page 1 lacks next_cursor: %s", text)
+	}
+	text, _ = h.call("agent_tools_gh_discover", map[string]any{"limit": 1, "cursor": "2"})
+	if !strings.Contains(text, `"name":"list-issues"`) || strings.Contains(text, "next_cursor") {
+		t.Fatalf("last page = %s", text)
+	}
+	text, _ = h.call("agent_tools_gh_discover", map[string]any{"query": "repository metadata stars"})
+	var ranked struct {
+		Results []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
+		} `json:"results"`
+	}
+	json.Unmarshal([]byte(text), &ranked)
+	if len(ranked.Results) == 0 || ranked.Results[0].Name != "get_repo" || len(ranked.Results[0].InputSchema) == 0 {
+		t.Fatalf("ranked = %s", text)
+	}
+	_, e = h.call("agent_tools_gh_discover", map[string]any{"querry": "x"})
+	if e == nil || e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("misspelt key not rejected: %v", e)
+	}
+	_, e = h.call("agent_tools_gh_discover", map[string]any{"cursor": "99"})
+	if e == nil || e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("bad cursor not rejected: %v", e)
+	}
+}
+
+func TestCallErrorsTeach(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     any
+		code     string
+		check    string // substring of the error JSON
+		backends int    // backend calls made
+	}{
+		{"read-only ok", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "", `get_repo {"owner":"a","repo":"b"}`, 1},
+		{"mutation needs confirm", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "CONFIRMATION_REQUIRED", `"retry":{"arguments":{"arguments":{"owner":"a","repo":"b"},"confirm":true,"toolName":"delete_repo"},"tool":"agent_tools_gh_call"}`, 0},
+		{"confirmed", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}, "confirm": true}, "", "delete_repo", 1},
+		{"nested toolName", map[string]any{"arguments": map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}}, "MISSING_TOOL_NAME", `"correct_shape":{"arguments":{"arguments":{"owner":"a"},"toolName":"get_repo"},"tool":"agent_tools_gh_call"}`, 0},
+		{"no name", map[string]any{"arguments": map[string]any{}}, "MISSING_TOOL_NAME", `"toolName":"\u003ctool name\u003e"`, 0},
+		{"unknown tool", map[string]any{"toolName": "get_rpo", "arguments": map[string]any{}}, "UNKNOWN_TOOL", `"did_you_mean":["get_repo"]`, 0},
+		{"canonical name accepted", map[string]any{"toolName": "gh_get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "", "get_repo", 1},
+		{"wrong type", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": 1, "repo": "b"}}, "INVALID_ARGUMENTS", `"path":"/owner"`, 0},
+		{"missing required", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `expected_schema`, 0},
+		{"extra property", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b", "x": 1}}, "INVALID_ARGUMENTS", `'x'`, 0},
+		{"arguments as string", map[string]any{"toolName": "get_repo", "arguments": `{"owner":"a"}`}, "INVALID_ARGUMENTS", "must be an object", 0},
+		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"]`, 0},
+		{"backend failure", map[string]any{"toolName": "list-issues", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "BACKEND_ERROR", `"output":"boom"`, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, setup{})
+			text, e := h.call("agent_tools_gh_call", tc.args)
+			if tc.code == "" && e != nil {
+				t.Fatalf("unexpected error %s", text)
+			}
+			if tc.code != "" && (e == nil || e["code"] != tc.code) {
+				t.Fatalf("got %s, want code %s", text, tc.code)
+			}
+			if !strings.Contains(text, tc.check) {
+				t.Errorf("result %s lacks %s", text, tc.check)
+			}
+			if e != nil && e["hint"] == "" {
+				t.Errorf("error without hint: %s", text)
+			}
+			if n := len(h.gh.Calls()); n != tc.backends {
+				t.Errorf("backend called %d times, want %d", n, tc.backends)
+			}
+		})
+	}
+}
+
+func TestLoopGuard(t *testing.T) {
+	now := time.Unix(1000, 0)
+	g := policy.NewLoopGuard()
+	g.Now = func() time.Time { return now }
+	h := newHarness(t, setup{guard: g})
+	bad := map[string]any{"arguments": map[string]any{"toolName": "get_repo"}}
+	var codes []string
+	for range 7 {
+		_, e := h.call("agent_tools_gh_call", bad)
+		codes = append(codes, e["code"].(string))
+	}
+	want := "MISSING_TOOL_NAME,MISSING_TOOL_NAME,REPEATED_FAILURE,REPEATED_FAILURE,REPEATED_FAILURE,REPEATED_FAILURE,REPEATED_FAILURE"
+	if got := strings.Join(codes, ","); got != want {
+		t.Fatalf("codes = %s", got)
+	}
+	text, _ := h.call("agent_tools_gh_call", bad)
+	if !strings.Contains(text, "refused") {
+		t.Fatalf("7th+ call should be refused: %s", text)
+	}
+	// A backend failure repeated: the backend stops being reached once refused.
+	failing := map[string]any{"toolName": "list-issues", "arguments": map[string]any{"owner": "a", "repo": "b"}}
+	for range 8 {
+		h.call("agent_tools_gh_call", failing)
+	}
+	if n := len(h.gh.Calls()); n != g.RefuseAfter {
+		t.Fatalf("backend reached %d times, want %d", n, g.RefuseAfter)
+	}
+	text, e := h.call("agent_tools_gh_call", failing)
+	if e["code"] != "REPEATED_FAILURE" || !strings.Contains(text, "refused") {
+		t.Fatalf("not refused: %s", text)
+	}
+	now = now.Add(g.CoolDown)
+	_, e = h.call("agent_tools_gh_call", failing)
+	if e["code"] != "BACKEND_ERROR" || len(h.gh.Calls()) != g.RefuseAfter+1 {
+		t.Fatalf("after the cool-down the call should run again: %v", e)
+	}
+}
+
+func TestSearchMode(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Search})
+	if got := strings.Join(h.names(), ","); got != "agent_tools_call,agent_tools_help,agent_tools_search" {
+		t.Fatalf("tools = %s", got)
+	}
+	text, e := h.call("agent_tools_search", map[string]any{"query": "open issues"})
+	if e != nil || !strings.Contains(text, `"name":"gh_listz2dzissues"`) {
+		t.Fatalf("search = %s", text)
+	}
+	_, e = h.call("agent_tools_search", map[string]any{})
+	if e == nil || e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("empty query accepted")
+	}
+	text, e = h.call("agent_tools_call", map[string]any{"tool": "gh_get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
+	if e != nil || !strings.HasPrefix(text, "get_repo") {
+		t.Fatalf("call = %s", text)
+	}
+	text, e = h.call("agent_tools_call", map[string]any{"tool": "gh_delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
+	if e == nil || !strings.Contains(text, `"retry":{"arguments":{"arguments":{"owner":"a","repo":"b"},"confirm":true,"tool":"gh_delete_repo"},"tool":"agent_tools_call"}`) {
+		t.Fatalf("confirmation = %s", text)
+	}
+}
+
+func TestFlatMode(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Flat})
+	if got := strings.Join(h.names(), ","); got != "gh_delete_repo,gh_get_repo,gh_listz2dzissues" {
+		t.Fatalf("tools = %s", got)
+	}
+	res, _ := h.cs.ListTools(context.Background(), nil)
+	for _, tl := range res.Tools {
+		props := tl.InputSchema.(map[string]any)["properties"].(map[string]any)
+		_, has := props[facade.ConfirmArg]
+		if has != (tl.Name == "gh_delete_repo") {
+			t.Errorf("%s: confirm property present = %v", tl.Name, has)
+		}
+	}
+	args := map[string]any{"owner": "a", "repo": "b"}
+	_, e := h.call("gh_delete_repo", args)
+	if e["code"] != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("flat mutation without confirmation: %v", e)
+	}
+	args[facade.ConfirmArg] = true
+	text, e := h.call("gh_delete_repo", args)
+	if e != nil || text != `delete_repo {"owner":"a","repo":"b"}` {
+		t.Fatalf("confirmed flat call = %s (the confirm flag must not reach the backend)", text)
+	}
+}
+
+func TestDenyHidesAndBlocks(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Search, rules: policy.Rules{Deny: []string{"*_delete_*"}}})
+	text, _ := h.call("agent_tools_search", map[string]any{"query": "delete repository"})
+	if strings.Contains(text, "delete_repo") {
+		t.Fatalf("denied tool listed: %s", text)
+	}
+	_, e := h.call("agent_tools_call", map[string]any{"tool": "gh_delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}, "confirm": true})
+	if e["code"] != "DENIED" || len(h.gh.Calls()) != 0 {
+		t.Fatalf("denied tool ran: %v", e)
+	}
+}
+
+func TestListChanged(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Flat})
+	h.names() // the client only gets notifications after it has listed
+	h.gh.SetTools(providertest.Tool("get_repo", "Get a repository.", repoSchema, true))
+	if !h.reg.Refresh(context.Background()) {
+		t.Fatal("refresh saw no change")
+	}
+	select {
+	case <-h.changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+	if got := strings.Join(h.names(), ","); got != "gh_get_repo" {
+		t.Fatalf("tools after change = %s", got)
+	}
+	// A broken provider keeps its last good tools.
+	h.gh.SetError(errors.New("backend down"))
+	h.reg.Refresh(context.Background())
+	if got := strings.Join(h.names(), ","); got != "gh_get_repo" {
+		t.Fatalf("tools after failure = %s", got)
+	}
+}
+
+func TestSkills(t *testing.T) {
+	h := newHarness(t, setup{})
+	h.gh.SetSkills(catalog.Skill{Name: "peek", Description: "Look at a repository", Args: "tools: list of tool names",
+		Related: []catalog.Related{{Target: "gh:other", Why: "next step"}}})
+	h.reg.Refresh(context.Background())
+	if got := strings.Join(h.names(), ","); !strings.Contains(got, "agent_tools_gh_run_skill") {
+		t.Fatalf("run_skill missing: %s", got)
+	}
+	text, _ := h.call("agent_tools_gh_discover", map[string]any{"query": "look at repository"})
+	if !strings.Contains(text, `"kind":"skill"`) || !strings.Contains(text, `"related":[{"target":"gh:other","why":"next step"}]`) {
+		t.Fatalf("discover lacks the skill: %s", text)
+	}
+	_, e := h.call("agent_tools_gh_run_skill", map[string]any{"skill": "peek", "arguments": map[string]any{"tools": []string{"gh_delete_repo"}, "args": map[string]any{"owner": "a", "repo": "b"}}})
+	if e["code"] != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("a skill's tool calls must pass policy: %v", e)
+	}
+	text, e = h.call("agent_tools_gh_run_skill", map[string]any{"skill": "peek", "confirm": true, "arguments": map[string]any{"tools": []string{"gh_get_repo", "gh_delete_repo"}, "args": map[string]any{"owner": "a", "repo": "b"}}})
+	if e != nil || text != `peek: get_repo {"owner":"a","repo":"b"} delete_repo {"owner":"a","repo":"b"}` {
+		t.Fatalf("confirmed skill = %s", text)
+	}
+	_, e = h.call("agent_tools_gh_run_skill", map[string]any{"skill": "nope"})
+	if e["code"] != "UNKNOWN_SKILL" {
+		t.Fatalf("unknown skill: %v", e)
+	}
+}
+
+func TestElicitationConfirms(t *testing.T) {
+	for _, tc := range []struct {
+		action string
+		code   string
+	}{{"accept", ""}, {"decline", "DENIED"}} {
+		t.Run(tc.action, func(t *testing.T) {
+			asked := 0
+			h := newHarness(t, setup{version: "2025-11-25", client: &mcp.ClientOptions{
+				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked++
+					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"approve": true}}, nil
+				},
+			}})
+			_, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
+			if asked != 1 {
+				t.Fatalf("human asked %d times", asked)
+			}
+			if (e == nil) != (tc.code == "") || (e != nil && e["code"] != tc.code) {
+				t.Fatalf("got %v, want %q", e, tc.code)
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package facade
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/index"
+)
+
+// hit is one discover/search result, shaped so one result is usually enough
+// to make a correct call.
+type hit struct {
+	Kind        string            `json:"kind"`
+	Name        string            `json:"name"`
+	Provider    string            `json:"provider,omitempty"`
+	Description string            `json:"description"`
+	Required    []string          `json:"required,omitempty"`
+	Params      map[string]string `json:"params,omitempty"`
+	ReadOnly    *bool             `json:"readOnly,omitempty"`
+	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
+	Args        string            `json:"args,omitempty"`
+	Related     []catalog.Related `json:"related,omitempty"`
+}
+
+// toolHit describes a tool; in progressive mode its name is the provider's own
+// tool name (what _call takes), elsewhere the canonical name.
+func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
+	name := t.Name
+	if mode != Progressive {
+		name = t.Canonical
+	}
+	ro := t.ReadOnly
+	h := hit{Kind: "tool", Name: name, Provider: t.Provider, Description: firstLine(t.Description, descLen), ReadOnly: &ro}
+	h.Required, h.Params = schemaSummary(t.InputSchema)
+	if withSchema {
+		h.InputSchema = t.InputSchema
+	}
+	return h
+}
+
+// rank answers a query: ranked tools and skills (skills with their related links).
+func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[string]any {
+	o.Limit = a.Limit
+	if o.Limit == 0 {
+		o.Limit = hitLimit
+	}
+	o.Limit = min(o.Limit, maxHits)
+	hits := f.cat.Search(a.Query, o)
+	results := make([]hit, 0, len(hits))
+	for _, h := range hits {
+		switch h.Kind {
+		case "skill":
+			name := strings.TrimPrefix(h.ID, "skill:"+h.Provider+":")
+			s, ok := f.cat.Skill(h.Provider, name)
+			if !ok {
+				continue
+			}
+			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related}
+			if f.opts.Mode != Progressive {
+				sk.Name = s.Provider + ":" + s.Name
+			}
+			results = append(results, sk)
+		default:
+			t, ok := f.cat.Lookup(h.ID)
+			if !ok || !f.opts.Rules.Visible(t.Canonical) {
+				continue
+			}
+			results = append(results, toolHit(t, a.Schemas || len(results) < schemaHits, f.opts.Mode))
+		}
+	}
+	out := map[string]any{"query": a.Query, "results": results}
+	if o.Provider != "" {
+		out["provider"] = o.Provider
+	}
+	if len(results) == 0 {
+		out["next"] = "Nothing matched. Try other words, list the tools without a query, or call " + helpTool + " to see other providers."
+	} else {
+		out["next"] = "Call " + callVia + " with the name and arguments of the best result."
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package facade
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+const (
+	helpTool      = "agent_tools_help"
+	searchTool    = "agent_tools_search"
+	callTool      = "agent_tools_call"
+	runSkillTool  = "agent_tools_run_skill"
+	listPageSize  = 50
+	maxPageSize   = 200
+	hitLimit      = 8
+	maxHits       = 50
+	schemaHits    = 3 // top hits that carry their full input schema
+	descLen       = 200
+	namesInDescMx = 12
+)
+
+func metaName(id, verb string) string { return "agent_tools_" + id + "_" + verb }
+
+func (f *Facade) progressiveTools() []toolDef {
+	defs := []toolDef{f.helpDef()}
+	for _, p := range f.visibleProviders() {
+		defs = append(defs, f.discoverDef(p), f.callDef(p))
+		if len(p.Skills) > 0 {
+			defs = append(defs, f.runSkillDef(p))
+		}
+	}
+	return defs
+}
+
+func (f *Facade) helpDef() toolDef {
+	desc := "List the tool providers this server has loaded (prefix and one line each) and how to reach their tools. Call it first when you do not know which provider covers a task, or when a provider you are using lacks a capability."
+	if f.opts.Mode == Search {
+		desc = "List the tool providers this server has loaded (prefix and one line each). Use agent_tools_search to find a tool across all of them."
+	}
+	return toolDef{
+		tool: &mcp.Tool{
+			Name: helpTool, Description: desc,
+			InputSchema: objectSchema(nil, nil),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "List tool providers"},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if _, e := decodeArgs(req.Params.Arguments, helpTool); e != nil {
+				return errorResult(e), nil
+			}
+			f.cat.Refresh(ctx)
+			return jsonResult(f.help()), nil
+		},
+	}
+}
+
+type providerLine struct {
+	Prefix      string   `json:"prefix"`
+	Description string   `json:"description"`
+	Tools       int      `json:"tools"`
+	Skills      []string `json:"skills,omitempty"`
+	Discover    string   `json:"discover,omitempty"`
+	Call        string   `json:"call,omitempty"`
+	Error       string   `json:"error,omitempty"`
+}
+
+func (f *Facade) help() map[string]any {
+	var lines []providerLine
+	for _, p := range f.visibleProviders() {
+		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: len(f.visibleTools(p.Info.ID))}
+		for _, s := range p.Skills {
+			l.Skills = append(l.Skills, s.Name)
+		}
+		if f.opts.Mode == Progressive {
+			l.Discover, l.Call = metaName(p.Info.ID, "discover"), metaName(p.Info.ID, "call")
+		}
+		if p.Err != nil {
+			l.Error = p.Err.Error()
+		}
+		lines = append(lines, l)
+	}
+	next := "Call agent_tools_<prefix>_discover with a query to find a tool, then agent_tools_<prefix>_call({toolName, arguments})."
+	switch f.opts.Mode {
+	case Search:
+		next = "Call agent_tools_search({query}) to find a tool, then agent_tools_call({tool, arguments})."
+	case Flat:
+		next = "Every tool is listed directly under its own name."
+	}
+	return map[string]any{"providers": lines, "next": next}
+}
+
+func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
+	id := p.Info.ID
+	name := metaName(id, "discover")
+	desc := fmt.Sprintf("Find tools of provider %q (%s). With `query` (plain words for what you need) it returns the best-matching tools and skills with their arguments; without it, it lists every tool, %d per page (pass `cursor` for the next page). Then call %s.",
+		id, firstLine(p.Info.Description, descLen), listPageSize, metaName(id, "call"))
+	if hint := strings.TrimSpace(p.Info.DiscoverHint); hint != "" {
+		desc += " " + hint
+	}
+	desc += " Other providers: " + helpTool + "."
+	return toolDef{
+		tool: &mcp.Tool{
+			Name: name, Description: desc,
+			InputSchema: objectSchema(map[string]any{
+				"query":   prop("string", "What you want to do, in plain words. Omit to list all tools."),
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "description": "How many results to return."},
+				"cursor":  prop("string", "The next_cursor of a previous listing, to get the next page."),
+				"schemas": prop("boolean", "Include every result's full input schema (by default only the top hits carry it)."),
+			}, nil),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find " + id + " tools"},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return f.discover(ctx, id, name, req.Params.Arguments), nil
+		},
+	}
+}
+
+type discoverArgs struct {
+	Query   string
+	Limit   int
+	Cursor  string
+	Schemas bool
+}
+
+func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverArgs, map[string]json.RawMessage, *toolerr.Error) {
+	var a discoverArgs
+	m, e := decodeArgs(raw, via, append([]string{"query", "limit", "cursor", "schemas"}, extra...)...)
+	if e != nil {
+		return a, nil, e
+	}
+	for _, fe := range []*toolerr.Error{field(m, "query", via, &a.Query), field(m, "limit", via, &a.Limit),
+		field(m, "cursor", via, &a.Cursor), field(m, "schemas", via, &a.Schemas)} {
+		if fe != nil {
+			return a, nil, fe
+		}
+	}
+	if a.Limit < 0 || a.Limit > maxPageSize {
+		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxPageSize),
+			"%s: limit %d is out of range", via, a.Limit)
+	}
+	a.Query = strings.TrimSpace(a.Query)
+	return a, m, nil
+}
+
+func (f *Facade) discover(ctx context.Context, id, via string, raw json.RawMessage) *mcp.CallToolResult {
+	a, _, e := parseDiscover(raw, via)
+	if e != nil {
+		return errorResult(e)
+	}
+	f.cat.Refresh(ctx)
+	if a.Query == "" {
+		return f.listPage(id, via, a)
+	}
+	return jsonResult(f.rank(a, index.Options{Provider: id}, metaName(id, "call")))
+}
+
+func (f *Facade) listPage(id, via string, a discoverArgs) *mcp.CallToolResult {
+	tools := f.visibleTools(id)
+	start := 0
+	if a.Cursor != "" {
+		n, err := strconv.Atoi(a.Cursor)
+		if err != nil || n < 0 || n > len(tools) {
+			return errorResult(toolerr.New(toolerr.InvalidArguments, "Pass the next_cursor value of the previous page unchanged, or omit cursor.",
+				"%s: invalid cursor %q", via, a.Cursor))
+		}
+		start = n
+	}
+	limit := a.Limit
+	if limit == 0 {
+		limit = listPageSize
+	}
+	end := min(start+limit, len(tools))
+	page := make([]hit, 0, end-start)
+	for _, t := range tools[start:end] {
+		page = append(page, toolHit(t, a.Schemas, f.opts.Mode))
+	}
+	out := map[string]any{"provider": id, "total": len(tools), "tools": page,
+		"next": "Call " + metaName(id, "call") + "({toolName, arguments}) with a name from this list."}
+	if end < len(tools) {
+		out["next_cursor"] = strconv.Itoa(end)
+	}
+	return jsonResult(out)
+}

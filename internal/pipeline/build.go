@@ -1,0 +1,34 @@
+package pipeline
+
+import (
+	"io"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/policy"
+)
+
+// Options configure the standard pipeline.
+type Options struct {
+	Catalog Catalog
+	Rules   policy.Rules
+	Guard   *policy.LoopGuard
+	Execute ExecuteOptions
+	AuditTo io.Writer // nil: no audit log
+	Now     func() time.Time
+	// Extra middleware runs between Audit and LoopGuard (metrics, tracing, logging).
+	Extra []Middleware
+}
+
+// New assembles the pipeline in the documented order.
+func New(o Options) Handler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Guard == nil {
+		o.Guard = policy.NewLoopGuard()
+	}
+	mw := []Middleware{Audit(o.AuditTo, o.Now)}
+	mw = append(mw, o.Extra...)
+	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules), Execute(o.Execute))
+	return Chain(nil, mw...)
+}

@@ -1,0 +1,84 @@
+// Package pipeline is the one path every tool call takes. It is built from
+// middleware in one fixed, documented order (outermost first):
+//
+//  1. Audit     — one JSON line per call, whatever happened below
+//  2. LoopGuard — escalates and then refuses identical failing calls
+//  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL)
+//  4. Validate  — arguments against the tool's JSON Schema (INVALID_ARGUMENTS)
+//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED)
+//  6. Execute   — the provider call under a deadline, then result shaping
+//
+// The loop guard sits outside Resolve so that malformed calls that never name
+// a tool (seed 000's 1,022 retries) are caught too.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// Request is one call as the facade understood it.
+type Request struct {
+	Session string // loop-guard and audit scope
+	Client  string // client name from initialize, for audit
+	// Via is the MCP tool the client called (a meta-tool or a flat name).
+	Via string
+	// Provider scopes Tool to one provider (progressive call); "" means Tool is canonical.
+	Provider string
+	// Tool is the name as given; Resolve fills Resolved.
+	Tool string
+	Args json.RawMessage
+	// Confirm is the agent's explicit confirmation of a mutating call.
+	Confirm bool
+	// AskHuman asks a person to confirm (elicitation); nil when the client cannot.
+	AskHuman func(ctx context.Context, message string) (bool, error)
+	// Shape is the facade's knowledge of its own argument shape, for hints.
+	Shape Shape
+	// Malformed is set by a facade that could not parse the call; it is
+	// returned as the call's error, still audited and loop-guarded.
+	Malformed *toolerr.Error
+
+	Resolved catalog.Tool
+	Info     catalog.ProviderInfo
+	Backend  provider.Provider
+}
+
+// Shape renders the exact call a model should make, in the facade's own terms.
+type Shape interface {
+	// Call is the full call for tool with args; confirm adds the confirmation.
+	Call(tool string, args json.RawMessage, confirm bool) map[string]any
+}
+
+// Response is the outcome of one call. Exactly one of Result and Err is set.
+type Response struct {
+	Result   *provider.Result
+	Err      *toolerr.Error
+	Decision string // allowed | confirmed | confirmation_required | denied | refused | invalid
+	Duration time.Duration
+}
+
+// Failed reports whether the call failed in any way.
+func (r *Response) Failed() bool { return r.Err != nil || (r.Result != nil && r.Result.IsError) }
+
+// Handler runs a request.
+type Handler func(ctx context.Context, req *Request) *Response
+
+// Middleware wraps a Handler.
+type Middleware func(Handler) Handler
+
+// Chain composes middleware so that the first one is the outermost.
+func Chain(h Handler, mw ...Middleware) Handler {
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
+}
+
+func fail(err *toolerr.Error, decision string) *Response {
+	return &Response{Err: err, Decision: decision}
+}

@@ -1,0 +1,184 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// Catalog is what Resolve needs from the registry.
+type Catalog interface {
+	// Refresh re-reads providers that change under us (scripts edited on disk).
+	Refresh(ctx context.Context) bool
+	Lookup(canonical string) (catalog.Tool, bool)
+	Find(providerID, name string) (catalog.Tool, bool)
+	Provider(id string) (provider.Provider, catalog.ProviderInfo, bool)
+	Tools(providerID string) []catalog.Tool
+}
+
+// Resolve maps the requested name to a catalog tool, with teaching errors.
+func Resolve(cat Catalog) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			if req.Malformed != nil {
+				return fail(req.Malformed, "invalid")
+			}
+			cat.Refresh(ctx)
+			if req.Tool == "" {
+				return fail(missingToolName(req), "invalid")
+			}
+			if req.Provider != "" {
+				if _, _, ok := cat.Provider(req.Provider); !ok {
+					return fail(toolerr.New(toolerr.ProviderUnavailable,
+						"Call agent_tools_help to see the providers that are loaded now.",
+						"provider %q is not loaded", req.Provider), "invalid")
+				}
+			}
+			var (
+				t  catalog.Tool
+				ok bool
+			)
+			if req.Provider != "" {
+				t, ok = cat.Find(req.Provider, req.Tool)
+			} else {
+				t, ok = cat.Lookup(req.Tool)
+			}
+			if !ok {
+				return fail(unknownTool(cat, req), "invalid")
+			}
+			p, info, ok := cat.Provider(t.Provider)
+			if !ok {
+				return fail(toolerr.New(toolerr.ProviderUnavailable, "", "provider %q is not loaded", t.Provider), "invalid")
+			}
+			req.Resolved, req.Info, req.Backend = t, info, p
+			return next(ctx, req)
+		}
+	}
+}
+
+// nestedNameKeys are where models put the tool name by mistake.
+var nestedNameKeys = []string{"toolName", "tool_name", "tool", "name"}
+
+func missingToolName(req *Request) *toolerr.Error {
+	e := toolerr.New(toolerr.MissingToolName,
+		"Name the tool at the top level of the call, next to `arguments`, not inside it.",
+		"no tool name given to %s", req.Via)
+	var inner map[string]json.RawMessage
+	if json.Unmarshal(req.Args, &inner) != nil {
+		return e
+	}
+	for _, k := range nestedNameKeys {
+		var name string
+		if json.Unmarshal(inner[k], &name) != nil || name == "" {
+			continue
+		}
+		args := inner["arguments"]
+		if len(args) == 0 {
+			rest := make(map[string]json.RawMessage, len(inner))
+			for kk, v := range inner {
+				if kk != k {
+					rest[kk] = v
+				}
+			}
+			args, _ = json.Marshal(rest)
+		}
+		e.Message = "the tool name " + strconvQuote(name) + " was nested inside `arguments`"
+		if req.Shape != nil {
+			e.With("correct_shape", req.Shape.Call(name, args, false))
+		}
+		return e
+	}
+	if req.Shape != nil {
+		e.With("correct_shape", req.Shape.Call("<tool name>", json.RawMessage(`{}`), false))
+	}
+	return e
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func unknownTool(cat Catalog, req *Request) *toolerr.Error {
+	var candidates []string
+	if req.Provider != "" {
+		for _, t := range cat.Tools(req.Provider) {
+			candidates = append(candidates, t.Name)
+		}
+	} else {
+		for _, t := range cat.Tools("") {
+			candidates = append(candidates, t.Canonical)
+		}
+	}
+	hint := "Use a name from did_you_mean, or search for the right tool first."
+	if req.Provider != "" {
+		hint = "Use a name from did_you_mean, or call agent_tools_" + req.Provider + "_discover to list this provider's tools."
+	}
+	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", req.Tool).
+		With("did_you_mean", suggest(req.Tool, candidates, 3))
+}
+
+// suggest returns up to n candidates close to name: by edit distance on the
+// lowercased names, or by containment, nearest first.
+func suggest(name string, candidates []string, n int) []string {
+	type scored struct {
+		s string
+		d int
+	}
+	low := strings.ToLower(name)
+	limit := max(2, len(low)/3)
+	var out []scored
+	for _, c := range candidates {
+		lc := strings.ToLower(c)
+		d := levenshtein(low, lc, limit)
+		if d > limit && len(low) >= 3 && (strings.Contains(lc, low) || strings.Contains(low, lc)) {
+			d = limit
+		}
+		if d <= limit {
+			out = append(out, scored{c, d})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].d != out[j].d {
+			return out[i].d < out[j].d
+		}
+		return out[i].s < out[j].s
+	})
+	names := []string{}
+	for i := 0; i < len(out) && i < n; i++ {
+		names = append(names, out[i].s)
+	}
+	return names
+}
+
+// levenshtein is the edit distance of a and b, or limit+1 once it exceeds limit.
+func levenshtein(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > limit || -d > limit {
+		return limit + 1
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin > limit {
+			return limit + 1
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

@@ -1,0 +1,277 @@
+package pipeline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// Policy applies allow/deny rules and confirmation. A mutating call is
+// confirmed by a human when the client can be asked (elicitation); otherwise,
+// in agent mode, by the agent's explicit confirm flag. In human mode nothing
+// else counts.
+func Policy(rules policy.Rules) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			if err := rules.Check(req.Resolved.Canonical); err != nil {
+				return fail(err, "denied")
+			}
+			if !policy.NeedsConfirm(req.Resolved, req.Info) {
+				return withDecision(next(ctx, req), "allowed")
+			}
+			if req.AskHuman != nil {
+				ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+					req.Resolved.Canonical, clip(string(req.Args), 500)))
+				switch {
+				case err == nil && ok:
+					return withDecision(next(ctx, req), "confirmed")
+				case err == nil:
+					return fail(toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
+						"the user declined %q", req.Resolved.Canonical), "denied")
+				case rules.Confirm == policy.ConfirmHuman:
+					return fail(toolerr.New(toolerr.Denied, "Ask the user to approve the change in their client, then retry.",
+						"could not ask for confirmation: %v", err), "denied")
+				}
+				// The client advertised elicitation but could not ask: fall back to the agent's flag.
+			}
+			if rules.Confirm == policy.ConfirmHuman {
+				return fail(toolerr.New(toolerr.Denied,
+					"This runtime requires a person to approve changes and this client cannot ask one; tell the user what you wanted to do.",
+					"%q changes state and no human can be asked to confirm it", req.Resolved.Canonical), "denied")
+			}
+			if !req.Confirm {
+				return fail(confirmationRequired(req), "confirmation_required")
+			}
+			return withDecision(next(ctx, req), "confirmed")
+		}
+	}
+}
+
+func confirmationRequired(req *Request) *toolerr.Error {
+	e := toolerr.New(toolerr.ConfirmationRequired,
+		"This tool changes state. If the user wants this change, repeat the exact call in `retry` (it adds the confirmation); otherwise do not call it.",
+		"%q is not read-only and needs confirmation", req.Resolved.Canonical)
+	if req.Shape != nil {
+		e.With("retry", req.Shape.Call(req.Tool, req.Args, true))
+	}
+	return e
+}
+
+func withDecision(r *Response, d string) *Response {
+	if r.Decision == "" {
+		r.Decision = d
+	}
+	return r
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// LoopGuard escalates and refuses repeated identical failures within a session.
+func LoopGuard(g *policy.LoopGuard) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			key := loopKey(req)
+			if refused, n := g.Refused(key); refused {
+				return fail(toolerr.New(toolerr.RepeatedFailure,
+					"Stop calling this. Change the arguments or the tool, or report the failure to the user.",
+					"this exact call already failed %d times in this session; it is refused for %s", n, g.CoolDown).
+					With("failures", n), "refused")
+			}
+			resp := next(ctx, req)
+			if !resp.Failed() {
+				g.Succeeded(key)
+				return resp
+			}
+			if resp.Err != nil && (resp.Err.Code == toolerr.ConfirmationRequired || resp.Err.Code == toolerr.Cancelled) {
+				return resp // asking for confirmation is not a failure of the agent
+			}
+			if n := g.Failed(key); g.Escalate(n) {
+				resp.Err = repeated(resp, n)
+				resp.Result = nil
+			}
+			return resp
+		}
+	}
+}
+
+func repeated(resp *Response, n int) *toolerr.Error {
+	last := resp.Err
+	if last == nil {
+		last = backendError(resp.Result)
+	}
+	e := toolerr.New(toolerr.RepeatedFailure,
+		"Stop retrying the same call: it will fail the same way. "+last.Hint,
+		"this exact call failed %d times in a row: %s", n, last.Message).
+		With("failures", n).
+		With("last_error", last.Body()["error"])
+	for _, k := range []string{"correct_shape", "retry", "did_you_mean", "expected_schema"} {
+		if v, ok := last.Details[k]; ok {
+			e.With(k, v)
+		}
+	}
+	return e
+}
+
+func loopKey(req *Request) string {
+	h := sha256.New()
+	for _, s := range []string{req.Session, req.Via, req.Provider, req.Tool} {
+		io.WriteString(h, s)
+		h.Write([]byte{0})
+	}
+	h.Write(req.Args)
+	return string(h.Sum(nil))
+}
+
+// ArgsHash is the audit's fingerprint of the arguments: never their values.
+func ArgsHash(args json.RawMessage) string {
+	sum := sha256.Sum256(args)
+	return hex.EncodeToString(sum[:8])
+}
+
+// AuditRecord is one line of the audit log.
+type AuditRecord struct {
+	Time       time.Time `json:"time"`
+	Session    string    `json:"session,omitempty"`
+	Client     string    `json:"client,omitempty"`
+	Tool       string    `json:"tool"`
+	Provider   string    `json:"provider,omitempty"`
+	Via        string    `json:"via,omitempty"`
+	Decision   string    `json:"decision"`
+	DurationMS float64   `json:"duration_ms"`
+	Outcome    string    `json:"outcome"` // ok | error
+	ErrorCode  string    `json:"error_code,omitempty"`
+	ArgsHash   string    `json:"args_sha256"`
+}
+
+// Audit writes one JSON line per call to w (nil disables). It also stamps the
+// response's Duration.
+func Audit(w io.Writer, now func() time.Time) Middleware {
+	var mu sync.Mutex
+	return func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			start := now()
+			resp := next(ctx, req)
+			resp.Duration = now().Sub(start)
+			if w == nil {
+				return resp
+			}
+			rec := AuditRecord{
+				Time: start.UTC(), Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
+				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
+			}
+			if rec.Tool == "" {
+				rec.Tool = req.Tool
+			}
+			if resp.Failed() {
+				rec.Outcome = "error"
+				rec.ErrorCode = string(toolerr.BackendError)
+				if resp.Err != nil {
+					rec.ErrorCode = string(resp.Err.Code)
+				}
+			}
+			line, _ := json.Marshal(rec)
+			mu.Lock()
+			w.Write(append(line, '\n'))
+			mu.Unlock()
+			return resp
+		}
+	}
+}
+
+// ExecuteOptions bound every call.
+type ExecuteOptions struct {
+	DefaultTimeout time.Duration // when neither tool nor provider sets one
+	MaxResultChars int           // 0 = no cap
+}
+
+// Execute calls the provider under a deadline and shapes the result.
+func Execute(o ExecuteOptions) Middleware {
+	return func(Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			timeout := req.Resolved.Timeout
+			if timeout <= 0 {
+				timeout = req.Info.Timeout
+			}
+			if timeout <= 0 {
+				timeout = o.DefaultTimeout
+			}
+			callCtx := ctx
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				callCtx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			res, err := req.Backend.Call(callCtx, req.Resolved, req.Args)
+			if err != nil {
+				return &Response{Err: callError(ctx, callCtx, req, timeout, err)}
+			}
+			if res == nil {
+				res = &provider.Result{}
+			}
+			res.Text = capText(res.Text, o.MaxResultChars)
+			if res.IsError {
+				return &Response{Result: res, Err: backendError(res)}
+			}
+			return &Response{Result: res}
+		}
+	}
+}
+
+func callError(parent, callCtx context.Context, req *Request, timeout time.Duration, err error) *toolerr.Error {
+	if te, ok := toolerr.As(err); ok {
+		return te
+	}
+	switch {
+	case parent.Err() != nil:
+		return toolerr.New(toolerr.Cancelled, "The call was cancelled by the client.", "call to %q was cancelled", req.Resolved.Canonical)
+	case errors.Is(callCtx.Err(), context.DeadlineExceeded):
+		return toolerr.New(toolerr.Timeout,
+			"The tool did not answer in time. Narrow the request, or tell the user it is slow; do not retry unchanged.",
+			"%q did not finish within %s", req.Resolved.Canonical, timeout)
+	}
+	return toolerr.New(toolerr.BackendError, "The backend failed; read the message, and report it to the user if it persists.",
+		"%q failed: %v", req.Resolved.Canonical, err)
+}
+
+// backendError wraps a tool's own failure (non-zero exit, error result) in the envelope.
+func backendError(res *provider.Result) *toolerr.Error {
+	e := toolerr.New(toolerr.BackendError,
+		"The tool ran and reported a failure; read `output`, fix the cause, and only then retry.",
+		"the tool reported an error")
+	for k, v := range res.Details {
+		e.With(k, v)
+	}
+	if code, ok := res.Details["exit_code"]; ok {
+		e.Message = fmt.Sprintf("the tool exited with status %v", code)
+	}
+	e.With("output", res.Text)
+	return e
+}
+
+// capText keeps the first max characters (runes) and says how much was cut.
+func capText(s string, maxChars int) string {
+	if maxChars <= 0 || len(s) <= maxChars {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= maxChars {
+		return s
+	}
+	return string(r[:maxChars]) + fmt.Sprintf("\n[result truncated: showing %d of %d characters; ask for less output]", maxChars, len(r))
+}

@@ -1,0 +1,69 @@
+// Package builtin provides the runtime's own tools (provider id "builtin").
+// They are host-local: in flat mode they keep their bare names.
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// ID is the provider id of the built-in tools.
+const ID = "builtin"
+
+// StatusTool is the name of the runtime status tool ({namespace}_{action}, seed 001).
+const StatusTool = "runtime_status"
+
+// Options wire the built-ins to the runtime without importing it.
+type Options struct {
+	// Status returns the runtime's state (providers, mode, version). It must
+	// never include credentials.
+	Status func(ctx context.Context) any
+}
+
+// Provider serves the built-in tools.
+type Provider struct {
+	opts  Options
+	tools []catalog.Tool
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New returns the built-in provider.
+func New(o Options) *Provider {
+	return &Provider{opts: o, tools: []catalog.Tool{{
+		Provider:    ID,
+		Name:        StatusTool,
+		Description: "Report this agent-tools runtime's state: version, exposure mode, every provider with its tool count and health, and load problems (skipped scripts, rejected names). Never shows credentials.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+		ReadOnly:    true,
+	}}}
+}
+
+// Info describes the provider.
+func (p *Provider) Info() catalog.ProviderInfo {
+	return catalog.ProviderInfo{ID: ID, Kind: ID, Description: "Built-in tools of the agent-tools runtime itself (runtime status).", HostLocal: true, RequireConfirm: true}
+}
+
+// Tools returns the same slice every time: the set never changes.
+func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) { return p.tools, nil }
+
+// Call runs a built-in tool.
+func (p *Provider) Call(ctx context.Context, t catalog.Tool, _ json.RawMessage) (*provider.Result, error) {
+	switch t.Name {
+	case StatusTool:
+		var st any = map[string]any{}
+		if p.opts.Status != nil {
+			st = p.opts.Status(ctx)
+		}
+		b, err := json.MarshalIndent(st, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encoding status: %w", err)
+		}
+		return &provider.Result{Text: string(b), Structured: st}, nil
+	}
+	return nil, fmt.Errorf("unknown built-in tool %q", t.Name)
+}

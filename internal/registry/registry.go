@@ -1,0 +1,371 @@
+// Package registry keeps the live catalog: the providers, their tools under
+// canonical names, their skills, and the search index over all of them. It is
+// the library-level heart of the runtime and never imports a concrete provider.
+package registry
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/naming"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Registry is safe for concurrent use. Refresh pulls each provider's current
+// tools; readers always see a consistent snapshot.
+type Registry struct {
+	log *slog.Logger
+
+	refreshMu sync.Mutex // one Refresh at a time
+
+	mu        sync.RWMutex
+	order     []string // provider ids in registration order (built-ins first)
+	providers map[string]*entry
+	byName    map[string]*catalog.Tool // canonical name → tool
+	index     *index.Index
+	listeners []func()
+}
+
+type entry struct {
+	p       provider.Provider
+	info    catalog.ProviderInfo
+	enabled bool
+	tools   []catalog.Tool // accepted tools, canonical names set, sorted by name
+	raw     []catalog.Tool // as last returned by the provider, for change detection
+	skills  []catalog.Skill
+	loadErr error
+	diags   []provider.Diagnostic // naming rejections
+}
+
+// New returns an empty registry.
+func New(log *slog.Logger) *Registry {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New()}
+}
+
+// Add registers a provider; ids must be unique. It does not load tools: call Refresh.
+func (r *Registry) Add(p provider.Provider) error {
+	info := p.Info()
+	if info.ID == "" {
+		return fmt.Errorf("provider has an empty id")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, dup := r.providers[info.ID]; dup {
+		return fmt.Errorf("provider %q is registered twice", info.ID)
+	}
+	r.providers[info.ID] = &entry{p: p, info: info, enabled: true}
+	r.order = append(r.order, info.ID)
+	return nil
+}
+
+// OnChange registers f to run (without locks held) after a Refresh or
+// SetEnabled changed the visible catalog.
+func (r *Registry) OnChange(f func()) {
+	r.mu.Lock()
+	r.listeners = append(r.listeners, f)
+	r.mu.Unlock()
+}
+
+// Refresh asks every enabled provider for its tools and updates the catalog and
+// index for the providers whose tools changed. It reports whether anything changed.
+// A provider that fails keeps its last good tools and records the error.
+func (r *Registry) Refresh(ctx context.Context) bool {
+	r.refreshMu.Lock()
+	defer r.refreshMu.Unlock()
+
+	r.mu.RLock()
+	ids := slices.Clone(r.order)
+	r.mu.RUnlock()
+
+	changed := false
+	for _, id := range ids {
+		r.mu.RLock()
+		e := r.providers[id]
+		enabled := e.enabled
+		r.mu.RUnlock()
+		if !enabled {
+			continue
+		}
+		tools, err := e.p.Tools(ctx)
+		var skills []catalog.Skill
+		if sk, ok := e.p.(provider.Skiller); ok && err == nil {
+			skills, err = sk.Skills(ctx)
+		}
+		if err != nil {
+			r.mu.Lock()
+			if e.loadErr == nil || e.loadErr.Error() != err.Error() {
+				r.log.Warn("provider failed to list tools; keeping its last good tools", "provider", id, "err", err)
+			}
+			e.loadErr = err
+			r.mu.Unlock()
+			continue
+		}
+		r.mu.Lock()
+		e.loadErr = nil
+		if !sameTools(e.raw, tools) || !slices.EqualFunc(e.skills, skills, sameSkill) {
+			r.installLocked(e, tools, skills)
+			changed = true
+		}
+		r.mu.Unlock()
+	}
+	if changed {
+		r.notify()
+	}
+	return changed
+}
+
+// installLocked names, deduplicates and indexes one provider's tools.
+// Names taken by a provider registered earlier win (built-ins come first).
+func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.Skill) {
+	id := e.info.ID
+	for _, t := range e.tools {
+		delete(r.byName, t.Canonical)
+	}
+	e.raw, e.skills, e.diags = raw, skills, nil
+	e.tools = make([]catalog.Tool, 0, len(raw))
+	for _, t := range raw {
+		t.Provider = id
+		canonical, err := naming.Canonical(id, t.Name, e.info.HostLocal)
+		if err == nil {
+			if owner, taken := r.byName[canonical]; taken {
+				err = fmt.Errorf("name %q is already taken by provider %q; the first one is kept", canonical, owner.Provider)
+			}
+		}
+		if err != nil {
+			r.log.Warn("tool rejected", "provider", id, "tool", t.Name, "err", err)
+			e.diags = append(e.diags, provider.Diagnostic{Provider: id, Item: t.Name, Status: "skipped", Reason: err.Error()})
+			continue
+		}
+		t.Canonical = canonical
+		e.tools = append(e.tools, t)
+		r.byName[canonical] = &e.tools[len(e.tools)-1]
+	}
+	sort.Slice(e.tools, func(i, j int) bool { return e.tools[i].Name < e.tools[j].Name })
+	for i := range e.tools { // sorting moved the elements: repoint the name map
+		r.byName[e.tools[i].Canonical] = &e.tools[i]
+	}
+	r.index.Replace(id, docs(e.info, e.tools, skills))
+}
+
+func docs(info catalog.ProviderInfo, tools []catalog.Tool, skills []catalog.Skill) []index.Doc {
+	out := make([]index.Doc, 0, len(tools)+len(skills))
+	for _, t := range tools {
+		out = append(out, index.Doc{
+			ID: t.Canonical, Kind: "tool", Provider: info.ID, ProviderDescription: info.Description,
+			Name: t.Name, Description: t.Description, Params: index.ParamsFromSchema(t.InputSchema),
+		})
+	}
+	for _, s := range skills {
+		out = append(out, index.Doc{
+			ID: SkillID(info.ID, s.Name), Kind: "skill", Provider: info.ID, ProviderDescription: info.Description,
+			Name: s.Name, Description: s.Description + " " + s.Args,
+		})
+	}
+	return out
+}
+
+// SkillID is the index id of a skill.
+func SkillID(providerID, name string) string { return "skill:" + providerID + ":" + name }
+
+func sameTools(a, b []catalog.Tool) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) > 0 && &a[0] == &b[0] { // the provider handed back its cached slice
+		return true
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.Name != y.Name || x.Title != y.Title || x.Description != y.Description || x.ReadOnly != y.ReadOnly ||
+			x.AlwaysConfirm != y.AlwaysConfirm || x.Timeout != y.Timeout || !bytes.Equal(x.InputSchema, y.InputSchema) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameSkill(a, b catalog.Skill) bool {
+	return a.Name == b.Name && a.Description == b.Description && a.Args == b.Args && a.Mutates == b.Mutates &&
+		slices.Equal(a.Related, b.Related)
+}
+
+func (r *Registry) notify() {
+	r.mu.RLock()
+	ls := slices.Clone(r.listeners)
+	r.mu.RUnlock()
+	for _, f := range ls {
+		f()
+	}
+}
+
+// SetEnabled turns a provider on or off at run time; its tools leave or join
+// the catalog at once.
+func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
+	r.mu.Lock()
+	e, ok := r.providers[id]
+	if !ok {
+		r.mu.Unlock()
+		return fmt.Errorf("unknown provider %q", id)
+	}
+	if e.enabled == on {
+		r.mu.Unlock()
+		return nil
+	}
+	e.enabled = on
+	if !on {
+		for _, t := range e.tools {
+			delete(r.byName, t.Canonical)
+		}
+		e.tools, e.raw, e.skills = nil, nil, nil
+		r.index.Remove(id)
+	}
+	r.mu.Unlock()
+	if on {
+		r.Refresh(ctx)
+	}
+	r.notify()
+	return nil
+}
+
+// Lookup resolves a canonical name.
+func (r *Registry) Lookup(canonical string) (catalog.Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.byName[canonical]
+	if !ok {
+		return catalog.Tool{}, false
+	}
+	return *t, true
+}
+
+// Find resolves a tool inside one provider by its own name or its canonical name.
+func (r *Registry) Find(providerID, name string) (catalog.Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.providers[providerID]
+	if !ok || !e.enabled {
+		return catalog.Tool{}, false
+	}
+	i, found := slices.BinarySearchFunc(e.tools, name, func(t catalog.Tool, n string) int { return strings.Compare(t.Name, n) })
+	if found {
+		return e.tools[i], true
+	}
+	if t, ok := r.byName[name]; ok && t.Provider == providerID {
+		return *t, true
+	}
+	return catalog.Tool{}, false
+}
+
+// Provider returns a provider and its info.
+func (r *Registry) Provider(id string) (provider.Provider, catalog.ProviderInfo, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.providers[id]
+	if !ok || !e.enabled {
+		return nil, catalog.ProviderInfo{}, false
+	}
+	return e.p, e.info, true
+}
+
+// ProviderStatus is one provider's state for help, status and doctor.
+type ProviderStatus struct {
+	Info    catalog.ProviderInfo
+	Enabled bool
+	Tools   int
+	Skills  []catalog.Skill
+	Err     error
+}
+
+// Providers lists every registered provider in registration order.
+func (r *Registry) Providers() []ProviderStatus {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]ProviderStatus, 0, len(r.order))
+	for _, id := range r.order {
+		e := r.providers[id]
+		out = append(out, ProviderStatus{Info: e.info, Enabled: e.enabled, Tools: len(e.tools), Skills: e.skills, Err: e.loadErr})
+	}
+	return out
+}
+
+// Tools lists a provider's tools sorted by name ("" lists every provider's).
+func (r *Registry) Tools(providerID string) []catalog.Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []catalog.Tool
+	for _, id := range r.order {
+		e := r.providers[id]
+		if e.enabled && (providerID == "" || providerID == id) {
+			out = append(out, e.tools...)
+		}
+	}
+	return out
+}
+
+// Skill finds a provider's skill by name.
+func (r *Registry) Skill(providerID, name string) (catalog.Skill, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.providers[providerID]
+	if !ok || !e.enabled {
+		return catalog.Skill{}, false
+	}
+	for _, s := range e.skills {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return catalog.Skill{}, false
+}
+
+// Search ranks tools and skills for a free-text query.
+func (r *Registry) Search(query string, o index.Options) []index.Hit {
+	return r.index.Search(query, o)
+}
+
+// Names returns every canonical name (for suggestions).
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Diagnostics gathers doctor lines: each provider's own, its rejected tool
+// names, and its load error.
+func (r *Registry) Diagnostics() []provider.Diagnostic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []provider.Diagnostic
+	for _, id := range r.order {
+		e := r.providers[id]
+		switch {
+		case !e.enabled:
+			out = append(out, provider.Diagnostic{Provider: id, Status: "skipped", Reason: "disabled"})
+		case e.loadErr != nil:
+			out = append(out, provider.Diagnostic{Provider: id, Status: "failed", Reason: e.loadErr.Error()})
+		default:
+			out = append(out, provider.Diagnostic{Provider: id, Status: "ok", Reason: fmt.Sprintf("%d tools", len(e.tools))})
+		}
+		if d, ok := e.p.(provider.Diagnoser); ok {
+			out = append(out, d.Diagnostics()...)
+		}
+		out = append(out, e.diags...)
+	}
+	return out
+}

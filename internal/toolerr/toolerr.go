@@ -1,0 +1,81 @@
+// Package toolerr is the error envelope every failed call returns to the model:
+// {"error": {"code", "message", "hint", ...}} (SPEC §3.5, §10).
+package toolerr
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Code is a stable, documented error code that models and clients branch on.
+type Code string
+
+const (
+	MissingToolName      Code = "MISSING_TOOL_NAME"
+	UnknownTool          Code = "UNKNOWN_TOOL"
+	InvalidArguments     Code = "INVALID_ARGUMENTS"
+	ConfirmationRequired Code = "CONFIRMATION_REQUIRED"
+	Denied               Code = "DENIED"
+	Timeout              Code = "TIMEOUT"
+	BackendError         Code = "BACKEND_ERROR"
+	ProviderUnavailable  Code = "PROVIDER_UNAVAILABLE"
+	RepeatedFailure      Code = "REPEATED_FAILURE"
+	Cancelled            Code = "CANCELLED"
+	UnknownSkill         Code = "UNKNOWN_SKILL"
+)
+
+// Error is a tool-level failure with a hint that teaches the right next call.
+// Details carries code-specific fields (did_you_mean, expected_schema, retry, ...).
+type Error struct {
+	Code    Code           `json:"code"`
+	Message string         `json:"message"`
+	Hint    string         `json:"hint,omitempty"`
+	Details map[string]any `json:"-"`
+}
+
+// New builds an Error.
+func New(code Code, hint, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+// With adds a detail field and returns e for chaining.
+func (e *Error) With(key string, value any) *Error {
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	e.Details[key] = value
+	return e
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Body is the envelope: {"error": {...}} with details flattened next to code/message/hint.
+func (e *Error) Body() map[string]any {
+	inner := make(map[string]any, 3+len(e.Details))
+	for k, v := range e.Details {
+		inner[k] = v
+	}
+	inner["code"] = e.Code
+	inner["message"] = e.Message
+	if e.Hint != "" {
+		inner["hint"] = e.Hint
+	}
+	return map[string]any{"error": inner}
+}
+
+// JSON renders the envelope as indented-free JSON text.
+func (e *Error) JSON() string {
+	b, err := json.Marshal(e.Body())
+	if err != nil { // only reachable with an unmarshalable detail: keep the essentials
+		b, _ = json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "hint": e.Hint}})
+	}
+	return string(b)
+}
+
+// As extracts an *Error from err's chain.
+func As(err error) (*Error, bool) {
+	var te *Error
+	ok := errors.As(err, &te)
+	return te, ok
+}
