@@ -8,8 +8,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
@@ -25,8 +26,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	if isTerminal(env.Stdin) {
 		banner(env.Stderr, string(a.Mode), a.Config.Path, len(a.Facade.Tools()))
 	}
-	in, out := io.NopCloser(env.Stdin), nopWriteCloser{env.Stdout}
-	err := a.Facade.Server().Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	err := a.Facade.Server().Run(ctx, transport.Stdio(env.Stdin, env.Stdout, drainOnEOF))
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: serve:", err)
 		return ExitFailed
@@ -34,9 +34,8 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 	return ExitOK
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
+// drainOnEOF bounds how long serve keeps answering after the client closed stdin.
+const drainOnEOF = 30 * time.Second
 
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)

@@ -1,0 +1,336 @@
+// Command retrieval measures discovery quality on a tool-retrieval data set
+// (format: shared/datasets/README.md) through exactly the production index
+// (internal/index): the same tokenizer, fields, weights and ranking that
+// discover and search use.
+//
+//	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench
+//	go run ./bench/retrieval --tools T.jsonl --queries Q.jsonl --k 1,5,10 --json
+//	go run ./bench/retrieval --ablate --dataset ../shared/datasets/livemcpbench,../shared/datasets/azure-mcp
+//
+// Each tool's server becomes its provider; every query is run with
+// index.Search(query, Options{Limit: 50}).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/index"
+)
+
+type toolRec struct {
+	ID                string          `json:"id"`
+	Server            string          `json:"server"`
+	ServerDescription string          `json:"server_description"`
+	Name              string          `json:"name"`
+	Description       string          `json:"description"`
+	InputSchema       json.RawMessage `json:"input_schema"`
+}
+
+type queryRec struct {
+	ID    string     `json:"id"`
+	Query string     `json:"query"`
+	Needs [][]string `json:"needs"`
+}
+
+type dataset struct {
+	name    string
+	tools   []toolRec
+	queries []queryRec
+}
+
+type report struct {
+	Recall   map[int]float64
+	Complete float64
+	MRR      float64
+	BuildMS  float64
+	P50US    float64
+	P99US    float64
+	Results  []queryResult
+}
+
+const usage = `usage: go run ./bench/retrieval (--dataset DIR | --tools FILE --queries FILE) [flags]
+
+Measures recall@k, complete@5, MRR, build time and query latency of the
+production index on a tool-retrieval data set (shared/datasets/README.md).
+DIR holds tools.jsonl and queries.jsonl, e.g. ../shared/datasets/livemcpbench
+when run from the repository root.
+
+flags:
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "retrieval:", err)
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("retrieval", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	toolsF := fs.String("tools", "", "tools.jsonl `file`")
+	queriesF := fs.String("queries", "", "queries.jsonl `file`")
+	dsF := fs.String("dataset", "", "`dir` holding tools.jsonl and queries.jsonl (comma-separated list allowed with --ablate)")
+	kF := fs.String("k", "1,5,10", "comma-separated cut-offs for recall@k")
+	jsonF := fs.Bool("json", false, "end with one JSON line of the figures")
+	ablate := fs.Bool("ablate", false, "print the ablation table: each technique switched off (or on) in turn")
+	set := fs.String("set", "", "override index.Config: comma-separated key=value (see --set help)")
+	verbose := fs.Int("miss", 0, "print each query's needs that are not in the top `K` (debugging)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *set == "help" {
+		fmt.Fprintln(stdout, "--set keys:", strings.Join(configKeys(), " "))
+		return nil
+	}
+	ks, err := parseKs(*kF)
+	if err != nil {
+		return err
+	}
+	var dirs []string
+	if *dsF != "" {
+		dirs = strings.Split(*dsF, ",")
+	}
+	var sets []dataset
+	switch {
+	case len(dirs) > 0 && (*toolsF != "" || *queriesF != ""):
+		return errors.New("give either --dataset or --tools/--queries, not both")
+	case len(dirs) > 0:
+		if len(dirs) > 1 && !*ablate {
+			return errors.New("several data sets are only accepted with --ablate")
+		}
+		for _, d := range dirs {
+			ds, err := loadDataset(filepath.Join(d, "tools.jsonl"), filepath.Join(d, "queries.jsonl"))
+			if err != nil {
+				return err
+			}
+			ds.name = filepath.Base(filepath.Clean(d))
+			sets = append(sets, ds)
+		}
+	case *toolsF != "" && *queriesF != "":
+		ds, err := loadDataset(*toolsF, *queriesF)
+		if err != nil {
+			return err
+		}
+		ds.name = filepath.Base(filepath.Dir(*toolsF))
+		sets = append(sets, ds)
+	default:
+		fs.Usage()
+		return errors.New("missing data: give --dataset DIR or both --tools and --queries")
+	}
+	cfg := index.DefaultConfig()
+	if err := applySet(&cfg, *set); err != nil {
+		return err
+	}
+	if *ablate {
+		return runAblation(stdout, sets, cfg)
+	}
+	ds := sets[0]
+	rep := evaluate(ds, cfg, ks)
+	fmt.Fprintf(stdout, "data set %s: %d tools, %d providers, %d queries\n", ds.name, len(ds.tools), countServers(ds), len(ds.queries))
+	for _, k := range ks {
+		fmt.Fprintf(stdout, "recall@%-3d %.3f\n", k, rep.Recall[k])
+	}
+	fmt.Fprintf(stdout, "complete@5 %.3f\n", rep.Complete)
+	fmt.Fprintf(stdout, "MRR        %.3f\n", rep.MRR)
+	fmt.Fprintf(stdout, "build      %.1f ms\n", rep.BuildMS)
+	fmt.Fprintf(stdout, "query p50  %.0f µs   p99 %.0f µs\n", rep.P50US, rep.P99US)
+	if *verbose > 0 {
+		for i, r := range rep.Results {
+			fa := foundAt(r)
+			var miss []string
+			for j, p := range fa {
+				if p == 0 || p > *verbose {
+					miss = append(miss, fmt.Sprintf("%s@%d", r.Needs[j][0], p))
+				}
+			}
+			if len(miss) > 0 {
+				top := r.Ranked
+				if len(top) > 5 {
+					top = top[:5]
+				}
+				fmt.Fprintf(stdout, "\nQ %s\n  missed: %s\n  top5: %s\n", ds.queries[i].Query, strings.Join(miss, " "), strings.Join(top, " | "))
+			}
+		}
+	}
+	if *jsonF {
+		out := map[string]float64{
+			"recall_at_1":   rep.recallOr(1),
+			"recall_at_5":   rep.recallOr(5),
+			"recall_at_10":  rep.recallOr(10),
+			"complete_at_5": rep.Complete,
+			"mrr":           rep.MRR,
+			"build_ms":      rep.BuildMS,
+			"query_p50_us":  rep.P50US,
+			"query_p99_us":  rep.P99US,
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprintln(stdout, string(b))
+	}
+	return nil
+}
+
+func (r report) recallOr(k int) float64 {
+	if v, ok := r.Recall[k]; ok {
+		return v
+	}
+	return recallAt(r.Results, k)
+}
+
+func parseKs(s string) ([]int, error) {
+	var ks []int
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		k, err := strconv.Atoi(p)
+		if err != nil || k <= 0 {
+			return nil, fmt.Errorf("bad --k value %q", p)
+		}
+		ks = append(ks, k)
+	}
+	if len(ks) == 0 {
+		return nil, errors.New("--k needs at least one cut-off")
+	}
+	return ks, nil
+}
+
+func loadDataset(toolsPath, queriesPath string) (dataset, error) {
+	var ds dataset
+	if err := readJSONL(toolsPath, func(b []byte) error {
+		var t toolRec
+		if err := json.Unmarshal(b, &t); err != nil {
+			return err
+		}
+		ds.tools = append(ds.tools, t)
+		return nil
+	}); err != nil {
+		return ds, err
+	}
+	if err := readJSONL(queriesPath, func(b []byte) error {
+		var q queryRec
+		if err := json.Unmarshal(b, &q); err != nil {
+			return err
+		}
+		ds.queries = append(ds.queries, q)
+		return nil
+	}); err != nil {
+		return ds, err
+	}
+	if len(ds.tools) == 0 || len(ds.queries) == 0 {
+		return ds, fmt.Errorf("%s / %s: no tools or no queries", toolsPath, queriesPath)
+	}
+	return ds, nil
+}
+
+func readJSONL(path string, each func([]byte) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := sc.Bytes()
+		if len(strings.TrimSpace(string(b))) == 0 {
+			continue
+		}
+		if err := each(b); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	return sc.Err()
+}
+
+func countServers(ds dataset) int {
+	m := map[string]bool{}
+	for _, t := range ds.tools {
+		m[t.Server] = true
+	}
+	return len(m)
+}
+
+// docsByProvider turns the data set's tools into index documents, one
+// provider per server, in first-seen order.
+func docsByProvider(ds dataset) ([]string, map[string][]index.Doc) {
+	var order []string
+	by := map[string][]index.Doc{}
+	for _, t := range ds.tools {
+		if _, ok := by[t.Server]; !ok {
+			order = append(order, t.Server)
+		}
+		by[t.Server] = append(by[t.Server], index.Doc{
+			ID:                  t.ID,
+			Kind:                "tool",
+			Provider:            t.Server,
+			ProviderDescription: t.ServerDescription,
+			Name:                t.Name,
+			Description:         t.Description,
+			Params:              index.ParamsFromSchema(t.InputSchema),
+		})
+	}
+	return order, by
+}
+
+func evaluate(ds dataset, cfg index.Config, ks []int) report {
+	order, by := docsByProvider(ds)
+	start := time.Now()
+	ix := index.NewWithConfig(cfg)
+	for _, p := range order {
+		ix.Replace(p, by[p])
+	}
+	build := time.Since(start)
+
+	rep := report{Recall: map[int]float64{}, BuildMS: float64(build.Microseconds()) / 1000}
+	lat := make([]time.Duration, 0, len(ds.queries))
+	for _, q := range ds.queries {
+		t0 := time.Now()
+		hits := ix.Search(q.Query, index.Options{Limit: mrrDepth})
+		lat = append(lat, time.Since(t0))
+		ids := make([]string, len(hits))
+		for i, h := range hits {
+			ids[i] = h.ID
+		}
+		rep.Results = append(rep.Results, queryResult{Needs: q.Needs, Ranked: ids})
+	}
+	for _, k := range ks {
+		rep.Recall[k] = recallAt(rep.Results, k)
+	}
+	rep.Complete = completeAt(rep.Results, 5)
+	rep.MRR = mrr(rep.Results)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	rep.P50US = percentile(lat, 0.50)
+	rep.P99US = percentile(lat, 0.99)
+	return rep
+}
+
+// percentile returns the nearest-rank percentile of sorted durations, in µs.
+func percentile(sorted []time.Duration, p float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.5) - 1
+	i = max(0, min(i, len(sorted)-1))
+	return float64(sorted[i].Nanoseconds()) / 1000
+}

@@ -1,0 +1,400 @@
+// Package config loads and validates agent-tools.yaml (SPEC §8, §10).
+//
+// Every problem is reported with file, line, column and key path, all of
+// them at once, as an *Errors. Scalar values may reference the host
+// environment as ${VAR} or ${VAR:-default} ($$ is a literal $); interpolated
+// values never appear in error messages, only the variable names.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// FileName is the config file looked up in a project directory.
+const FileName = "agent-tools.yaml"
+
+// Reserved provider ids: "local" and "builtin" are host-local providers and
+// "agent" would clash with the agent_tools_* facade names.
+var ReservedIDs = []string{"local", "builtin", "agent"}
+
+// Enumerations accepted by the config.
+var (
+	Modes          = []string{"progressive", "search", "flat", "text"}
+	Kinds          = []string{"mcp", "openapi", "cli", "workers"}
+	ConfirmModes   = []string{"agent", "token", "human"}
+	ParamTypes     = []string{"string", "boolean", "integer", "number", "array", "object"}
+	WorkerPresets  = []string{"codex", "claude", "gemini", "agy"}
+	MaxIDLen       = 32
+	DefaultTimeout = Duration{60 * time.Second} // local scripts
+)
+
+// Defaults applied when a key is absent.
+const (
+	DefaultMode           = "progressive"
+	DefaultLocalDir       = ".agents/tools"
+	DefaultConfirm        = "agent"
+	DefaultAddr           = "127.0.0.1:8321"
+	DefaultMaxResultChars = 30000
+	DefaultRepeatAfter    = 3
+	DefaultRefuseAfter    = 6
+	DefaultCoolDown       = 60 * time.Second
+	// AuditOff as audit.path disables the audit log; "" means stderr.
+	AuditOff = "off"
+)
+
+// Config is a loaded agent-tools.yaml. After Load/Parse/Default every
+// relative path (local.dir, providers[].cwd, providers[].spec, audit.path)
+// has been resolved against Dir.
+type Config struct {
+	// Path is the absolute path of the file ("" for zero-config).
+	Path string `json:"-" yaml:"-"`
+	// Dir is the absolute directory relative paths resolve against (the
+	// file's directory, or the project directory for zero-config).
+	Dir string `json:"-" yaml:"-"`
+
+	Mode      string     `json:"mode" yaml:"mode"`
+	Local     Local      `json:"local" yaml:"local"`
+	Providers []Provider `json:"providers" yaml:"providers"`
+	Policy    Policy     `json:"policy" yaml:"policy"`
+	Server    Server     `json:"server" yaml:"server"`
+	Audit     Audit      `json:"audit" yaml:"audit"`
+	Limits    Limits     `json:"limits" yaml:"limits"`
+
+	meta *meta // positions of the source; nil for configs built in code
+}
+
+// Local configures the repository-scripts provider (id "local").
+type Local struct {
+	Dir            string   `json:"dir" yaml:"dir"`
+	RequireConfirm bool     `json:"requireConfirm" yaml:"requireConfirm"`
+	Enabled        bool     `json:"enabled" yaml:"enabled"`
+	Timeout        Duration `json:"timeout" yaml:"timeout"`
+	Description    string   `json:"description,omitempty" yaml:"description,omitempty"`
+}
+
+// Provider is one entry of providers:. Which fields apply depends on Kind.
+type Provider struct {
+	ID               string            `json:"id" yaml:"id"`
+	Kind             string            `json:"kind" yaml:"kind"`
+	Description      string            `json:"description,omitempty" yaml:"description,omitempty"`
+	DiscoverHint     string            `json:"discoverHint,omitempty" yaml:"discoverHint,omitempty"`
+	Enabled          bool              `json:"enabled" yaml:"enabled"`
+	Command          string            `json:"command,omitempty" yaml:"command,omitempty"`
+	Args             []string          `json:"args,omitempty" yaml:"args,omitempty"`
+	Cwd              string            `json:"cwd,omitempty" yaml:"cwd,omitempty"`
+	Env              map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
+	URL              string            `json:"url,omitempty" yaml:"url,omitempty"`
+	Headers          map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
+	ReadOnly         []string          `json:"readonly,omitempty" yaml:"readonly,omitempty"`
+	TrustAnnotations bool              `json:"trustAnnotations" yaml:"trustAnnotations"`
+	RequireConfirm   bool              `json:"requireConfirm" yaml:"requireConfirm"`
+	// Timeout is the per-call deadline; 0 means the runtime default.
+	Timeout Duration  `json:"timeout" yaml:"timeout"`
+	Spec    string    `json:"spec,omitempty" yaml:"spec,omitempty"`
+	BaseURL string    `json:"baseURL,omitempty" yaml:"baseURL,omitempty"`
+	Tools   []CLITool `json:"tools,omitempty" yaml:"tools,omitempty"`
+	Preset  string    `json:"preset,omitempty" yaml:"preset,omitempty"`
+
+	// Unresolved lists ${VAR} references that were not set. It can only be
+	// non-empty for a disabled provider (for an enabled one they are errors);
+	// enabling such a provider at run time should be refused.
+	Unresolved []string `json:"unresolved,omitempty" yaml:"-"`
+	// Pos is where the entry starts in the file (zero for code-built configs).
+	Pos Pos `json:"-" yaml:"-"`
+}
+
+// CLITool declares one tool of a cli provider.
+type CLITool struct {
+	Name        string           `json:"name" yaml:"name"`
+	Description string           `json:"description,omitempty" yaml:"description,omitempty"`
+	Argv        []string         `json:"argv" yaml:"argv"`
+	Params      map[string]Param `json:"params,omitempty" yaml:"params,omitempty"`
+	ReadOnly    bool             `json:"readonly" yaml:"readonly"`
+	// Timeout overrides the provider's (0: provider default).
+	Timeout Duration `json:"timeout" yaml:"timeout"`
+}
+
+// Param is a typed parameter of a CLITool. Type defaults to "string".
+type Param struct {
+	Type        string   `json:"type" yaml:"type"`
+	Description string   `json:"description,omitempty" yaml:"description,omitempty"`
+	Required    bool     `json:"required" yaml:"required"`
+	Enum        []string `json:"enum,omitempty" yaml:"enum,omitempty"`
+}
+
+// Policy holds allow/deny rules over canonical names (path.Match globs).
+type Policy struct {
+	Confirm string   `json:"confirm" yaml:"confirm"`
+	Deny    []string `json:"deny,omitempty" yaml:"deny,omitempty"`
+	// Allow, when non-empty, makes only matching canonical names callable.
+	Allow []string `json:"allow,omitempty" yaml:"allow,omitempty"`
+}
+
+// Server configures the transports.
+type Server struct {
+	HTTP HTTP `json:"http" yaml:"http"`
+}
+
+// HTTP configures the Streamable HTTP transport.
+type HTTP struct {
+	Addr   string   `json:"addr" yaml:"addr"`
+	Tokens []string `json:"tokens,omitempty" yaml:"tokens,omitempty"` // secrets: see Redacted
+}
+
+// Audit configures the audit log.
+type Audit struct {
+	// Path is "" for stderr, AuditOff to disable, else an absolute file path.
+	Path string `json:"path" yaml:"path"`
+}
+
+// Limits bounds results and repeated failures. A zero value disables the
+// corresponding limit.
+type Limits struct {
+	MaxResultChars int       `json:"maxResultChars" yaml:"maxResultChars"`
+	LoopGuard      LoopGuard `json:"loopGuard" yaml:"loopGuard"`
+}
+
+// LoopGuard is the repeated-failure guard (SPEC §3.5).
+type LoopGuard struct {
+	RepeatAfter int      `json:"repeatAfter" yaml:"repeatAfter"`
+	RefuseAfter int      `json:"refuseAfter" yaml:"refuseAfter"`
+	CoolDown    Duration `json:"coolDown" yaml:"coolDown"`
+}
+
+// Pos is a 1-based position in the file.
+type Pos struct{ Line, Col int }
+
+// Default returns the zero-config configuration for a project directory:
+// mode progressive, the local provider over .agents/tools with confirmation
+// required and a 60s timeout, no other providers.
+func Default(projectDir string) *Config {
+	dir, err := filepath.Abs(projectDir)
+	if err != nil {
+		dir = filepath.Clean(projectDir)
+	}
+	c := defaults()
+	c.Dir = dir
+	c.resolvePaths()
+	return c
+}
+
+func defaults() *Config {
+	return &Config{
+		Mode: DefaultMode,
+		Local: Local{
+			Dir:            DefaultLocalDir,
+			RequireConfirm: true,
+			Enabled:        true,
+			Timeout:        DefaultTimeout,
+		},
+		Policy: Policy{Confirm: DefaultConfirm},
+		Server: Server{HTTP: HTTP{Addr: DefaultAddr}},
+		Limits: Limits{
+			MaxResultChars: DefaultMaxResultChars,
+			LoopGuard: LoopGuard{
+				RepeatAfter: DefaultRepeatAfter,
+				RefuseAfter: DefaultRefuseAfter,
+				CoolDown:    Duration{DefaultCoolDown},
+			},
+		},
+	}
+}
+
+// Find returns dir/agent-tools.yaml when that file exists.
+func Find(dir string) (path string, ok bool) {
+	p := filepath.Join(dir, FileName)
+	st, err := os.Stat(p)
+	if err != nil || st.IsDir() {
+		return "", false
+	}
+	return p, true
+}
+
+// Load reads and parses a config file. File errors are returned as is
+// (errors.Is(err, fs.ErrNotExist) works); content errors as *Errors, whose
+// positions name path as given. A nil env means os.LookupEnv.
+func Load(path string, env func(string) (string, bool)) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data, env)
+}
+
+// Parse parses and validates config data. name is used in error positions
+// and, made absolute, as Config.Path (its directory is Config.Dir). Empty
+// data (or only comments) gives the zero-config defaults. A nil env means
+// os.LookupEnv.
+func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		abs = filepath.Clean(name)
+	}
+	c, errs := decode(name, data, env)
+	if c != nil {
+		c.Path = abs
+		c.Dir = filepath.Dir(abs)
+		errs = append(errs, c.validate()...)
+	}
+	if len(errs) > 0 {
+		return nil, newErrors(errs)
+	}
+	c.resolvePaths()
+	return c, nil
+}
+
+// Validate checks the semantic rules (kinds, ids, required fields, globs,
+// limits...). Load and Parse call it; call it again after changing a
+// Config in code. It returns nil or an *Errors.
+func (c *Config) Validate() error {
+	if errs := c.validate(); len(errs) > 0 {
+		return newErrors(errs)
+	}
+	return nil
+}
+
+// Resolve makes a config-relative path absolute against Dir. "" stays "",
+// and URLs (containing "://") are returned as is.
+func (c *Config) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || strings.Contains(p, "://") || c.Dir == "" {
+		return p
+	}
+	return filepath.Join(c.Dir, p)
+}
+
+func (c *Config) resolvePaths() {
+	c.Local.Dir = c.Resolve(c.Local.Dir)
+	if c.Audit.Path != AuditOff {
+		c.Audit.Path = c.Resolve(c.Audit.Path)
+	}
+	for i := range c.Providers {
+		p := &c.Providers[i]
+		p.Cwd = c.Resolve(p.Cwd)
+		p.Spec = c.Resolve(p.Spec)
+	}
+}
+
+// Redacted returns a deep copy safe to print: values of env, headers and
+// server tokens are replaced by "***".
+func (c *Config) Redacted() *Config {
+	r := *c
+	r.Providers = make([]Provider, len(c.Providers))
+	for i, p := range c.Providers {
+		p.Env = redactMap(p.Env)
+		p.Headers = redactMap(p.Headers)
+		r.Providers[i] = p
+	}
+	if c.Providers == nil {
+		r.Providers = nil
+	}
+	if c.Server.HTTP.Tokens != nil {
+		r.Server.HTTP.Tokens = make([]string, len(c.Server.HTTP.Tokens))
+		for i := range r.Server.HTTP.Tokens {
+			r.Server.HTTP.Tokens[i] = "***"
+		}
+	}
+	return &r
+}
+
+func redactMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k := range m {
+		out[k] = "***"
+	}
+	return out
+}
+
+// Provider returns the provider with the given id.
+func (c *Config) Provider(id string) (*Provider, bool) {
+	for i := range c.Providers {
+		if c.Providers[i].ID == id {
+			return &c.Providers[i], true
+		}
+	}
+	return nil, false
+}
+
+// Error is one problem in a config file.
+type Error struct {
+	File string
+	Line int    // 1-based; 0 when unknown (configs built in code)
+	Col  int    // 1-based; 0 when unknown
+	Path string // key path such as providers[0].env.API_KEY; "" for the document
+	Msg  string
+}
+
+func (e Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		b.WriteByte(':')
+	}
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "%d:", e.Line)
+		if e.Col > 0 {
+			fmt.Fprintf(&b, "%d:", e.Col)
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteByte(' ')
+	}
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Errors is every problem found, in file order.
+type Errors struct {
+	List []Error
+}
+
+func (e *Errors) Error() string {
+	lines := make([]string, len(e.List))
+	for i, x := range e.List {
+		lines[i] = x.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap exposes each Error to errors.As.
+func (e *Errors) Unwrap() []error {
+	out := make([]error, len(e.List))
+	for i, x := range e.List {
+		out[i] = x
+	}
+	return out
+}
+
+// AsErrors returns the *Errors inside err, if any.
+func AsErrors(err error) (*Errors, bool) {
+	var e *Errors
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+const maxErrors = 100
+
+func newErrors(list []Error) *Errors {
+	sortErrors(list)
+	list = dedupErrors(list)
+	if len(list) > maxErrors {
+		last := list[maxErrors-1]
+		list = append(list[:maxErrors-1:maxErrors-1], Error{File: last.File, Line: last.Line, Col: last.Col,
+			Msg: fmt.Sprintf("too many errors (%d more not shown)", len(list)-maxErrors+1)})
+	}
+	return &Errors{List: list}
+}

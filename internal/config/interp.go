@@ -1,0 +1,96 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// interpolation is the outcome of expanding one scalar value.
+type interpolation struct {
+	value   string
+	vars    []string // variables referenced (set or not)
+	missing []string // variables not set and without default
+}
+
+// interpolate expands ${NAME} and ${NAME:-default} from env; $$ is a literal
+// $. Any other use of $ is an error, so that a $HOME meant as a reference
+// is never silently taken literally. Error messages quote only text taken
+// from the file, never values from env.
+func interpolate(s string, env func(string) (string, bool)) (interpolation, error) {
+	var res interpolation
+	if !strings.Contains(s, "$") {
+		res.value = s
+		return res, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '$' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '$' {
+			b.WriteByte('$')
+			i += 2
+			continue
+		}
+		if i+1 >= len(s) || s[i+1] != '{' {
+			return res, fmt.Errorf("lone %q at offset %d: write $$ for a literal $, or ${NAME} for an environment variable", "$", i)
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return res, fmt.Errorf("unterminated reference %q: missing '}'", clip(s[i:]))
+		}
+		ref := s[i : i+end+1] // ${...}
+		body := ref[2 : len(ref)-1]
+		name, def, hasDef := strings.Cut(body, ":-")
+		if !validVarName(name) {
+			return res, fmt.Errorf("malformed reference %q: want ${NAME} or ${NAME:-default} with NAME of letters, digits and _, not starting with a digit", clip(ref))
+		}
+		if hasDef && strings.Contains(def, "$") {
+			return res, fmt.Errorf("malformed reference %q: a default cannot contain $ or nested references", clip(ref))
+		}
+		res.vars = append(res.vars, name)
+		v, ok := env(name)
+		switch {
+		case hasDef && (!ok || v == ""):
+			v = def
+		case !ok:
+			res.missing = append(res.missing, name)
+		}
+		b.WriteString(v)
+		i += end + 1
+	}
+	res.value = b.String()
+	return res, nil
+}
+
+func validVarName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z':
+		case '0' <= c && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// clip shortens file text quoted in messages.
+func clip(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	return string(r[:max]) + "…"
+}

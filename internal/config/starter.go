@@ -1,0 +1,82 @@
+package config
+
+// Starter returns the commented agent-tools.yaml that `agent-tools init`
+// writes. It parses as is (giving the zero-config defaults plus comments);
+// its examples are lines starting with "#" directly followed by YAML (no
+// space, or two or more spaces) and parse too once uncommented, given the
+// environment variables they reference.
+func Starter() string { return starter }
+
+const starter = `# agent-tools.yaml: what agent-tools serves to your coding agents.
+# Values may use the host environment: ${VAR}, ${VAR:-default}; $$ is a
+# literal $. Durations use Go syntax: 30s, 1m30s. Relative paths are relative
+# to this file. Check it with: agent-tools config validate
+
+# How tools are shown to the agent: progressive (a few tools per provider),
+# search (a constant handful), flat (every tool) or text (one exec tool).
+mode: progressive
+
+# The repository's own scripts: executable files whose leading comment
+# declares @description and @param lines. Provider id "local"; their tools
+# keep their bare names.
+local:
+  dir: .agents/tools
+  requireConfirm: true   # scripts without @readonly need confirm: true
+  timeout: 60s
+
+# Other tool sources. Each id (lowercase letters and digits) prefixes its
+# tools' names: ev_echo, gh_list_repos...
+providers:
+#  - id: ev                        # an MCP server run over stdio
+#    kind: mcp
+#    description: Reference server
+#    discoverHint: echo and arithmetic
+#    command: node
+#    args: [server.js]
+#    env:
+#      API_KEY: ${EV_KEY}          # read from your environment, never stored
+#    readonly: [echo, add]         # these never need confirmation
+#    timeout: 30s
+#
+#  - id: remote                    # an MCP server over Streamable HTTP
+#    kind: mcp
+#    url: http://127.0.0.1:9000/mcp
+#    headers:
+#      Authorization: Bearer ${REMOTE_TOKEN}
+#
+#  - id: pets                      # one tool per OpenAPI operation
+#    kind: openapi
+#    spec: openapi.yaml
+#    baseURL: http://127.0.0.1:8080
+#
+#  - id: gh                        # command-line programs, run without a shell
+#    kind: cli
+#    tools:
+#      - name: list_repos
+#        description: List the repositories of a GitHub owner
+#        argv: [gh, repo, list, "{owner}", --json, name]
+#        params:
+#          owner: { type: string, description: user or organisation, required: true }
+#        readonly: true
+#
+#  - id: codex                     # delegate tasks to a coding-agent CLI
+#    kind: workers
+#    preset: codex                 # codex, claude, gemini or agy
+
+policy:
+  confirm: agent        # agent (confirm: true), token or human (asked by the client)
+  deny: []              # canonical-name globs never callable, e.g. "*_delete_*"
+#  allow: ["ev_*"]      # when set, only these are callable
+
+#server:
+#  http:
+#    addr: 127.0.0.1:8321
+#    tokens: ["${AGENT_TOOLS_TOKEN}"]   # bearer tokens accepted over HTTP
+
+audit:
+  path: ""              # "" = stderr, "off" = no audit log, else a file
+
+limits:
+  maxResultChars: 30000
+  loopGuard: { repeatAfter: 3, refuseAfter: 6, coolDown: 60s }
+`

@@ -1,0 +1,572 @@
+// Package index is the one ranking implementation behind discover, search and
+// the CLI: an in-memory, incrementally updated, fielded BM25F index over the
+// tools and skills of every provider, with identifier-aware tokenization,
+// stemming, a small tool-vocabulary lexicon, a provider-level stage fused
+// with the tool ranking, and clause splitting for long multi-step requests.
+//
+// Postings are kept per provider ("segments"): Replace and Remove touch only
+// that provider's postings and the global per-term counters, never other
+// providers' postings.
+package index
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Param is one top-level parameter of a tool's input schema.
+type Param struct {
+	Name        string
+	Description string
+	Enum        []string
+}
+
+// Doc is one indexed item: a tool or a skill.
+type Doc struct {
+	ID                  string // unique: a tool's canonical name, or "skill:<provider>:<name>"
+	Kind                string // "tool" | "skill"
+	Provider            string // provider id (e.g. "github")
+	ProviderDescription string
+	Name                string // the tool's own name (e.g. "list_repos", "getRepo")
+	Description         string
+	Params              []Param
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID, Kind, Provider string
+	Score              float64
+}
+
+// Options narrow a search.
+type Options struct {
+	Provider string // "" = all providers
+	Kind     string // "" = all kinds
+	Limit    int    // <= 0 means DefaultLimit
+}
+
+// DefaultLimit is the number of hits returned when Options.Limit <= 0.
+const DefaultLimit = 10
+
+// Fields of a document, each with its own weight and length normalisation.
+const (
+	FieldName = iota
+	FieldDescription
+	FieldParams   // parameter names and descriptions
+	FieldEnum     // enum values of parameters
+	FieldProvider // provider id and description
+	NumFields
+)
+
+// Config holds the ranking parameters and feature toggles. DefaultConfig is
+// the best configuration measured on the retrieval benchmarks; the other
+// values exist for ablations (bench/retrieval --ablate).
+type Config struct {
+	K1          float64            // BM25 term-frequency saturation
+	FieldWeight [NumFields]float64 // BM25F field weights (0 drops the field)
+	FieldB      [NumFields]float64 // BM25F length normalisation per field
+
+	// FieldIDF weighs a term's evidence in each field by that field's own
+	// inverse document frequency (a word in every tool's parameters but in
+	// few tool names is strong evidence in a name); off = one global IDF.
+	FieldIDF bool
+
+	Stem          bool    // Snowball stemming of terms
+	ExactWeight   float64 // with Stem: weight of an exact (unstemmed) form match, on top of the stem match (0 = off)
+	SplitIdent    bool    // split identifiers (snake/camel/kebab/digits); off = whole words only
+	AbbrevWeight  float64 // weight of lexicon abbreviation expansions (0 = off)
+	SynonymWeight float64 // weight of lexicon synonym expansions (0 = off)
+
+	// SegmentNames splits run-together words in a tool's name into words
+	// of its own description, parameters or provider
+	// ("azureterraformbestpractices" -> azure terraform best practices).
+	SegmentNames bool
+
+	// QueryTFLog dampens repeated query words: weight 1+ln(count) instead
+	// of count.
+	QueryTFLog bool
+
+	// Decompound: a query word unknown to the index is matched through
+	// known parts ("cosmosdb" -> cosmos db) or its longest known prefix
+	// ("postgresql" -> postgres), at this weight. 0 disables.
+	DecompoundWeight float64
+
+	// Artifacts: a file path in the request adds the term "file", a URL
+	// adds "url", at this weight. 0 disables.
+	ArtifactWeight float64
+
+	// NameCoverage adds this weight times the IDF-weighted share of the
+	// tool name's terms that the request contains. 0 disables.
+	NameCoverage float64
+
+	// Two-stage ranking: a BM25 ranking of providers (each provider is one
+	// document made of its description and all its tools' text) fused
+	// with the tool ranking. 0 disables.
+	ProviderWeight float64
+	ProviderFields [NumFields]float64 // how each tool field counts in the provider document
+	ProviderTop    int                // tools of the top providers are candidates even without a term match
+
+	// Clause splitting: a long request is also ranked clause by clause and
+	// the rankings are fused by reciprocal rank fusion.
+	Clauses         bool
+	ClauseMinTokens int     // a query needs at least this many terms to be split
+	ClauseWeight    float64 // RRF weight of each clause ranking (the whole query has 1)
+	RRFK            float64 // RRF constant
+
+	// Diversity: the n-th hit from an already represented provider has its
+	// score multiplied by (1-Diversity)^n. 0 disables.
+	Diversity float64
+}
+
+// DefaultConfig returns the best measured configuration.
+func DefaultConfig() Config {
+	return Config{
+		K1:          1.2,
+		FieldWeight: [NumFields]float64{FieldName: 3, FieldDescription: 1, FieldParams: 0.4, FieldEnum: 0.3, FieldProvider: 0.6},
+		FieldB:      [NumFields]float64{FieldName: 0.5, FieldDescription: 0.75, FieldParams: 0.75, FieldEnum: 0.75, FieldProvider: 0.75},
+
+		FieldIDF:      true,
+		QueryTFLog:    true,
+		SegmentNames:  false,
+		Stem:          true,
+		ExactWeight:   0.5,
+		SplitIdent:    true,
+		AbbrevWeight:  0.9,
+		SynonymWeight: 0.4,
+
+		DecompoundWeight: 0.7,
+		ArtifactWeight:   1,
+		NameCoverage:     0.3,
+
+		ProviderWeight: 0.5,
+		ProviderFields: [NumFields]float64{FieldName: 1, FieldDescription: 1, FieldParams: 0.2, FieldEnum: 0, FieldProvider: 3},
+		ProviderTop:    3,
+
+		Clauses:         true,
+		ClauseMinTokens: 8,
+		ClauseWeight:    1,
+		RRFK:            5,
+
+		Diversity: 0,
+	}
+}
+
+type posting struct {
+	doc uint32 // index into segment.slots
+	tf  [NumFields]uint8
+}
+
+// segment holds one provider's documents and postings.
+type segment struct {
+	provider string
+	docs     []docEntry
+	slots    []uint32 // global slot of each doc, assigned on insert
+	post     map[string][]posting
+	ptf      map[string]float64 // provider-document term weights
+	plen     float64            // provider-document length
+	lenSum   [NumFields]float64
+}
+
+type docEntry struct {
+	id, kind string
+	lens     [NumFields]float64
+	name     []string // distinct terms of the name, for the name-coverage feature
+}
+
+type termInfo struct {
+	df   int              // documents containing the term
+	fdf  [NumFields]int32 // documents containing the term in each field
+	pdf  int              // providers containing the term
+	segs []*segment       // providers whose postings hold the term
+}
+
+// Index is safe for concurrent use.
+type Index struct {
+	cfg Config
+	lex *lexicon
+
+	mu      sync.RWMutex
+	segs    map[string]*segment
+	terms   map[string]*termInfo
+	slots   []*slotRef // global slot -> doc
+	free    []uint32
+	nDocs   int
+	lenSum  [NumFields]float64
+	provLen float64
+
+	segBuilds int64 // segments built (for tests of incrementality)
+}
+
+type slotRef struct {
+	seg *segment
+	i   int
+}
+
+// New returns an empty index with DefaultConfig.
+func New() *Index { return NewWithConfig(DefaultConfig()) }
+
+// NewWithConfig returns an empty index with the given configuration.
+func NewWithConfig(cfg Config) *Index {
+	if cfg.K1 <= 0 {
+		cfg.K1 = 1.2
+	}
+	if cfg.RRFK <= 0 {
+		cfg.RRFK = 60
+	}
+	return &Index{
+		cfg:   cfg,
+		lex:   lexFor(cfg.Stem),
+		segs:  map[string]*segment{},
+		terms: map[string]*termInfo{},
+	}
+}
+
+var (
+	lexOnce   [2]sync.Once
+	lexTables [2]*lexicon
+)
+
+func lexFor(stem bool) *lexicon {
+	i := 0
+	if stem {
+		i = 1
+	}
+	lexOnce[i].Do(func() { lexTables[i] = buildLexicon(stem) })
+	return lexTables[i]
+}
+
+// Config returns the index's configuration.
+func (ix *Index) Config() Config { return ix.cfg }
+
+// Len returns the number of indexed documents.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.nDocs
+}
+
+// Providers returns the indexed provider ids, sorted.
+func (ix *Index) Providers() []string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	out := make([]string, 0, len(ix.segs))
+	for p := range ix.segs {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Replace sets the documents of one provider, replacing whatever it had.
+// Only that provider's postings are rebuilt; an empty docs removes it.
+// Documents with a duplicate ID keep the last one.
+func (ix *Index) Replace(provider string, docs []Doc) {
+	var seg *segment
+	if len(docs) > 0 {
+		seg = ix.buildSegment(provider, docs) // outside the lock: the costly part
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.removeLocked(provider)
+	if seg != nil {
+		ix.insertLocked(seg)
+		ix.segBuilds++
+	}
+}
+
+// Remove drops one provider's documents.
+func (ix *Index) Remove(provider string) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.removeLocked(provider)
+}
+
+func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
+	// Deduplicate by ID, last wins, keeping first-seen order.
+	pos := make(map[string]int, len(docs))
+	uniq := make([]Doc, 0, len(docs))
+	for _, d := range docs {
+		if i, ok := pos[d.ID]; ok {
+			uniq[i] = d
+			continue
+		}
+		pos[d.ID] = len(uniq)
+		uniq = append(uniq, d)
+	}
+	seg := &segment{
+		provider: provider,
+		docs:     make([]docEntry, len(uniq)),
+		post:     map[string][]posting{},
+		ptf:      map[string]float64{},
+	}
+	provDesc := ""
+	for _, d := range uniq {
+		if d.ProviderDescription != "" {
+			provDesc = d.ProviderDescription
+			break
+		}
+	}
+	an := ix.analyzer()
+	provTerms := an(nil, provider, provDesc)
+	pf := ix.cfg.ProviderFields
+	if pf[FieldProvider] > 0 {
+		for _, t := range provTerms {
+			seg.ptf[t] += pf[FieldProvider]
+			if !strings.HasPrefix(t, exactMark) {
+				seg.plen += pf[FieldProvider]
+			}
+		}
+	}
+	var buf []string
+	tf := map[string]*[NumFields]uint8{}
+	for i, d := range uniq {
+		kind := d.Kind
+		if kind == "" {
+			kind = "tool"
+		}
+		de := &seg.docs[i]
+		de.id, de.kind = d.ID, kind
+		clear(tf)
+		addField := func(f int, terms []string) {
+			n := 0
+			for _, t := range terms {
+				if !strings.HasPrefix(t, exactMark) {
+					n++
+				}
+				c := tf[t]
+				if c == nil {
+					c = new([NumFields]uint8)
+					tf[t] = c
+				}
+				if c[f] < math.MaxUint8 {
+					c[f]++
+				}
+			}
+			de.lens[f] += float64(n)
+		}
+		buf = an(buf[:0], d.Name)
+		if ix.cfg.SegmentNames {
+			buf = ix.segmentName(buf, d, provider, provDesc)
+		}
+		addField(FieldName, buf)
+		for _, t := range buf {
+			if !strings.HasPrefix(t, exactMark) && !slices.Contains(de.name, t) {
+				de.name = append(de.name, t)
+			}
+		}
+		buf = an(buf[:0], d.Description)
+		addField(FieldDescription, buf)
+		buf = buf[:0]
+		for _, p := range d.Params {
+			buf = an(buf, p.Name, p.Description)
+		}
+		addField(FieldParams, buf)
+		buf = buf[:0]
+		for _, p := range d.Params {
+			for _, e := range p.Enum {
+				buf = an(buf, e)
+			}
+		}
+		addField(FieldEnum, buf)
+		addField(FieldProvider, provTerms)
+		for f := range NumFields {
+			seg.lenSum[f] += de.lens[f]
+		}
+		for t, c := range tf {
+			seg.post[t] = append(seg.post[t], posting{doc: uint32(i), tf: *c})
+			for f := range FieldProvider {
+				if c[f] > 0 && pf[f] > 0 {
+					seg.ptf[t] += pf[f] * float64(c[f])
+				}
+			}
+		}
+		for f := range FieldProvider {
+			seg.plen += pf[f] * de.lens[f]
+		}
+	}
+	return seg
+}
+
+// analyzer returns a function appending the terms of the given texts.
+func (ix *Index) analyzer() func(dst []string, texts ...string) []string {
+	stem, split, exact := ix.cfg.Stem, ix.cfg.SplitIdent, ix.cfg.Stem && ix.cfg.ExactWeight > 0
+	return func(dst []string, texts ...string) []string {
+		for _, s := range texts {
+			if split {
+				dst = analyzeExt(s, stem, exact, dst)
+			} else {
+				dst = analyzeWhole(s, stem, dst)
+			}
+		}
+		return dst
+	}
+}
+
+func (ix *Index) removeLocked(provider string) {
+	seg := ix.segs[provider]
+	if seg == nil {
+		return
+	}
+	delete(ix.segs, provider)
+	for t, ps := range seg.post {
+		ti := ix.terms[t]
+		ti.df -= len(ps)
+		for _, p := range ps {
+			for f := range NumFields {
+				if p.tf[f] > 0 {
+					ti.fdf[f]--
+				}
+			}
+		}
+		for i, s := range ti.segs {
+			if s == seg {
+				last := len(ti.segs) - 1
+				ti.segs[i] = ti.segs[last]
+				ti.segs[last] = nil
+				ti.segs = ti.segs[:last]
+				break
+			}
+		}
+	}
+	for t := range seg.ptf {
+		ix.terms[t].pdf--
+	}
+	for t := range seg.post {
+		if ti := ix.terms[t]; ti != nil && ti.df <= 0 && ti.pdf <= 0 {
+			delete(ix.terms, t)
+		}
+	}
+	for t := range seg.ptf {
+		if ti := ix.terms[t]; ti != nil && ti.df <= 0 && ti.pdf <= 0 {
+			delete(ix.terms, t)
+		}
+	}
+	for _, s := range seg.slots {
+		ix.slots[s] = nil
+		ix.free = append(ix.free, s)
+	}
+	ix.nDocs -= len(seg.docs)
+	for f := range NumFields {
+		ix.lenSum[f] -= seg.lenSum[f]
+	}
+	ix.provLen -= seg.plen
+}
+
+func (ix *Index) insertLocked(seg *segment) {
+	ix.segs[seg.provider] = seg
+	seg.slots = make([]uint32, len(seg.docs))
+	for i := range seg.docs {
+		var s uint32
+		if n := len(ix.free); n > 0 {
+			s = ix.free[n-1]
+			ix.free = ix.free[:n-1]
+		} else {
+			s = uint32(len(ix.slots))
+			ix.slots = append(ix.slots, nil)
+		}
+		ix.slots[s] = &slotRef{seg: seg, i: i}
+		seg.slots[i] = s
+	}
+	term := func(t string) *termInfo {
+		ti := ix.terms[t]
+		if ti == nil {
+			ti = &termInfo{}
+			ix.terms[t] = ti
+		}
+		return ti
+	}
+	for t, ps := range seg.post {
+		ti := term(t)
+		ti.df += len(ps)
+		for _, p := range ps {
+			for f := range NumFields {
+				if p.tf[f] > 0 {
+					ti.fdf[f]++
+				}
+			}
+		}
+		ti.segs = append(ti.segs, seg)
+	}
+	for t := range seg.ptf {
+		term(t).pdf++
+	}
+	ix.nDocs += len(seg.docs)
+	for f := range NumFields {
+		ix.lenSum[f] += seg.lenSum[f]
+	}
+	ix.provLen += seg.plen
+}
+
+// segmentBuilds reports how many provider segments have been built; tests use
+// it to check that Replace is incremental.
+func (ix *Index) segmentBuilds() int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.segBuilds
+}
+
+// segmentName adds to a name's terms the parts of its long run-together
+// words, when such a word splits entirely into words that the tool's own
+// description, parameters or provider use.
+func (ix *Index) segmentName(terms []string, d Doc, provider, provDesc string) []string {
+	var long []string
+	rawWords(d.Name, func(w string, cjk bool) {
+		if !cjk && len(w) >= 8 && isASCIIAlpha(w) {
+			long = append(long, w)
+		}
+	})
+	if len(long) == 0 {
+		return terms
+	}
+	vocab := map[string]bool{}
+	add := func(s string) {
+		rawWords(s, func(w string, cjk bool) {
+			if !cjk && len(w) >= 2 && isASCIIAlpha(w) {
+				vocab[w] = true
+			}
+		})
+	}
+	add(d.Description)
+	add(provider)
+	add(provDesc)
+	for _, p := range d.Params {
+		add(p.Name)
+		add(p.Description)
+	}
+	an := ix.analyzer()
+	for _, w := range long {
+		if parts := segmentWord(w, vocab); len(parts) > 1 {
+			terms = an(terms, strings.Join(parts, " "))
+		}
+	}
+	return terms
+}
+
+// segmentWord splits w into the fewest words of vocab (each at least two
+// letters), or returns nil.
+func segmentWord(w string, vocab map[string]bool) []string {
+	n := len(w)
+	const inf = 1 << 30
+	best := make([]int, n+1) // fewest parts covering w[:i]
+	from := make([]int, n+1)
+	for i := 1; i <= n; i++ {
+		best[i] = inf
+		for j := max(0, i-30); j <= i-2; j++ {
+			if best[j] < inf && vocab[w[j:i]] && best[j]+1 < best[i] {
+				best[i], from[i] = best[j]+1, j
+			}
+		}
+	}
+	if best[n] >= inf {
+		return nil
+	}
+	var parts []string
+	for i := n; i > 0; i = from[i] {
+		parts = append(parts, w[from[i]:i])
+	}
+	slices.Reverse(parts)
+	return parts
+}

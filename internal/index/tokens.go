@@ -1,0 +1,264 @@
+package index
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// Tokens turns text into index terms with the default analysis, the same one
+// the index applies to documents and to queries:
+//
+//   - identifiers are split: snake_case, camelCase, PascalCase (HTTPServer ->
+//     http server), kebab-case, dotted.names and letter/digit boundaries
+//     (getV2 -> get v2 -> v 2, plus the short mixed form "v2"); a mixed-case
+//     word also keeps its joined form (MySQL -> my sql mysql);
+//   - everything is lower-cased (Unicode-aware);
+//   - English stopwords and single Latin letters are dropped;
+//   - words are stemmed with the Snowball (Porter2) English stemmer;
+//   - runs of CJK characters become overlapping character bigrams (a lone
+//     character stays a unigram), since those scripts have no spaces.
+//
+// Tokens never returns empty strings.
+func Tokens(s string) []string {
+	return analyze(s, true, nil)
+}
+
+// rawWords splits s into lower-cased sub-words (identifier parts) without
+// stopword removal or stemming. emit is called for each sub-word; cjk
+// reports whether the word is a CJK n-gram (never stemmed or stopped).
+func rawWords(s string, emit func(w string, cjk bool)) {
+	var word []rune
+	flush := func() {
+		if len(word) > 0 {
+			splitIdent(word, emit)
+			word = word[:0]
+		}
+	}
+	var cjkRun []rune
+	flushCJK := func() {
+		if len(cjkRun) == 0 {
+			return
+		}
+		if len(cjkRun) == 1 {
+			emit(string(cjkRun), true)
+		} else {
+			for i := 0; i+1 < len(cjkRun); i++ {
+				emit(string(cjkRun[i:i+2]), true)
+			}
+		}
+		cjkRun = cjkRun[:0]
+	}
+	for len(s) > 0 {
+		r, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		if r == utf8.RuneError && size <= 1 {
+			flush()
+			flushCJK()
+			continue
+		}
+		switch {
+		case isCJK(r):
+			flush()
+			cjkRun = append(cjkRun, r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
+			flushCJK()
+			word = append(word, r)
+		default:
+			flush()
+			flushCJK()
+		}
+	}
+	flush()
+	flushCJK()
+}
+
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) ||
+		unicode.Is(unicode.Katakana, r) || unicode.Is(unicode.Hangul, r)
+}
+
+type runeClass int
+
+const (
+	clsLower runeClass = iota
+	clsUpper
+	clsDigit
+	clsOther // letters without case, marks
+)
+
+func classOf(r rune) runeClass {
+	switch {
+	case unicode.IsDigit(r):
+		return clsDigit
+	case unicode.IsUpper(r) || unicode.IsTitle(r):
+		return clsUpper
+	case unicode.IsLower(r):
+		return clsLower
+	}
+	return clsOther
+}
+
+// splitIdent splits one alphanumeric run at case and digit boundaries.
+func splitIdent(w []rune, emit func(string, bool)) {
+	start := 0
+	mixed := false // a letter/digit boundary was cut
+	parts := 0
+	cut := func(end int) {
+		if end > start {
+			emit(strings.ToLower(string(w[start:end])), false)
+			parts++
+		}
+		start = end
+	}
+	for i := 1; i < len(w); i++ {
+		prev, cur := classOf(w[i-1]), classOf(w[i])
+		switch {
+		case (prev == clsDigit) != (cur == clsDigit):
+			mixed = true
+			cut(i)
+		case prev == clsLower && cur == clsUpper:
+			cut(i)
+		case prev == clsUpper && cur == clsUpper && i+1 < len(w) && classOf(w[i+1]) == clsLower:
+			// "HTTPServer": cut before the 'S'.
+			cut(i)
+		}
+	}
+	cut(len(w))
+	switch {
+	case mixed && parts <= 3 && len(w) <= 5:
+		// Short mixed letter/digit words ("v2", "s3", "mp3", "h264") also
+		// keep their joined form: the parts alone lose their meaning.
+		emit(strings.ToLower(string(w)), false)
+	case !mixed && parts > 1:
+		// Mixed-case words keep their joined form too: brand names
+		// ("MySQL", "PostgreSQL", "GitHub") are words, not identifiers.
+		emit(strings.ToLower(string(w)), false)
+	}
+}
+
+// analyze is Tokens with the stemmer switchable; extra, if non-nil, receives
+// the terms instead of a new slice being returned.
+func analyze(s string, stem bool, dst []string) []string {
+	return analyzeExt(s, stem, false, dst)
+}
+
+// exactMark prefixes the surface form of a word whose stem differs from it
+// ("=servers" beside "server"): an exact-form match is extra evidence (a
+// plural in a request often names a list operation).
+const exactMark = "="
+
+// analyzeExt is analyze that, with exact set, also emits exactMark+surface
+// after each term that stemming changed.
+func analyzeExt(s string, stem, exact bool, dst []string) []string {
+	out := dst
+	rawWords(s, func(w string, cjk bool) {
+		if cjk {
+			out = append(out, w)
+			return
+		}
+		if t := normalizeWord(w, stem); t != "" {
+			out = append(out, t)
+			if exact && t != w {
+				out = append(out, exactMark+w)
+			}
+		}
+	})
+	return out
+}
+
+// normalizeWord applies stopwords, the single-letter rule and stemming to one
+// lower-cased sub-word; it returns "" when the word is dropped.
+func normalizeWord(w string, stem bool) string {
+	if n := utf8.RuneCountInString(w); n == 1 {
+		r, _ := utf8.DecodeRuneInString(w)
+		if !unicode.IsDigit(r) && r < 0x250 { // single Latin letter
+			return ""
+		}
+	}
+	if _, stop := stopwords[w]; stop {
+		return ""
+	}
+	if !stem || !isASCIIAlpha(w) {
+		return w
+	}
+	return stemWord(w)
+}
+
+func isASCIIAlpha(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return true
+}
+
+// stemWord is the Snowball English stemmer, with a few irregular forms that
+// matter for tool vocabulary folded first.
+func stemWord(w string) string {
+	if len(w) > 40 { // garbage; stemming buys nothing
+		return w
+	}
+	if r, ok := irregular[w]; ok {
+		w = r
+	}
+	return english.Stem(w, true)
+}
+
+var irregular = map[string]string{
+	"ran": "run", "running": "run", "wrote": "write", "written": "write",
+	"sent": "send", "found": "find", "made": "make", "built": "build",
+	"took": "take", "taken": "take", "gave": "give", "given": "give",
+	"got": "get", "gotten": "get", "chose": "choose", "chosen": "choose",
+	"children": "child", "people": "person", "indices": "index", "indexes": "index",
+	"analyses": "analysis", "data": "data", "media": "media",
+}
+
+// stopwords: common English function words plus the politeness and
+// request-framing words that queries to a tool catalog carry ("please help me
+// ..."). Tool vocabulary (get, list, create, file, ...) is never a stopword.
+var stopwords = func() map[string]struct{} {
+	words := `a about above after again against all am an and any are aren as at be because been before
+	being below between both but by can cannot could couldn did didn do does doesn doing don down during
+	each few for from further had hadn has hasn have haven having he her here hers herself him himself his
+	how i if in into is isn it its itself just let ll me might mightn more most must mustn my myself need needn
+	no nor not of off on once only or other ought our ours ourselves out over own re same shall shan she
+	should shouldn so some such than that the their theirs them themselves then there these they this those
+	through to too under until up ve very was wasn we were weren what when where which while who whom why will
+	with won would wouldn you your yours yourself yourselves
+	please kindly help want wants wanted like would also could whether via per etc eg ie
+	hi hello thanks thank ok okay yes something anything everything someone somebody able`
+	m := map[string]struct{}{}
+	for _, w := range strings.Fields(words) {
+		m[w] = struct{}{}
+	}
+	return m
+}()
+
+// analyzeWhole is analyze without identifier splitting (for ablations): words
+// are maximal letter/digit runs, lower-cased.
+func analyzeWhole(s string, stem bool, dst []string) []string {
+	out := dst
+	var word []rune
+	flush := func() {
+		if len(word) > 0 {
+			if t := normalizeWord(strings.ToLower(string(word)), stem); t != "" {
+				out = append(out, t)
+			}
+			word = word[:0]
+		}
+	}
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			word = append(word, r)
+		} else {
+			flush()
+		}
+	}
+	flush()
+	return out
+}

@@ -1,0 +1,107 @@
+// Package proc runs a child process without a shell: an execve argument
+// array, an exact environment, bounded output capture, and deadlines that kill
+// the whole process group (SIGTERM, then SIGKILL after a grace period).
+//
+// Output is returned as raw bytes; decode it with [Text] after reassembly so
+// that a multi-byte character split across reads is never mangled.
+package proc
+
+import (
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Defaults applied to zero fields of [Spec].
+const (
+	DefaultGrace     = 2 * time.Second
+	DefaultMaxOutput = 8 << 20 // 8 MiB per stream
+)
+
+// pipeWaitDelay bounds how long Run keeps reading stdout/stderr after the
+// leader process has exited: a background grandchild that inherited the pipes
+// must not hang the call. Its output after that point is lost.
+const pipeWaitDelay = 500 * time.Millisecond
+
+// Spec describes one process run.
+type Spec struct {
+	// Path is the executable, run with execve (never through a shell). A name
+	// without a slash is looked up in the PATH of Env (not of this process);
+	// a relative path with a slash is relative to Dir.
+	Path string
+	// Args are the arguments after argv[0] (argv[0] is Path).
+	Args []string
+	// Dir is the working directory ("" = this process's).
+	Dir string
+	// Env is the exact environment of the child. A nil Env is an empty
+	// environment, not an inherited one: the caller decides inheritance.
+	Env []string
+	// Stdin is written to the child's standard input, followed by EOF
+	// (nil = /dev/null).
+	Stdin []byte
+	// Timeout is the deadline for the whole run (0 = none; ctx still applies).
+	Timeout time.Duration
+	// Grace is the longest time between SIGTERM and SIGKILL to the process
+	// group; the SIGKILL comes earlier if the leader exits first
+	// (0 = DefaultGrace; negative = SIGKILL at once).
+	Grace time.Duration
+	// MaxOutput is the number of bytes kept per stream (<= 0 = DefaultMaxOutput).
+	// The head is kept; the rest is drained and counted so the child never blocks.
+	MaxOutput int
+}
+
+// Result is the outcome of a process that started.
+type Result struct {
+	Stdout, Stderr []byte
+	// StdoutTruncated and StderrTruncated count the bytes dropped past MaxOutput.
+	StdoutTruncated, StderrTruncated int64
+	// ExitCode is the exit status, or -1 when the process was ended by a signal
+	// (or never started because ctx was already done).
+	ExitCode int
+	// Signal is the signal that ended the process, 0 if it exited by itself.
+	Signal syscall.Signal
+	// TimedOut reports that Spec.Timeout expired and the group was killed.
+	TimedOut bool
+	// Cancelled reports that ctx was done before the process exited and the
+	// group was killed (ctx.Err() tells a deadline from a cancellation).
+	Cancelled bool
+	// Duration is the wall time from start to the end of output collection.
+	Duration time.Duration
+}
+
+// Text decodes raw output as UTF-8, replacing each invalid sequence with
+// U+FFFD. Use it on fully reassembled output only.
+func Text(b []byte) string {
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// capture is an io.Writer that keeps the first max bytes and counts the rest.
+// It never fails, so the copying goroutine keeps draining the pipe.
+type capture struct {
+	buf     []byte
+	max     int
+	dropped int64
+}
+
+func (c *capture) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := c.max - len(c.buf); room > 0 {
+		k := min(room, len(p))
+		c.buf = append(c.buf, p[:k]...)
+		p = p[k:]
+	}
+	c.dropped += int64(len(p))
+	return n, nil
+}
+
+func (s Spec) withDefaults() Spec {
+	if s.Grace == 0 {
+		s.Grace = DefaultGrace
+	} else if s.Grace < 0 {
+		s.Grace = 0
+	}
+	if s.MaxOutput <= 0 {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	return s
+}

@@ -1,0 +1,355 @@
+//go:build unix
+
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// script writes an executable /bin/sh script into a temp dir and returns its path.
+func script(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "s")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func run(t *testing.T, s Spec) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), s)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+// gone reports whether pid no longer runs (absent, or a zombie waiting for a
+// reaper that may never come in a container without an init).
+func gone(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z' || b[i+2] == 'X'
+	}
+	return false
+}
+
+// waitGone polls until pid is gone, failing after a bounded time.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.NewTimer(3 * time.Second)
+	defer deadline.Stop()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !gone(pid) {
+		select {
+		case <-deadline.C:
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d still alive", pid)
+		case <-tick.C:
+		}
+	}
+}
+
+func readPID(t *testing.T, file string) int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("pid file: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatalf("pid file %q: %v", b, err)
+	}
+	return pid
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, code := range []int{0, 1, 3, 127} {
+		res := run(t, Spec{Path: script(t, "exit "+strconv.Itoa(code)+"\n")})
+		if res.ExitCode != code || res.Signal != 0 || res.TimedOut || res.Cancelled {
+			t.Errorf("exit %d: got %+v", code, res)
+		}
+	}
+	res := run(t, Spec{Path: script(t, "kill -KILL $$\n")})
+	if res.ExitCode != -1 || res.Signal != syscall.SIGKILL {
+		t.Errorf("killed by signal: got exit %d signal %v", res.ExitCode, res.Signal)
+	}
+}
+
+func TestArgsAreLiteral(t *testing.T) {
+	args := []string{"a b", "$HOME", "`id`", "; rm -rf /", "*", ""}
+	res := run(t, Spec{Path: script(t, `for a in "$@"; do printf '[%s]\n' "$a"; done`+"\n"), Args: args})
+	want := "[a b]\n[$HOME]\n[`id`]\n[; rm -rf /]\n[*]\n[]\n"
+	if got := string(res.Stdout); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestStdin(t *testing.T) {
+	cat := script(t, "exec cat\n")
+	res := run(t, Spec{Path: cat, Stdin: []byte(`{"a":1}`)})
+	if string(res.Stdout) != `{"a":1}` {
+		t.Errorf("got %q", res.Stdout)
+	}
+	// Larger than a pipe buffer, so the writer really has to wait for the reader.
+	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16)
+	res = run(t, Spec{Path: cat, Stdin: big})
+	if !bytes.Equal(res.Stdout, big) {
+		t.Errorf("big stdin: got %d bytes, want %d", len(res.Stdout), len(big))
+	}
+	// nil Stdin is /dev/null: cat ends at once.
+	res = run(t, Spec{Path: cat})
+	if len(res.Stdout) != 0 || res.ExitCode != 0 {
+		t.Errorf("nil stdin: %+v", res)
+	}
+	// A child that never reads a large stdin must not hang Run.
+	res = run(t, Spec{Path: script(t, "exit 0\n"), Stdin: big})
+	if res.ExitCode != 0 {
+		t.Errorf("unread stdin: %+v", res)
+	}
+}
+
+func TestEnvIsExact(t *testing.T) {
+	res := run(t, Spec{Path: "/usr/bin/env", Env: []string{"A=1", "B=x y", "EMPTY="}})
+	if got, want := string(res.Stdout), "A=1\nB=x y\nEMPTY=\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	res = run(t, Spec{Path: "/usr/bin/env", Dir: t.TempDir()})
+	if len(res.Stdout) != 0 {
+		t.Errorf("nil Env must be empty (no inheritance, no PWD): got %q", res.Stdout)
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	res := run(t, Spec{Path: "/bin/pwd", Args: []string{"-P"}, Dir: dir})
+	want, _ := filepath.EvalSymlinks(dir)
+	if got := strings.TrimSpace(string(res.Stdout)); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestPathLookupUsesChildPATH(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "mytool"), []byte("#!/bin/sh\necho found\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, Spec{Path: "mytool", Env: []string{"PATH=relative:" + dir}})
+	if string(res.Stdout) != "found\n" {
+		t.Errorf("got %q", res.Stdout)
+	}
+	_, err := Run(context.Background(), Spec{Path: "mytool", Env: []string{"PATH=/nonexistent"}})
+	if !errors.Is(err, exec.ErrNotFound) {
+		t.Errorf("want ErrNotFound, got %v", err)
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	_, err := Run(context.Background(), Spec{Path: "/nonexistent/tool"})
+	if err == nil || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "/nonexistent/tool") {
+		t.Errorf("not found: got %v", err)
+	}
+	p := filepath.Join(t.TempDir(), "noexec")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Run(context.Background(), Spec{Path: p})
+	if err == nil || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), p) {
+		t.Errorf("not executable: got %v", err)
+	}
+	_, err = Run(context.Background(), Spec{Path: "/bin/true", Dir: "/nonexistent-dir"})
+	if err == nil {
+		t.Error("bad Dir: want an error")
+	}
+}
+
+func TestTimeoutKillsProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s := script(t, "sleep 1000 &\necho $! > \"$1\"\necho started\nwait\n")
+	start := time.Now()
+	res := run(t, Spec{Path: s, Args: []string{pidFile}, Timeout: 300 * time.Millisecond, Grace: time.Second})
+	if !res.TimedOut || res.Cancelled {
+		t.Fatalf("want TimedOut: %+v", res)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("Run took %v: the grandchild holding the pipes must not hang it", el)
+	}
+	if string(res.Stdout) != "started\n" {
+		t.Errorf("partial output lost: %q", res.Stdout)
+	}
+	if res.Signal != syscall.SIGTERM {
+		t.Errorf("leader should have died of SIGTERM, got %v (exit %d)", res.Signal, res.ExitCode)
+	}
+	waitGone(t, readPID(t, pidFile))
+}
+
+func TestSIGTERMIgnoredGetsSIGKILL(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s := script(t, "trap '' TERM\nsleep 1000 &\necho $! > \"$1\"\nwait\n")
+	grace := 300 * time.Millisecond
+	start := time.Now()
+	res := run(t, Spec{Path: s, Args: []string{pidFile}, Timeout: 200 * time.Millisecond, Grace: grace})
+	el := time.Since(start)
+	if !res.TimedOut || res.Signal != syscall.SIGKILL || res.ExitCode != -1 {
+		t.Fatalf("want TimedOut + SIGKILL: %+v", res)
+	}
+	if el < 500*time.Millisecond || el > 3*time.Second {
+		t.Errorf("took %v, want about timeout+grace", el)
+	}
+	waitGone(t, readPID(t, pidFile))
+}
+
+func TestGraceSparedWhenGroupExitsOnSIGTERM(t *testing.T) {
+	s := script(t, "sleep 1000\n")
+	start := time.Now()
+	res := run(t, Spec{Path: s, Timeout: 100 * time.Millisecond, Grace: 4 * time.Second})
+	if !res.TimedOut {
+		t.Fatalf("want TimedOut: %+v", res)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v: a group that dies on SIGTERM must not wait for the grace period", el)
+	}
+}
+
+func TestGroupKilledWhenLeaderExitsOnSIGTERM(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s := script(t, "(trap '' TERM; sleep 1000) &\necho $! > \"$1\"\nwait\n")
+	start := time.Now()
+	res := run(t, Spec{Path: s, Args: []string{pidFile}, Timeout: 200 * time.Millisecond, Grace: 4 * time.Second})
+	if !res.TimedOut || res.Signal != syscall.SIGTERM {
+		t.Fatalf("want TimedOut, leader dead of SIGTERM: %+v", res)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v: the leader's exit ends the grace period", el)
+	}
+	waitGone(t, readPID(t, pidFile))
+}
+
+func TestLeftoverChildDoesNotHangRun(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	s := script(t, "sleep 1000 &\necho $! > \"$1\"\necho done\n")
+	start := time.Now()
+	res := run(t, Spec{Path: s, Args: []string{pidFile}})
+	pid := readPID(t, pidFile)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	if res.ExitCode != 0 || string(res.Stdout) != "done\n" || res.TimedOut {
+		t.Errorf("got %+v stdout %q", res, res.Stdout)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v", el)
+	}
+}
+
+func TestOutputFloodIsBounded(t *testing.T) {
+	const total = 50 << 20
+	res := run(t, Spec{Path: script(t, "yes | head -c 50M\n")})
+	if len(res.Stdout) != DefaultMaxOutput || res.StdoutTruncated != total-DefaultMaxOutput {
+		t.Errorf("kept %d dropped %d", len(res.Stdout), res.StdoutTruncated)
+	}
+	if res.ExitCode != 0 {
+		t.Errorf("exit %d: the child must not block or die on a full pipe", res.ExitCode)
+	}
+	res = run(t, Spec{Path: script(t, "yes | head -c 1M >&2\necho ok\n"), MaxOutput: 1000})
+	if len(res.Stderr) != 1000 || res.StderrTruncated != 1<<20-1000 || string(res.Stdout) != "ok\n" || res.StdoutTruncated != 0 {
+		t.Errorf("stderr: kept %d dropped %d, stdout %q", len(res.Stderr), res.StderrTruncated, res.Stdout)
+	}
+	if !bytes.HasPrefix(res.Stderr, []byte("y\ny\n")) {
+		t.Errorf("the head must be kept: %q", res.Stderr[:10])
+	}
+}
+
+func TestContextCancel(t *testing.T) {
+	dir := t.TempDir()
+	ready := filepath.Join(dir, "ready")
+	s := script(t, "touch \""+ready+"\"\nsleep 1000\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(5 * time.Millisecond)
+		defer tick.Stop()
+		for range tick.C {
+			if _, err := os.Stat(ready); err == nil {
+				cancel()
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	res, err := Run(ctx, Spec{Path: s, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.TimedOut || res.Signal != syscall.SIGTERM {
+		t.Errorf("want Cancelled: %+v", res)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %v", el)
+	}
+
+	// Already done: nothing is started.
+	res, err = Run(ctx, Spec{Path: "/nonexistent"})
+	if err != nil || !res.Cancelled || res.ExitCode != -1 {
+		t.Errorf("done ctx: %+v, %v", res, err)
+	}
+}
+
+func TestContextDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Spec{Path: script(t, "sleep 1000\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cancelled || res.TimedOut || !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Errorf("want Cancelled by ctx deadline: %+v", res)
+	}
+}
+
+func TestText(t *testing.T) {
+	cases := map[string]string{
+		"plain":            "plain",
+		"héllo ✓":          "héllo ✓",
+		"bad\xffbyte":      "bad\uFFFDbyte",
+		"cut \xe2\x9c":     "cut \uFFFD",
+		"":                 "",
+		"nul\x00kept":      "nul\x00kept",
+		"\xc3\x28 invalid": "\uFFFD( invalid",
+	}
+	for in, want := range cases {
+		if got := Text([]byte(in)); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCaptureKeepsHead(t *testing.T) {
+	c := &capture{max: 5}
+	for _, s := range []string{"ab", "cdef", "gh"} {
+		if n, err := c.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if string(c.buf) != "abcde" || c.dropped != 3 {
+		t.Errorf("buf %q dropped %d", c.buf, c.dropped)
+	}
+}

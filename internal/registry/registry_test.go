@@ -1,0 +1,93 @@
+package registry_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/provider/providertest"
+	"github.com/agent-tools/agent-tools/internal/registry"
+)
+
+func TestCanonicalNamesAndCollisions(t *testing.T) {
+	builtin := providertest.New(catalog.ProviderInfo{ID: "builtin", HostLocal: true},
+		providertest.Tool("runtime_status", "status", "", true))
+	local := providertest.New(catalog.ProviderInfo{ID: "local", HostLocal: true},
+		providertest.Tool("runtime_status", "a script shadowing a built-in", "", true),
+		providertest.Tool("deploy", "Deploy", "", false))
+	gh := providertest.New(catalog.ProviderInfo{ID: "gh-cli"},
+		providertest.Tool("list.repos", "List repositories", "", true),
+		providertest.Tool("", "empty name", "", true),
+		providertest.Tool(strings.Repeat("x", 70), "too long", "", true))
+	r := registry.New(nil)
+	for _, p := range []*providertest.Fake{builtin, local, gh} {
+		if err := r.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Add(providertest.New(catalog.ProviderInfo{ID: "gh-cli"})); err == nil {
+		t.Fatal("duplicate provider id accepted")
+	}
+	if !r.Refresh(context.Background()) {
+		t.Fatal("first refresh reported no change")
+	}
+	got := strings.Join(r.Names(), ",")
+	if want := "deploy,ghz2dzcli_listz2ezrepos,runtime_status"; got != want {
+		t.Fatalf("names = %s, want %s", got, want)
+	}
+	if tl, _ := r.Lookup("runtime_status"); tl.Provider != "builtin" {
+		t.Fatalf("the built-in must keep its name, got provider %q", tl.Provider)
+	}
+	if tl, ok := r.Find("gh-cli", "list.repos"); !ok || tl.Canonical != "ghz2dzcli_listz2ezrepos" {
+		t.Fatalf("Find by original name = %+v %v", tl, ok)
+	}
+	var skipped []string
+	for _, d := range r.Diagnostics() {
+		if d.Status == "skipped" {
+			skipped = append(skipped, d.Provider+":"+d.Reason)
+		}
+	}
+	if len(skipped) != 3 {
+		t.Fatalf("want 3 rejected names (collision, empty, too long), got %q", skipped)
+	}
+	if r.Refresh(context.Background()) {
+		t.Fatal("a refresh without changes reported a change")
+	}
+}
+
+func TestRefreshIsIncrementalAndSetEnabled(t *testing.T) {
+	a := providertest.New(catalog.ProviderInfo{ID: "a"}, providertest.Tool("alpha", "send email messages", "", true))
+	b := providertest.New(catalog.ProviderInfo{ID: "b"}, providertest.Tool("beta", "resize images", "", true))
+	r := registry.New(nil)
+	r.Add(a)
+	r.Add(b)
+	changes := 0
+	r.OnChange(func() { changes++ })
+	r.Refresh(context.Background())
+	b.SetTools(providertest.Tool("gamma", "compress video files", "", true))
+	r.Refresh(context.Background())
+	if changes != 2 {
+		t.Fatalf("changes = %d", changes)
+	}
+	if hits := r.Search("video", index.Options{}); len(hits) != 1 || hits[0].ID != "b_gamma" {
+		t.Fatalf("search after change = %+v", hits)
+	}
+	if _, ok := r.Lookup("b_beta"); ok {
+		t.Fatal("removed tool still resolvable")
+	}
+	if err := r.SetEnabled(context.Background(), "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Lookup("a_alpha"); ok || len(r.Search("email", index.Options{})) != 0 {
+		t.Fatal("disabled provider still visible")
+	}
+	r.SetEnabled(context.Background(), "a", true)
+	if _, ok := r.Lookup("a_alpha"); !ok {
+		t.Fatal("re-enabled provider not visible")
+	}
+	if err := r.SetEnabled(context.Background(), "zz", true); err == nil {
+		t.Fatal("unknown provider accepted")
+	}
+}

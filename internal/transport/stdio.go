@@ -1,0 +1,128 @@
+// Package transport adapts byte streams and HTTP to the MCP SDK's transports.
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Stdio serves newline-delimited JSON-RPC on r/w like the SDK's stdio
+// transport, with one difference: when r ends (the client closed our stdin),
+// requests already read are still answered before the session ends, so
+// `printf '...' | agent-tools serve` gets every response. Drain bounds that wait.
+func Stdio(r io.Reader, w io.Writer, drain time.Duration) mcp.Transport {
+	t := &drainer{pending: map[string]bool{}, drain: drain}
+	t.idle = sync.NewCond(&t.mu)
+	return &mcp.IOTransport{
+		Reader: &countingReader{t: t, br: bufio.NewReaderSize(r, 64<<10)},
+		Writer: &countingWriter{t: t, w: w},
+	}
+}
+
+type drainer struct {
+	mu      sync.Mutex
+	idle    *sync.Cond
+	pending map[string]bool // ids of requests read and not yet answered
+	drain   time.Duration
+}
+
+// frame is the part of a JSON-RPC message that tells requests from responses.
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func (t *drainer) saw(line []byte, inbound bool) {
+	var f frame
+	if json.Unmarshal(line, &f) != nil || len(f.ID) == 0 || string(f.ID) == "null" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case inbound && f.Method != "":
+		t.pending[string(f.ID)] = true
+	case !inbound && f.Method == "":
+		delete(t.pending, string(f.ID))
+		if len(t.pending) == 0 {
+			t.idle.Broadcast()
+		}
+	}
+}
+
+// waitIdle blocks until every request read has been answered, or the drain
+// time passed.
+func (t *drainer) waitIdle() {
+	ctx, cancel := context.WithTimeout(context.Background(), t.drain)
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() {
+		t.mu.Lock()
+		t.idle.Broadcast()
+		t.mu.Unlock()
+	})
+	defer stop()
+	t.mu.Lock()
+	for len(t.pending) > 0 && ctx.Err() == nil {
+		t.idle.Wait()
+	}
+	t.mu.Unlock()
+}
+
+type countingReader struct {
+	t    *drainer
+	br   *bufio.Reader
+	buf  []byte // the unread rest of the current line
+	done bool
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	if len(r.buf) == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		line, err := r.br.ReadBytes('\n')
+		if len(line) > 0 {
+			r.t.saw(line, true)
+			r.buf = line
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				return 0, err
+			}
+			r.done = true
+			if len(r.buf) == 0 {
+				r.t.waitIdle()
+				return 0, io.EOF
+			}
+		}
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (r *countingReader) Close() error { return nil }
+
+type countingWriter struct {
+	t  *drainer
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	n, err := w.w.Write(p)
+	w.mu.Unlock()
+	// The SDK writes one message per call.
+	w.t.saw(p, false)
+	return n, err
+}
+
+func (w *countingWriter) Close() error { return nil }
