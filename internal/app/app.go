@@ -185,11 +185,6 @@ func (a *App) startable() []provider.Starter {
 	return out
 }
 
-// buildProvider constructs a configured provider of the kinds this build has.
-func buildProvider(pc config.Provider) (provider.Provider, error) {
-	return nil, fmt.Errorf("provider kind %q is not available in this build yet", pc.Kind)
-}
-
 func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 	switch path {
 	case config.AuditOff:

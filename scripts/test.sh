@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The whole test suite: formatting, vet, and every Go test with the race
+# detector, including the interop tests against real MCP peers from npm
+# (installed into interop/node_modules from the pinned lock file).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -f interop/package-lock.json ]; then
+  if [ ! -d interop/node_modules ] || [ interop/package-lock.json -nt interop/node_modules/.package-lock.json ]; then
+    echo "== npm ci (interop peers)"
+    npm ci --prefix interop --no-audit --no-fund --loglevel=error
+  fi
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './interop/node_modules/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt needed:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 ./...
