@@ -6,10 +6,9 @@
 // re-parsed only when its identity changed), so edit, save, call works without
 // a restart.
 //
-// Confirmation: @readonly tools are catalog.Tool.ReadOnly. @confirm tools are
-// not read-only and, in addition, [Provider.ForceConfirm] reports true for
-// them: the policy must ask for confirmation even when the provider is
-// configured with requireConfirm: false.
+// Confirmation: @readonly tools are catalog.Tool.ReadOnly; @confirm tools are
+// catalog.Tool.AlwaysConfirm, so the policy asks for confirmation even when
+// the provider is configured with requireConfirm: false.
 package local
 
 import (
@@ -195,14 +194,6 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 	return out
 }
 
-// ForceConfirm reports whether the tool's header has @confirm: it needs
-// confirmation even when the provider has requireConfirm: false. The script
-// is re-resolved, so a header edit takes effect at once.
-func (p *Provider) ForceConfirm(name string) bool {
-	e := p.resolve(name)
-	return e != nil && e.header != nil && e.header.Confirm
-}
-
 // ignored reports names that are never candidates and never reported: hidden
 // files, editor backups and autosaves.
 func ignored(name string) bool {
@@ -315,12 +306,13 @@ func (p *Provider) load(name, path string, fi fs.FileInfo, k fileKey) *entry {
 	}
 	e.header = h
 	e.tool = catalog.Tool{
-		Provider:    ID,
-		Name:        name,
-		Description: h.Description,
-		InputSchema: h.Schema(),
-		ReadOnly:    h.ReadOnly,
-		Timeout:     h.Timeout,
+		Provider:      ID,
+		Name:          name,
+		Description:   h.Description,
+		InputSchema:   h.Schema(),
+		ReadOnly:      h.ReadOnly,
+		AlwaysConfirm: h.Confirm,
+		Timeout:       h.Timeout,
 	}
 	return e
 }
@@ -416,8 +408,13 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 		MaxOutput: p.opts.MaxOutput,
 	})
 	if err != nil {
+		cause := err.Error()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			cause = errno.Error() // the path is already in the message
+		}
 		return nil, toolerr.New(toolerr.BackendError, startHint(err, h),
-			"cannot run local tool %q (%s): %v", name, p.display(e.path), err)
+			"cannot run local tool %q (%s): %s", name, p.display(e.path), cause)
 	}
 
 	ctxDeadline := res.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded)
@@ -604,17 +601,16 @@ func suggestTimeout(d time.Duration) time.Duration {
 	return 2 * d.Round(time.Minute)
 }
 
-// fmtDur prints 2m rather than 2m0s.
+// fmtDur prints 2m and 1h rather than 2m0s and 1h0m0s.
 func fmtDur(d time.Duration) string {
-	switch {
-	case d >= time.Hour && d%time.Hour == 0:
-		return fmt.Sprintf("%dh", d/time.Hour)
-	case d >= time.Minute && d%time.Minute == 0:
-		return fmt.Sprintf("%dm", d/time.Minute)
-	case d >= time.Second && d%time.Second == 0:
-		return fmt.Sprintf("%ds", d/time.Second)
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	return d.String()
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // tail returns the last n characters of s.
