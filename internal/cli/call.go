@@ -13,12 +13,12 @@ import (
 // cliShape renders the retry of a call as the command to type.
 type cliShape struct{}
 
-func (cliShape) Call(tool string, args json.RawMessage, confirm bool) map[string]any {
+func (cliShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
 	cmd := "agent-tools call " + tool
 	if len(args) > 0 && string(args) != "{}" {
 		cmd += " --args '" + strings.ReplaceAll(string(args), "'", `'\''`) + "'"
 	}
-	if confirm {
+	if confirm != nil {
 		cmd += " --confirm"
 	}
 	return map[string]any{"command": cmd}
@@ -45,10 +45,15 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	resp := a.Call(ctx, &pipeline.Request{
+	req := &pipeline.Request{
 		Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
-		Args: json.RawMessage(*argsJSON), Confirm: *confirm, Shape: cliShape{},
-	})
+		Args: json.RawMessage(*argsJSON), Shape: cliShape{},
+	}
+	if *confirm {
+		// A person typed --confirm: that is a human confirmation in every mode.
+		req.AskHuman = func(context.Context, string) (bool, error) { return true, nil }
+	}
+	resp := a.Call(ctx, req)
 	if f.json {
 		out := map[string]any{"ok": !resp.Failed()}
 		if resp.Err != nil {

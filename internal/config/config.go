@@ -29,9 +29,11 @@ var (
 	ConfirmModes   = []string{"agent", "token", "human"}
 	ParamTypes     = []string{"string", "boolean", "integer", "number", "array", "object"}
 	WorkerPresets  = []string{"codex", "claude", "gemini", "agy"}
-	MaxIDLen       = 32
 	DefaultTimeout = Duration{60 * time.Second} // local scripts
 )
+
+// MaxIDLen is the longest provider id.
+const MaxIDLen = 32
 
 // Defaults applied when a key is absent.
 const (
@@ -140,11 +142,55 @@ type Server struct {
 	HTTP HTTP `json:"http" yaml:"http"`
 }
 
-// HTTP configures the Streamable HTTP transport.
+// HTTP configures the Streamable HTTP transport. Zero values mean the
+// transport's defaults (see internal/transport).
 type HTTP struct {
 	Addr   string   `json:"addr" yaml:"addr"`
 	Tokens []string `json:"tokens,omitempty" yaml:"tokens,omitempty"` // secrets: see Redacted
+	// OIDC validates JWT bearer tokens from an OpenID Connect issuer.
+	OIDC OIDC `json:"oidc,omitzero" yaml:"oidc,omitempty"`
+	// Resource is this server's public /mcp URL, the protected-resource id
+	// advertised at /.well-known/oauth-protected-resource ("" = derived from
+	// each request's Host).
+	Resource string `json:"resource,omitempty" yaml:"resource,omitempty"`
+	// AllowedOrigins are browser origins (scheme://host[:port], or "*")
+	// accepted besides loopback ones.
+	AllowedOrigins []string `json:"allowedOrigins,omitempty" yaml:"allowedOrigins,omitempty"`
+	// AllowedHosts are Host header values (host or host:port, or "*")
+	// accepted besides loopback names.
+	AllowedHosts []string `json:"allowedHosts,omitempty" yaml:"allowedHosts,omitempty"`
+	// BodyLimit is the largest request body in bytes (0 = 4 MiB).
+	BodyLimit int `json:"bodyLimit,omitempty" yaml:"bodyLimit,omitempty"`
+	// RateLimit bounds requests per token (or per client address without auth).
+	RateLimit RateLimit `json:"rateLimit,omitzero" yaml:"rateLimit,omitempty"`
+	// SessionTimeout closes sessions idle this long (0 = never).
+	SessionTimeout Duration `json:"sessionTimeout,omitzero" yaml:"sessionTimeout,omitempty"`
+	// ShutdownGrace is how long in-flight calls may finish on shutdown (0 = 10s).
+	ShutdownGrace Duration `json:"shutdownGrace,omitzero" yaml:"shutdownGrace,omitempty"`
+	// Stateless serves every request without a session (for load balancers).
+	Stateless bool `json:"stateless,omitempty" yaml:"stateless,omitempty"`
 }
+
+// OIDC configures JWT bearer validation against an OpenID Connect issuer
+// (discovery, JWKS with key rotation, audience, expiry).
+type OIDC struct {
+	Issuer   string `json:"issuer,omitempty" yaml:"issuer,omitempty"`
+	Audience string `json:"audience,omitempty" yaml:"audience,omitempty"`
+	// ClockSkew tolerates clocks that disagree about expiry (0 = 30s).
+	ClockSkew Duration `json:"clockSkew,omitzero" yaml:"clockSkew,omitempty"`
+}
+
+// RateLimit is a token bucket per caller: PerSecond requests on average,
+// bursts up to Burst (0 = twice PerSecond). PerSecond 0 means the default
+// (50); a negative value is rejected, use Off to disable.
+type RateLimit struct {
+	PerSecond int  `json:"perSecond,omitempty" yaml:"perSecond,omitempty"`
+	Burst     int  `json:"burst,omitempty" yaml:"burst,omitempty"`
+	Off       bool `json:"off,omitempty" yaml:"off,omitempty"`
+}
+
+// AuthConfigured reports whether inbound HTTP auth is set up.
+func (h HTTP) AuthConfigured() bool { return len(h.Tokens) > 0 || h.OIDC.Issuer != "" }
 
 // Audit configures the audit log.
 type Audit struct {

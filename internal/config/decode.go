@@ -489,7 +489,9 @@ var (
 	paramKeys     = []string{"type", "description", "required", "enum"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
 	serverKeys    = []string{"http"}
-	httpKeys      = []string{"addr", "tokens"}
+	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless"}
+	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
+	rateLimitKeys = []string{"perSecond", "burst", "off"}
 	auditKeys     = []string{"path"}
 	limitsKeys    = []string{"maxResultChars", "loopGuard"}
 	loopGuardKeys = []string{"repeatAfter", "refuseAfter", "coolDown"}
@@ -563,14 +565,7 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 		case "server":
 			d.mapping(v, p, serverKeys, func(_ string, _, v *yaml.Node, p string) {
 				d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
-					switch key {
-					case "addr":
-						if s, ok := d.str(v, p, false); ok {
-							c.Server.HTTP.Addr = s
-						}
-					case "tokens":
-						c.Server.HTTP.Tokens = d.stringList(v, p)
-					}
+					d.httpKey(key, v, p, &c.Server.HTTP)
 				})
 			})
 		case "audit":
@@ -601,6 +596,59 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 		}
 	})
 	return c, d.errs
+}
+
+func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
+	switch key {
+	case "addr":
+		if s, ok := d.str(v, p, false); ok {
+			h.Addr = s
+		}
+	case "tokens":
+		h.Tokens = d.stringList(v, p)
+	case "oidc":
+		d.mapping(v, p, oidcKeys, func(key string, _, v *yaml.Node, p string) {
+			switch key {
+			case "issuer":
+				if s, ok := d.str(v, p, false); ok {
+					h.OIDC.Issuer = s
+				}
+			case "audience":
+				if s, ok := d.str(v, p, false); ok {
+					h.OIDC.Audience = s
+				}
+			case "clockSkew":
+				d.duration(v, p, &h.OIDC.ClockSkew)
+			}
+		})
+	case "resource":
+		if s, ok := d.str(v, p, false); ok {
+			h.Resource = s
+		}
+	case "allowedOrigins":
+		h.AllowedOrigins = d.stringList(v, p)
+	case "allowedHosts":
+		h.AllowedHosts = d.stringList(v, p)
+	case "bodyLimit":
+		d.integer(v, p, &h.BodyLimit)
+	case "rateLimit":
+		d.mapping(v, p, rateLimitKeys, func(key string, _, v *yaml.Node, p string) {
+			switch key {
+			case "perSecond":
+				d.integer(v, p, &h.RateLimit.PerSecond)
+			case "burst":
+				d.integer(v, p, &h.RateLimit.Burst)
+			case "off":
+				d.boolean(v, p, &h.RateLimit.Off)
+			}
+		})
+	case "sessionTimeout":
+		d.duration(v, p, &h.SessionTimeout)
+	case "shutdownGrace":
+		d.duration(v, p, &h.ShutdownGrace)
+	case "stateless":
+		d.boolean(v, p, &h.Stateless)
+	}
 }
 
 func (d *decoder) local(v *yaml.Node, path string, l *Local) {

@@ -72,6 +72,11 @@ policy:
 #  http:
 #    addr: 127.0.0.1:8321
 #    tokens: ["${AGENT_TOOLS_TOKEN}"]   # bearer tokens accepted over HTTP
+#    oidc:                               # and/or JWTs from an OpenID Connect issuer
+#      issuer: https://accounts.example.com
+#      audience: agent-tools
+#    allowedOrigins: ["https://console.example.com"]   # browsers besides localhost
+#    rateLimit: { perSecond: 50, burst: 100 }            # per token
 
 audit:
   path: ""              # "" = stderr, "off" = no audit log, else a file

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -113,6 +114,7 @@ func (c *Config) validate() []Error {
 			v.errf(tp, "empty token%s", v.via(tp))
 		}
 	}
+	v.httpServer(h)
 	l := c.Limits
 	v.nonNeg("limits.maxResultChars", l.MaxResultChars)
 	v.nonNeg("limits.loopGuard.repeatAfter", l.LoopGuard.RepeatAfter)
@@ -427,4 +429,71 @@ func checkGlob(pat string) string {
 		return fmt.Sprintf("can never match: canonical names use only a-z, 0-9 and _ (%q is written z%xz)", r, r)
 	}
 	return ""
+}
+
+// MaxBodyLimit bounds server.http.bodyLimit (1 GiB).
+const MaxBodyLimit = 1 << 30
+
+func (v *validator) httpServer(h HTTP) {
+	const p = "server.http."
+	o := h.OIDC
+	switch {
+	case o.Issuer != "" && !v.bad(p+"oidc.issuer"):
+		u, err := url.Parse(o.Issuer)
+		if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" ||
+			!(u.Scheme == "https" || u.Scheme == "http" && isLoopbackHost(u.Hostname())) {
+			v.errf(p+"oidc.issuer", "invalid issuer %s: want an https:// URL (http:// only for a loopback host), without query or fragment", v.show(p+"oidc.issuer", o.Issuer))
+		}
+		if o.Audience == "" && !v.bad(p+"oidc.audience") {
+			v.errf(p+"oidc", `missing required key "audience" (the "aud" value tokens for this server carry)`)
+		}
+	case o.Audience != "" && !v.bad(p+"oidc.audience"):
+		v.errf(p+"oidc", `missing required key "issuer" (the OpenID Connect issuer URL)`)
+	}
+	v.duration(p+"oidc.clockSkew", o.ClockSkew)
+	if o.ClockSkew.Duration > 5*time.Minute {
+		v.errf(p+"oidc.clockSkew", "at most 5m, got %s", o.ClockSkew)
+	}
+	if h.Resource != "" && !v.bad(p+"resource") {
+		u, err := url.Parse(h.Resource)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Fragment != "" {
+			v.errf(p+"resource", "invalid URL %s: want this server's public http(s) URL of /mcp", v.show(p+"resource", h.Resource))
+		}
+	}
+	for i, o := range h.AllowedOrigins {
+		ip := index(p+"allowedOrigins", i)
+		if v.bad(ip) || o == "*" {
+			continue
+		}
+		u, err := url.Parse(o)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
+			v.errf(ip, "invalid origin %s: want scheme://host[:port] such as https://console.example.com, or \"*\"", v.show(ip, o))
+		}
+	}
+	for i, hh := range h.AllowedHosts {
+		ip := index(p+"allowedHosts", i)
+		if v.bad(ip) || hh == "*" {
+			continue
+		}
+		if hh == "" || strings.ContainsAny(hh, "/ @?#") {
+			v.errf(ip, "invalid host %s: want a host name or host:port as clients send it in the Host header, or \"*\"", v.show(ip, hh))
+		}
+	}
+	if h.BodyLimit < 0 || h.BodyLimit > MaxBodyLimit {
+		v.errf(p+"bodyLimit", "want a size in bytes from 1 to %d (0 = the default, 4 MiB), got %d", MaxBodyLimit, h.BodyLimit)
+	}
+	v.nonNeg(p+"rateLimit.perSecond", h.RateLimit.PerSecond)
+	v.nonNeg(p+"rateLimit.burst", h.RateLimit.Burst)
+	v.duration(p+"sessionTimeout", h.SessionTimeout)
+	v.duration(p+"shutdownGrace", h.ShutdownGrace)
+}
+
+// isLoopbackHost reports whether a host name (no port) is localhost or a
+// loopback IP.
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(h, "[]"))
+	return ip != nil && ip.IsLoopback()
 }

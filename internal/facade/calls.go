@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -43,7 +44,7 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 			InputSchema: objectSchema(map[string]any{
 				"toolName":  prop("string", "The tool's name, exactly as discover returned it."),
 				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
-				"confirm":   prop("boolean", "Set to true to confirm a call that changes state."),
+				"confirm":   f.confirmProp(),
 			}, []string{"toolName"}),
 			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
 		},
@@ -78,8 +79,12 @@ func boolPtr(b bool) *bool { return &b }
 func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
 	req := &pipeline.Request{Via: via}
 	m, e := decodeArgs(raw, via, nameKey, "arguments", "confirm")
+	var confirm any
 	if e == nil {
-		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &req.Confirm))
+		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
+	}
+	if e == nil {
+		e = setConfirm(req, confirm, via)
 	}
 	if e != nil {
 		req.Malformed = e
@@ -95,6 +100,22 @@ func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
 			"%s: `arguments` must be an object, %s", via, jsonKind(req.Args))
 	}
 	return req
+}
+
+// setConfirm accepts `confirm` as a boolean or as the one-time token of a
+// CONFIRMATION_REQUIRED error (token mode).
+func setConfirm(req *pipeline.Request, v any, via string) *toolerr.Error {
+	switch c := v.(type) {
+	case nil:
+	case bool:
+		req.Confirm = c
+	case string:
+		req.ConfirmToken = c
+	default:
+		return toolerr.New(toolerr.InvalidArguments, "Pass confirm: true, or the confirm token a CONFIRMATION_REQUIRED error gave you.",
+			"%s: confirm must be a boolean or a confirm token", via)
+	}
+	return nil
 }
 
 func isObject(raw json.RawMessage) bool {
@@ -190,7 +211,7 @@ func (f *Facade) searchCallDef() toolDef {
 			InputSchema: objectSchema(map[string]any{
 				"tool":      prop("string", "The tool's name, exactly as search returned it."),
 				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
-				"confirm":   prop("boolean", "Set to true to confirm a call that changes state."),
+				"confirm":   f.confirmProp(),
 			}, []string{"tool"}),
 			Annotations: &mcp.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		},
@@ -207,7 +228,7 @@ func (f *Facade) flatTools() []toolDef {
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
 			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
-			schema, injected := flatSchema(t.InputSchema, needs)
+			schema, injected := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {
 				desc += " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
@@ -221,7 +242,11 @@ func (f *Facade) flatTools() []toolDef {
 				},
 				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
-					preq.Args, preq.Confirm = splitConfirm(req.Params.Arguments, injected)
+					var confirm any
+					preq.Args, confirm = splitConfirm(req.Params.Arguments, injected)
+					if e := setConfirm(preq, confirm, canonical); e != nil {
+						preq.Malformed = e
+					}
 					return f.call(ctx, req, preq), nil
 				},
 			})
@@ -232,7 +257,7 @@ func (f *Facade) flatTools() []toolDef {
 
 // flatSchema adds the confirmation property to a mutating tool's schema,
 // unless the tool already has a parameter of that name (never shadow it).
-func flatSchema(raw json.RawMessage, needsConfirm bool) (any, bool) {
+func flatSchema(raw json.RawMessage, needsConfirm bool, confirm map[string]any) (any, bool) {
 	var s map[string]any
 	if json.Unmarshal(raw, &s) != nil || s == nil {
 		s = map[string]any{"type": "object"}
@@ -255,27 +280,43 @@ func flatSchema(raw json.RawMessage, needsConfirm bool) (any, bool) {
 	for k, v := range props {
 		p2[k] = v
 	}
-	p2[ConfirmArg] = prop("boolean", "Confirms this call changes state; set only when the user wants the change.")
+	p2[ConfirmArg] = confirm
 	withConfirm["properties"] = p2
 	return withConfirm, true
 }
 
-// splitConfirm removes the injected confirmation property from a flat call.
-func splitConfirm(raw json.RawMessage, injected bool) (json.RawMessage, bool) {
+// splitConfirm removes the injected confirmation property from a flat call
+// and returns its value (a boolean or a token; anything else never confirms).
+func splitConfirm(raw json.RawMessage, injected bool) (json.RawMessage, any) {
 	if !injected || !isObject(raw) {
-		return raw, false
+		return raw, nil
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
-		return raw, false
+		return raw, nil
 	}
 	c, ok := m[ConfirmArg]
 	if !ok {
-		return raw, false
+		return raw, nil
 	}
 	delete(m, ConfirmArg)
-	var confirm bool
-	_ = json.Unmarshal(c, &confirm) // a non-boolean never confirms
+	var confirm any
+	_ = json.Unmarshal(c, &confirm)
+	if _, ok := confirm.(bool); !ok {
+		if _, ok := confirm.(string); !ok {
+			confirm = nil
+		}
+	}
 	out, _ := json.Marshal(m)
 	return out, confirm
+}
+
+// confirmProp is the schema of the confirmation argument: a boolean, or in
+// token mode also the one-time token a CONFIRMATION_REQUIRED error returns.
+func (f *Facade) confirmProp() map[string]any {
+	if f.opts.Rules.Confirm == policy.ConfirmToken {
+		return map[string]any{"type": []string{"boolean", "string"},
+			"description": "To confirm a call that changes state, pass the confirm token from its CONFIRMATION_REQUIRED error."}
+	}
+	return prop("boolean", "Set to true to confirm a call that changes state, only when the user wants that change.")
 }

@@ -433,3 +433,28 @@ func TestElicitationConfirms(t *testing.T) {
 		})
 	}
 }
+
+func TestTokenConfirmation(t *testing.T) {
+	h := newHarness(t, setup{rules: policy.Rules{Confirm: policy.ConfirmToken}})
+	args := map[string]any{"owner": "a", "repo": "b"}
+	_, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": args, "confirm": true})
+	if e["code"] != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("a blind confirm: true must not pass in token mode: %v", e)
+	}
+	tok, _ := e["confirm_token"].(string)
+	retry := e["retry"].(map[string]any)["arguments"].(map[string]any)
+	if tok == "" || retry["confirm"] != tok {
+		t.Fatalf("retry lacks the token: %v", e)
+	}
+	// The token is bound to the exact arguments.
+	_, e = h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "c"}, "confirm": tok})
+	if e["code"] != "CONFIRMATION_REQUIRED" || len(h.gh.Calls()) != 0 {
+		t.Fatalf("token accepted for other arguments: %v", e)
+	}
+	if _, e = h.call("agent_tools_gh_call", retry); e != nil || len(h.gh.Calls()) != 1 {
+		t.Fatalf("the exact retry was refused: %v", e)
+	}
+	if _, e = h.call("agent_tools_gh_call", retry); e["code"] != "CONFIRMATION_REQUIRED" || len(h.gh.Calls()) != 1 {
+		t.Fatalf("a token must work once: %v", e)
+	}
+}

@@ -7,10 +7,10 @@ import (
 // progressiveShape renders calls of agent_tools_<id>_call.
 type progressiveShape struct{ via string }
 
-func (s progressiveShape) Call(tool string, args json.RawMessage, confirm bool) map[string]any {
+func (s progressiveShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
 	a := map[string]any{"toolName": tool, "arguments": rawOrEmpty(args)}
-	if confirm {
-		a["confirm"] = true
+	if confirm != nil {
+		a["confirm"] = confirm
 	}
 	return map[string]any{"tool": s.via, "arguments": a}
 }
@@ -18,10 +18,10 @@ func (s progressiveShape) Call(tool string, args json.RawMessage, confirm bool) 
 // searchShape renders calls of agent_tools_call.
 type searchShape struct{}
 
-func (searchShape) Call(tool string, args json.RawMessage, confirm bool) map[string]any {
+func (searchShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
 	a := map[string]any{"tool": tool, "arguments": rawOrEmpty(args)}
-	if confirm {
-		a["confirm"] = true
+	if confirm != nil {
+		a["confirm"] = confirm
 	}
 	return map[string]any{"tool": callTool, "arguments": a}
 }
@@ -29,11 +29,11 @@ func (searchShape) Call(tool string, args json.RawMessage, confirm bool) map[str
 // flatShape renders a direct call of a flat tool.
 type flatShape struct{}
 
-func (flatShape) Call(tool string, args json.RawMessage, confirm bool) map[string]any {
+func (flatShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
 	a := map[string]any{}
 	_ = json.Unmarshal(rawOrEmpty(args), &a)
-	if confirm {
-		a[ConfirmArg] = true
+	if confirm != nil {
+		a[ConfirmArg] = confirm
 	}
 	return map[string]any{"tool": tool, "arguments": a}
 }

@@ -107,7 +107,6 @@ type Config struct {
 	// with the tool ranking. 0 disables.
 	ProviderWeight float64
 	ProviderFields [NumFields]float64 // how each tool field counts in the provider document
-	ProviderTop    int                // tools of the top providers are candidates even without a term match
 
 	// Clause splitting: a long request is also ranked clause by clause and
 	// the rankings are fused by reciprocal rank fusion.
@@ -143,7 +142,6 @@ func DefaultConfig() Config {
 
 		ProviderWeight: 0.5,
 		ProviderFields: [NumFields]float64{FieldName: 1, FieldDescription: 1, FieldParams: 0.2, FieldEnum: 0, FieldProvider: 3},
-		ProviderTop:    3,
 
 		Clauses:         true,
 		ClauseMinTokens: 8,
@@ -163,7 +161,8 @@ type posting struct {
 type segment struct {
 	provider string
 	docs     []docEntry
-	slots    []uint32 // global slot of each doc, assigned on insert
+	slots    []uint32             // global slot of each doc, assigned on insert
+	lens     [][NumFields]float32 // field lengths of each doc (hot in queries)
 	post     map[string][]posting
 	ptf      map[string]float64 // provider-document term weights
 	plen     float64            // provider-document length
@@ -176,11 +175,20 @@ type docEntry struct {
 	name     []string // distinct terms of the name, for the name-coverage feature
 }
 
+// segRef is one provider's share of a term: its postings and its weight in
+// the provider document (copied here so that a query needs no map lookups
+// per provider).
+type segRef struct {
+	seg  *segment
+	post []posting
+	ptf  float64
+}
+
 type termInfo struct {
 	df   int              // documents containing the term
 	fdf  [NumFields]int32 // documents containing the term in each field
 	pdf  int              // providers containing the term
-	segs []*segment       // providers whose postings hold the term
+	segs []segRef         // providers whose postings hold the term
 }
 
 // Index is safe for concurrent use.
@@ -191,7 +199,7 @@ type Index struct {
 	mu      sync.RWMutex
 	segs    map[string]*segment
 	terms   map[string]*termInfo
-	slots   []*slotRef // global slot -> doc
+	slots   []slotRef // global slot -> doc (seg nil when free)
 	free    []uint32
 	nDocs   int
 	lenSum  [NumFields]float64
@@ -299,6 +307,7 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 	seg := &segment{
 		provider: provider,
 		docs:     make([]docEntry, len(uniq)),
+		lens:     make([][NumFields]float32, len(uniq)),
 		post:     map[string][]posting{},
 		ptf:      map[string]float64{},
 	}
@@ -374,6 +383,7 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 		addField(FieldProvider, provTerms)
 		for f := range NumFields {
 			seg.lenSum[f] += de.lens[f]
+			seg.lens[i][f] = float32(de.lens[f])
 		}
 		for t, c := range tf {
 			seg.post[t] = append(seg.post[t], posting{doc: uint32(i), tf: *c})
@@ -422,10 +432,10 @@ func (ix *Index) removeLocked(provider string) {
 			}
 		}
 		for i, s := range ti.segs {
-			if s == seg {
+			if s.seg == seg {
 				last := len(ti.segs) - 1
 				ti.segs[i] = ti.segs[last]
-				ti.segs[last] = nil
+				ti.segs[last] = segRef{}
 				ti.segs = ti.segs[:last]
 				break
 			}
@@ -445,7 +455,7 @@ func (ix *Index) removeLocked(provider string) {
 		}
 	}
 	for _, s := range seg.slots {
-		ix.slots[s] = nil
+		ix.slots[s] = slotRef{}
 		ix.free = append(ix.free, s)
 	}
 	ix.nDocs -= len(seg.docs)
@@ -465,9 +475,9 @@ func (ix *Index) insertLocked(seg *segment) {
 			ix.free = ix.free[:n-1]
 		} else {
 			s = uint32(len(ix.slots))
-			ix.slots = append(ix.slots, nil)
+			ix.slots = append(ix.slots, slotRef{})
 		}
-		ix.slots[s] = &slotRef{seg: seg, i: i}
+		ix.slots[s] = slotRef{seg: seg, i: i}
 		seg.slots[i] = s
 	}
 	term := func(t string) *termInfo {
@@ -488,7 +498,7 @@ func (ix *Index) insertLocked(seg *segment) {
 				}
 			}
 		}
-		ti.segs = append(ti.segs, seg)
+		ti.segs = append(ti.segs, segRef{seg: seg, post: ps, ptf: seg.ptf[t]})
 	}
 	for t := range seg.ptf {
 		term(t).pdf++

@@ -17,12 +17,30 @@ type scored struct {
 }
 
 type scratch struct {
-	acc     []float64
+	acc     [][]float64 // per sub-query accumulators, indexed by slot
+	seen    []bool      // slot touched by any sub-query
 	touched []uint32
-	prov    map[*segment]float64
+	prov    []map[*segment]float64
 }
 
-var scratchPool = sync.Pool{New: func() any { return &scratch{prov: map[*segment]float64{}} }}
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+func (sc *scratch) reset(nq, nslots int) {
+	for len(sc.acc) < nq {
+		sc.acc = append(sc.acc, nil)
+		sc.prov = append(sc.prov, map[*segment]float64{})
+	}
+	for q := range nq {
+		if len(sc.acc[q]) < nslots {
+			sc.acc[q] = make([]float64, nslots)
+		}
+		clear(sc.prov[q])
+	}
+	if len(sc.seen) < nslots {
+		sc.seen = make([]bool, nslots)
+	}
+	sc.touched = sc.touched[:0]
+}
 
 // Search ranks the indexed documents against query. An empty query, or one
 // with no indexable term (only stopwords or punctuation), returns nil:
@@ -38,7 +56,17 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if len(base) == 0 {
 		return nil
 	}
-	extra := ix.artifactTerms(query)
+	// Sub-queries: the whole request, then (for a long one) each clause.
+	subs := []subQuery{{base: base, extra: ix.artifactTerms(query)}}
+	if ix.cfg.Clauses && len(base) >= ix.cfg.ClauseMinTokens {
+		if clauses := splitClauses(query); len(clauses) > 1 {
+			for _, c := range clauses {
+				if terms := an(nil, c); len(terms) > 0 {
+					subs = append(subs, subQuery{base: terms, extra: ix.artifactTerms(c)})
+				}
+			}
+		}
+	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.nDocs == 0 {
@@ -46,27 +74,17 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
-	if len(sc.acc) < len(ix.slots) {
-		sc.acc = make([]float64, len(ix.slots))
-	}
 
 	depth := max(limit, fuseDepth)
-	ranking := ix.rank(sc, base, extra, o, depth)
-	if ix.cfg.Clauses && len(base) >= ix.cfg.ClauseMinTokens {
-		clauses := splitClauses(query)
-		lists := [][]scored{ranking}
-		weights := []float64{1}
-		if len(clauses) > 1 {
-			for _, c := range clauses {
-				if terms := an(nil, c); len(terms) > 0 {
-					lists = append(lists, ix.rank(sc, terms, ix.artifactTerms(c), o, depth))
-					weights = append(weights, ix.cfg.ClauseWeight)
-				}
-			}
+	lists := ix.rank(sc, subs, o, depth)
+	ranking := lists[0]
+	if len(lists) > 2 {
+		weights := make([]float64, len(lists))
+		weights[0] = 1
+		for i := 1; i < len(weights); i++ {
+			weights[i] = ix.cfg.ClauseWeight
 		}
-		if len(lists) > 2 {
-			ranking = ix.fuseRRF(lists, weights, depth)
-		}
+		ranking = ix.fuseRRF(lists, weights, depth)
 	}
 	if ix.cfg.Diversity > 0 {
 		ranking = ix.diversify(ranking, ix.cfg.Diversity)
@@ -83,6 +101,13 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
+type subQuery struct {
+	base  []string    // analysed terms
+	extra []expansion // artifact terms
+	terms []expansion // weighted terms after expansion
+	qw    map[string]float64
+}
+
 func (ix *Index) idOf(slot uint32) string {
 	ref := ix.slots[slot]
 	return ref.seg.docs[ref.i].id
@@ -96,45 +121,68 @@ func (ix *Index) less(a, b scored) bool {
 	return ix.idOf(a.slot) < ix.idOf(b.slot)
 }
 
-// rank scores one list of query terms: BM25F over tool fields, fused with a
-// BM25 ranking of providers. It returns the best depth hits, best first.
-func (ix *Index) rank(sc *scratch, base []string, extra []expansion, o Options, depth int) []scored {
+// rank scores sub-queries in one pass over the postings of the union of
+// their terms: BM25F over tool fields, fused with a BM25 ranking of
+// providers. It returns, per sub-query, the best depth hits, best first.
+func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]scored {
 	cfg := &ix.cfg
-	terms := ix.lex.expand(base, cfg.AbbrevWeight, cfg.SynonymWeight, cfg.ExactWeight, cfg.QueryTFLog)
-	terms = mergeTerms(terms, extra)
-	if cfg.DecompoundWeight > 0 {
-		terms = mergeTerms(terms, ix.decompound(base))
-	}
-	var qw map[string]float64
-	if cfg.NameCoverage > 0 {
-		qw = make(map[string]float64, len(terms))
+	nq := len(subs)
+	sc.reset(nq, len(ix.slots))
+	// Union of the sub-queries' terms, with each sub-query's weight.
+	union := map[string][]float64{}
+	for q := range subs {
+		sq := &subs[q]
+		terms := ix.lex.expand(sq.base, cfg.AbbrevWeight, cfg.SynonymWeight, cfg.ExactWeight, cfg.QueryTFLog)
+		terms = mergeTerms(terms, sq.extra)
+		if cfg.DecompoundWeight > 0 {
+			terms = mergeTerms(terms, ix.decompound(sq.base))
+		}
+		sq.terms = terms
+		if cfg.NameCoverage > 0 {
+			sq.qw = make(map[string]float64, len(terms))
+			for _, t := range terms {
+				sq.qw[t.term] = min(1, t.weight)
+			}
+		}
 		for _, t := range terms {
-			qw[t.term] = min(1, t.weight)
+			w := union[t.term]
+			if w == nil {
+				w = make([]float64, nq)
+				union[t.term] = w
+			}
+			w[q] = t.weight
 		}
 	}
+	order := make([]string, 0, len(union))
+	for t := range union {
+		order = append(order, t)
+	}
+	sort.Strings(order)
+
 	N := float64(ix.nDocs)
-	var avg [NumFields]float64
+	// BM25F length normalisation of field f: normC[f] + normK[f]*length.
+	var normC, normK [NumFields]float64
 	for f := range NumFields {
-		avg[f] = ix.lenSum[f] / N
-		if avg[f] <= 0 {
-			avg[f] = 1
+		avg := ix.lenSum[f] / N
+		if avg <= 0 {
+			avg = 1
 		}
+		normC[f] = 1 - cfg.FieldB[f]
+		normK[f] = cfg.FieldB[f] / avg
 	}
 	k1 := cfg.K1
-	sc.touched = sc.touched[:0]
-	acc := sc.acc
-	clear(sc.prov)
 	P := float64(len(ix.segs))
 	avgP := ix.provLen / P
 	if avgP <= 0 {
 		avgP = 1
 	}
 	useProv := cfg.ProviderWeight > 0 && o.Provider == ""
-	for _, qt := range terms {
-		ti := ix.terms[qt.term]
+	for _, term := range order {
+		ti := ix.terms[term]
 		if ti == nil || ti.df == 0 {
 			continue
 		}
+		qws := union[term]
 		idf := bm25IDF(N, float64(ti.df))
 		var fidf [NumFields]float64
 		for f := range NumFields {
@@ -146,24 +194,27 @@ func (ix *Index) rank(sc *scratch, base []string, extra []expansion, o Options, 
 		}
 		var pidf float64
 		if useProv && ti.pdf > 0 {
-			pidf = qt.weight * bm25IDF(P, float64(ti.pdf))
+			pidf = bm25IDF(P, float64(ti.pdf))
 		}
-		for _, seg := range ti.segs {
+		for _, sr := range ti.segs {
+			seg := sr.seg
 			if o.Provider != "" && seg.provider != o.Provider {
 				continue
 			}
-			if pidf > 0 {
-				if tf := seg.ptf[qt.term]; tf > 0 {
-					norm := 1 - 0.75 + 0.75*seg.plen/avgP
-					tfn := tf / norm
-					sc.prov[seg] += pidf * tfn * (k1 + 1) / (k1 + tfn)
+			if pidf > 0 && sr.ptf > 0 {
+				tfn := sr.ptf / (1 - 0.75 + 0.75*seg.plen/avgP)
+				c := pidf * tfn * (k1 + 1) / (k1 + tfn)
+				for q, w := range qws {
+					if w > 0 {
+						sc.prov[q][seg] += w * c
+					}
 				}
 			}
-			for _, p := range seg.post[qt.term] {
-				d := &seg.docs[p.doc]
-				if o.Kind != "" && d.kind != o.Kind {
+			for _, p := range sr.post {
+				if o.Kind != "" && seg.docs[p.doc].kind != o.Kind {
 					continue
 				}
+				lens := &seg.lens[p.doc]
 				// BM25F: field-weighted, length-normalised term frequency,
 				// saturated once; each field's share carries its IDF.
 				var tfw, evid float64
@@ -171,7 +222,7 @@ func (ix *Index) rank(sc *scratch, base []string, extra []expansion, o Options, 
 					if p.tf[f] == 0 || cfg.FieldWeight[f] == 0 {
 						continue
 					}
-					norm := 1 - cfg.FieldB[f] + cfg.FieldB[f]*d.lens[f]/avg[f]
+					norm := normC[f] + normK[f]*float64(lens[f])
 					x := cfg.FieldWeight[f] * float64(p.tf[f]) / norm
 					tfw += x
 					evid += x * fidf[f]
@@ -179,84 +230,77 @@ func (ix *Index) rank(sc *scratch, base []string, extra []expansion, o Options, 
 				if tfw == 0 {
 					continue
 				}
+				c := evid * (k1 + 1) / (k1 + tfw)
 				slot := seg.slots[p.doc]
-				if acc[slot] == 0 {
+				if !sc.seen[slot] {
+					sc.seen[slot] = true
 					sc.touched = append(sc.touched, slot)
 				}
-				acc[slot] += qt.weight * (evid / tfw) * tfw * (k1 + 1) / (k1 + tfw)
+				for q, w := range qws {
+					if w > 0 {
+						sc.acc[q][slot] += w * c
+					}
+				}
 			}
 		}
 	}
 
+	out := make([][]scored, nq)
+	for q := range subs {
+		out[q] = ix.collect(sc, q, subs[q].qw, useProv, depth)
+	}
+	for _, s := range sc.touched {
+		sc.seen[s] = false
+	}
+	return out
+}
+
+// collect turns sub-query q's accumulators into its best depth hits, and
+// zeroes them. Base score: the tool score normalised by the best one, plus
+// the provider stage. The name-coverage feature (at most cfg.NameCoverage)
+// is then computed for the best candidates only, which keeps long queries
+// over large catalogs cheap.
+func (ix *Index) collect(sc *scratch, q int, qw map[string]float64, useProv bool, depth int) []scored {
+	cfg := &ix.cfg
+	acc := sc.acc[q]
 	var maxFlat, maxProv float64
 	for _, s := range sc.touched {
 		maxFlat = max(maxFlat, acc[s])
 	}
-	var topProv []*segment
-	if useProv && len(sc.prov) > 0 {
-		for seg, v := range sc.prov {
+	if useProv {
+		for _, v := range sc.prov[q] {
 			maxProv = max(maxProv, v)
-			if cfg.ProviderTop > 0 {
-				topProv = insertTopSeg(topProv, seg, sc.prov, cfg.ProviderTop)
-			}
 		}
 	}
-	// Tools of the best providers are candidates even without a matching term.
-	for _, seg := range topProv {
-		for i, slot := range seg.slots {
-			if acc[slot] == 0 && (o.Kind == "" || seg.docs[i].kind == o.Kind) {
-				acc[slot] = -1 // marker: candidate with no own score
-				sc.touched = append(sc.touched, slot)
-			}
-		}
+	keep := depth
+	if qw != nil {
+		keep = max(4*depth, 200)
 	}
 	h := &topHeap{ix: ix}
 	for _, s := range sc.touched {
 		v := acc[s]
-		acc[s] = 0
-		flat := 0.0
-		if v > 0 && maxFlat > 0 {
-			flat = v / maxFlat
-		}
-		score := flat
-		if qw != nil {
-			ref := ix.slots[s]
-			score += cfg.NameCoverage * ix.nameCoverage(ref.seg.docs[ref.i].name, qw)
-		}
-		if useProv && maxProv > 0 {
-			ref := ix.slots[s]
-			score += cfg.ProviderWeight * sc.prov[ref.seg] / maxProv
-		}
-		if score <= 0 {
+		if v == 0 {
 			continue
 		}
-		h.push(scored{s, score}, depth)
+		acc[s] = 0
+		score := v / maxFlat
+		if useProv && maxProv > 0 {
+			score += cfg.ProviderWeight * sc.prov[q][ix.slots[s].seg] / maxProv
+		}
+		h.push(scored{s, score}, keep)
+	}
+	if qw == nil {
+		return h.sorted()
+	}
+	cands := h.items
+	h = &topHeap{ix: ix}
+	idf := map[string]float64{}
+	for _, c := range cands {
+		ref := ix.slots[c.slot]
+		c.score += cfg.NameCoverage * ix.nameCoverage(ref.seg.docs[ref.i].name, qw, idf)
+		h.push(c, depth)
 	}
 	return h.sorted()
-}
-
-// insertTopSeg keeps the n best segments by provider score (ties by name).
-func insertTopSeg(top []*segment, seg *segment, score map[*segment]float64, n int) []*segment {
-	better := func(a, b *segment) bool {
-		if score[a] != score[b] {
-			return score[a] > score[b]
-		}
-		return a.provider < b.provider
-	}
-	i := len(top)
-	for i > 0 && better(seg, top[i-1]) {
-		i--
-	}
-	if i >= n {
-		return top
-	}
-	top = append(top, nil)
-	copy(top[i+1:], top[i:])
-	top[i] = seg
-	if len(top) > n {
-		top = top[:n]
-	}
-	return top
 }
 
 // fuseRRF merges rankings by weighted reciprocal rank fusion.
@@ -425,15 +469,16 @@ func bm25IDF(n, df float64) float64 {
 
 // nameCoverage is the IDF-weighted share of a tool name's terms found among
 // the query terms (each counted at its query weight, at most 1).
-func (ix *Index) nameCoverage(name []string, qw map[string]float64) float64 {
+func (ix *Index) nameCoverage(name []string, qw map[string]float64, idfCache map[string]float64) float64 {
 	var have, all float64
-	N := float64(ix.nDocs)
 	for _, t := range name {
-		ti := ix.terms[t]
-		if ti == nil {
-			continue
+		idf, ok := idfCache[t]
+		if !ok {
+			if ti := ix.terms[t]; ti != nil {
+				idf = bm25IDF(float64(ix.nDocs), float64(ti.fdf[FieldName]))
+			}
+			idfCache[t] = idf
 		}
-		idf := bm25IDF(N, float64(ti.fdf[FieldName]))
 		all += idf
 		have += idf * qw[t]
 	}

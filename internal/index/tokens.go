@@ -2,6 +2,8 @@ package index
 
 import (
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -203,11 +205,30 @@ func stemWord(w string) string {
 	if len(w) > 40 { // garbage; stemming buys nothing
 		return w
 	}
+	if v, ok := stemCache.Load(w); ok {
+		return v.(string)
+	}
+	in := w
 	if r, ok := irregular[w]; ok {
 		w = r
 	}
-	return english.Stem(w, true)
+	out := english.Stem(w, true)
+	// The cache is bounded: past stemCacheMax entries it starts afresh, so
+	// garbage input cannot grow it without limit.
+	if stemCacheN.Add(1) > stemCacheMax {
+		stemCache.Clear()
+		stemCacheN.Store(0)
+	}
+	stemCache.Store(in, out)
+	return out
 }
+
+const stemCacheMax = 1 << 16
+
+var (
+	stemCache  sync.Map // word -> stem
+	stemCacheN atomic.Int64
+)
 
 var irregular = map[string]string{
 	"ran": "run", "running": "run", "wrote": "write", "written": "write",

@@ -19,7 +19,8 @@ func TestTokens(t *testing.T) {
 		{"brand keeps joined form", "MySQL", []string{"sql", "mysql"}},
 		{"kebab", "create-issue", []string{"creat", "issu"}},
 		{"dots", "repos.list", []string{"repo", "list"}},
-		{"digits v2", "getV2", []string{"get", "2"}},
+		{"digits v2", "getV2", []string{"get", "2", "getv2"}},
+		{"digits inside long identifier", "getV2Repo", []string{"get", "2", "repo"}},
 		{"short mixed word kept whole", "s3 mp3", []string{"3", "s3", "mp", "3", "mp3"}},
 		{"stopwords and stemming", "Please show me all the running servers", []string{"show", "run", "server"}},
 		{"irregular verb", "files written", []string{"file", "write"}},
@@ -66,7 +67,7 @@ func TestSplitClauses(t *testing.T) {
 func TestLooksLikePath(t *testing.T) {
 	for in, want := range map[string]bool{
 		"/root/markdown/x.md": true, "~/notes/a": true, "report.pdf": true, "main.go": true,
-		"2.5": false, "e.g": true, "hello": false, "/": false, "a..b": false, "x.": false,
+		"2.5": false, "e.g": true, "hello": false, "/": false, "a..": false, "x.": false,
 	} {
 		if got := looksLikePath(in); got != want {
 			t.Errorf("looksLikePath(%q) = %v, want %v", in, got, want)

@@ -12,6 +12,8 @@ type Options struct {
 	Catalog Catalog
 	Rules   policy.Rules
 	Guard   *policy.LoopGuard
+	// Tokens backs token-mode confirmations (default: a fresh book).
+	Tokens  *policy.Tokens
 	Execute ExecuteOptions
 	AuditTo io.Writer // nil: no audit log
 	Now     func() time.Time
@@ -27,8 +29,11 @@ func New(o Options) Handler {
 	if o.Guard == nil {
 		o.Guard = policy.NewLoopGuard()
 	}
+	if o.Tokens == nil {
+		o.Tokens = policy.NewTokens()
+	}
 	mw := []Middleware{Audit(o.AuditTo, o.Now)}
 	mw = append(mw, o.Extra...)
-	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules), Execute(o.Execute))
+	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens), Execute(o.Execute))
 	return Chain(nil, mw...)
 }

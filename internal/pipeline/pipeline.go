@@ -35,6 +35,8 @@ type Request struct {
 	Args json.RawMessage
 	// Confirm is the agent's explicit confirmation of a mutating call.
 	Confirm bool
+	// ConfirmToken is the one-time token of a CONFIRMATION_REQUIRED error (token mode).
+	ConfirmToken string
 	// AskHuman asks a person to confirm (elicitation); nil when the client cannot.
 	AskHuman func(ctx context.Context, message string) (bool, error)
 	// Shape is the facade's knowledge of its own argument shape, for hints.
@@ -50,8 +52,9 @@ type Request struct {
 
 // Shape renders the exact call a model should make, in the facade's own terms.
 type Shape interface {
-	// Call is the full call for tool with args; confirm adds the confirmation.
-	Call(tool string, args json.RawMessage, confirm bool) map[string]any
+	// Call is the full call for tool with args; a non-nil confirm (true, or a
+	// token string) adds the confirmation.
+	Call(tool string, args json.RawMessage, confirm any) map[string]any
 }
 
 // Response is the outcome of one call. Exactly one of Result and Err is set.

@@ -89,12 +89,12 @@ func missingToolName(req *Request) *toolerr.Error {
 		}
 		e.Message = "the tool name " + strconvQuote(name) + " was nested inside `arguments`"
 		if req.Shape != nil {
-			e.With("correct_shape", req.Shape.Call(name, args, false))
+			e.With("correct_shape", req.Shape.Call(name, args, nil))
 		}
 		return e
 	}
 	if req.Shape != nil {
-		e.With("correct_shape", req.Shape.Call("<tool name>", json.RawMessage(`{}`), false))
+		e.With("correct_shape", req.Shape.Call("<tool name>", json.RawMessage(`{}`), nil))
 	}
 	return e
 }

@@ -20,7 +20,7 @@ import (
 // confirmed by a human when the client can be asked (elicitation); otherwise,
 // in agent mode, by the agent's explicit confirm flag. In human mode nothing
 // else counts.
-func Policy(rules policy.Rules) Middleware {
+func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
@@ -49,20 +49,33 @@ func Policy(rules policy.Rules) Middleware {
 					"This runtime requires a person to approve changes and this client cannot ask one; tell the user what you wanted to do.",
 					"%q changes state and no human can be asked to confirm it", req.Resolved.Canonical), "denied")
 			}
+			if rules.Confirm == policy.ConfirmToken {
+				key := loopKey(req)
+				if req.ConfirmToken == "" || !tokens.Redeem(req.ConfirmToken, key) {
+					return fail(confirmationRequired(req, tokens.Issue(key)), "confirmation_required")
+				}
+				return withDecision(next(ctx, req), "confirmed")
+			}
 			if !req.Confirm {
-				return fail(confirmationRequired(req), "confirmation_required")
+				return fail(confirmationRequired(req, true), "confirmation_required")
 			}
 			return withDecision(next(ctx, req), "confirmed")
 		}
 	}
 }
 
-func confirmationRequired(req *Request) *toolerr.Error {
+// confirmationRequired teaches the exact retry; confirm is true, or the
+// one-time token (bound to these exact arguments) in token mode.
+func confirmationRequired(req *Request, confirm any) *toolerr.Error {
 	e := toolerr.New(toolerr.ConfirmationRequired,
 		"This tool changes state. If the user wants this change, repeat the exact call in `retry` (it adds the confirmation); otherwise do not call it.",
 		"%q is not read-only and needs confirmation", req.Resolved.Canonical)
+	if tok, ok := confirm.(string); ok {
+		e.With("confirm_token", tok)
+		e.Message += "; the token in `retry` confirms this exact call once, with these arguments"
+	}
 	if req.Shape != nil {
-		e.With("retry", req.Shape.Call(req.Tool, req.Args, true))
+		e.With("retry", req.Shape.Call(req.Tool, req.Args, confirm))
 	}
 	return e
 }

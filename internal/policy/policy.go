@@ -39,10 +39,10 @@ func (r Rules) Validate() error {
 		}
 	}
 	switch r.Confirm {
-	case "", ConfirmAgent, ConfirmHuman:
+	case "", ConfirmAgent, ConfirmHuman, ConfirmToken:
 		return nil
 	}
-	return fmt.Errorf("unknown confirm mode %q (want agent or human)", r.Confirm)
+	return fmt.Errorf("unknown confirm mode %q (want agent, token or human)", r.Confirm)
 }
 
 // Check returns a DENIED error when the canonical name is not callable.

@@ -474,7 +474,7 @@ func resultText(res *proc.Result) string {
 		fmt.Fprintf(&b, "\n[stdout truncated: %d bytes dropped]", res.StdoutTruncated)
 	}
 	if len(res.Stderr) > 0 || res.StderrTruncated > 0 {
-		if b.Len() > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
 			b.WriteString("\n")
 		}
 		b.WriteString("[stderr]\n")

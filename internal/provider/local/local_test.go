@@ -242,14 +242,14 @@ func TestCallResultShapes(t *testing.T) {
 	f.write(t, "flood", "#!/bin/sh\n# @description f\nyes | head -c 1000\nyes e | head -c 500 >&2\n", 0o755)
 	f.write(t, "bigerr", "#!/bin/sh\n# @description f\nprintf 'é%.0s' $(seq 3000) >&2\nexit 1\n", 0o755)
 
-	if res := f.mustCall(t, "both", ""); res.IsError || res.Text != "out\n\n[stderr]\nerr\n" {
+	if res := f.mustCall(t, "both", ""); res.IsError || res.Text != "out\n[stderr]\nerr\n" {
 		t.Errorf("both: %+v", res)
 	}
 	if res := f.mustCall(t, "erronly", ""); res.IsError || res.Text != "[stderr]\nerr\n" {
 		t.Errorf("erronly: %+v", res)
 	}
 	res := f.mustCall(t, "fail", "")
-	if !res.IsError || res.Text != "partial\n\n[stderr]\nboom\n" ||
+	if !res.IsError || res.Text != "partial\n[stderr]\nboom\n" ||
 		!reflect.DeepEqual(res.Details, map[string]any{"exit_code": 3, "stderr_tail": "boom\n"}) {
 		t.Errorf("fail: %+v", res)
 	}
