@@ -116,7 +116,7 @@ func (f *flags) withJSON() *flags {
 }
 
 func (f *flags) withMode() *flags {
-	f.StringVar(&f.mode, "mode", "", "exposure mode: progressive, search or flat (overrides the config)")
+	f.StringVar(&f.mode, "mode", "", "exposure mode: progressive, search, flat or text (overrides the config)")
 	return f
 }
 

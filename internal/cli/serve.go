@@ -14,7 +14,7 @@ import (
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat]").withMode()
+	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text]").withMode()
 	if _, ok := f.parse(args); !ok {
 		return ExitUsage
 	}

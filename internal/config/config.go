@@ -95,6 +95,12 @@ type Provider struct {
 	ReadOnly         []string          `json:"readonly,omitempty" yaml:"readonly,omitempty"`
 	TrustAnnotations bool              `json:"trustAnnotations" yaml:"trustAnnotations"`
 	RequireConfirm   bool              `json:"requireConfirm" yaml:"requireConfirm"`
+	// Prefix (kind mcp) is how the provider's tools are named in flat mode:
+	// nil (absent) or the id itself gives "<id>_<tool>"; "" exposes the
+	// upstream's tools under their own bare names, as a transparent
+	// passthrough (a bare name that another provider already took is
+	// skipped and reported by doctor). The id stays the provider's identity.
+	Prefix *string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
 	// Timeout is the per-call deadline; 0 means the runtime default.
 	Timeout Duration  `json:"timeout" yaml:"timeout"`
 	Spec    string    `json:"spec,omitempty" yaml:"spec,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -202,6 +203,14 @@ func TestErrors(t *testing.T) {
 		{"no cascade after missing variable", "providers:\n  - id: r\n    kind: mcp\n    url: ${NOPE}\n    timeout: ${NOPE2}\n", []string{
 			`agent-tools.yaml:4:10: providers[0].url: environment variable NOPE is not set`,
 			`agent-tools.yaml:5:14: providers[0].timeout: environment variable NOPE2 is not set`}},
+		{"mcp prefix other than id", "providers:\n  - id: ev\n    kind: mcp\n    command: x\n    prefix: other\n", []string{
+			`agent-tools.yaml:5:13: providers[0].prefix: prefix "other": the id is the prefix; use "" to expose the tools under their own names, or rename the provider`}},
+		{"mcp prefix from env never printed", "providers:\n  - id: ev\n    kind: mcp\n    command: x\n    prefix: ${BADKIND}\n", []string{
+			`agent-tools.yaml:5:13: providers[0].prefix: prefix the value of ${BADKIND}: the id is the prefix; use "" to expose the tools under their own names, or rename the provider`}},
+		{"prefix for another kind", "providers:\n  - id: pets\n    kind: openapi\n    spec: x.yaml\n    prefix: \"\"\n", []string{
+			`agent-tools.yaml:5:5: providers[0].prefix: "prefix" does not apply to kind openapi`}},
+		{"prefix wrong type", "providers:\n  - id: ev\n    kind: mcp\n    command: x\n    prefix: [a]\n", []string{
+			`agent-tools.yaml:5:13: providers[0].prefix: want a string, got a list`}},
 		{"empty provider entry", "providers:\n  -\n", []string{
 			`agent-tools.yaml:2:4: providers[0]: empty provider entry`}},
 	}
@@ -395,6 +404,27 @@ limits:
 	r := c.Redacted()
 	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Env["API_KEY"] != "***" || c.Providers[0].Env["API_KEY"] != "ev-secret-value" {
 		t.Errorf("Redacted wrong or aliased")
+	}
+}
+
+func TestPrefix(t *testing.T) {
+	c, err := parse(t, "providers:\n  - {id: ev, kind: mcp, command: x, prefix: \"\"}\n  - {id: ev2, kind: mcp, command: x, prefix: ev2}\n  - {id: ev3, kind: mcp, command: x}\n  - {id: ev4, kind: mcp, command: x, prefix: ~}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.Providers {
+		if p.Prefix == nil {
+			got = append(got, "<nil>")
+		} else {
+			got = append(got, strconv.Quote(*p.Prefix))
+		}
+	}
+	if want := []string{`""`, `"ev2"`, "<nil>", "<nil>"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("prefixes = %v, want %v", got, want)
+	}
+	if err := c.Validate(); err != nil {
+		t.Errorf("re-Validate: %v", err)
 	}
 }
 

@@ -484,7 +484,7 @@ var (
 	topKeys      = []string{"mode", "local", "providers", "policy", "server", "audit", "limits"}
 	localKeys    = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	providerKeys = []string{"id", "kind", "description", "discoverHint", "enabled", "command", "args", "cwd", "env",
-		"url", "headers", "readonly", "trustAnnotations", "requireConfirm", "timeout", "spec", "baseURL", "tools", "preset"}
+		"url", "headers", "prefix", "readonly", "trustAnnotations", "requireConfirm", "timeout", "spec", "baseURL", "tools", "preset"}
 	toolKeys      = []string{"name", "description", "argv", "params", "readonly", "timeout"}
 	paramKeys     = []string{"type", "description", "required", "enum"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
@@ -720,6 +720,10 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			setStr(&p.URL)(v, kp)
 		case "headers":
 			p.Headers = d.stringMap(v, kp)
+		case "prefix":
+			if s, ok := d.str(v, kp, false); ok {
+				p.Prefix = &s
+			}
 		case "readonly":
 			p.ReadOnly = d.stringList(v, kp)
 		case "trustAnnotations":

@@ -158,7 +158,7 @@ func (v *validator) local() {
 
 // kindFields lists the kind-specific keys each kind accepts.
 var kindFields = map[string][]string{
-	"mcp":     {"command", "args", "cwd", "env", "url", "headers", "trustAnnotations"},
+	"mcp":     {"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix"},
 	"openapi": {"spec", "baseURL", "headers"},
 	"cli":     {"tools", "env", "cwd"},
 	"workers": {"preset", "command", "args", "env", "cwd"},
@@ -180,6 +180,8 @@ func (p *Provider) set(field string) bool {
 		return len(p.Headers) > 0
 	case "trustAnnotations":
 		return p.TrustAnnotations
+	case "prefix":
+		return p.Prefix != nil
 	case "spec":
 		return p.Spec != ""
 	case "baseURL":
@@ -192,7 +194,7 @@ func (p *Provider) set(field string) bool {
 	return false
 }
 
-var kindSpecific = []string{"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "spec", "baseURL", "tools", "preset"}
+var kindSpecific = []string{"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix", "spec", "baseURL", "tools", "preset"}
 
 func validID(id string) bool {
 	if id == "" || len(id) > MaxIDLen {
@@ -253,6 +255,9 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		if !validHeaderName(k) {
 			v.keyf(joinKey(pp+".headers", k), "invalid header name %q", clip(k))
 		}
+	}
+	if pfx := pp + ".prefix"; p.Prefix != nil && *p.Prefix != "" && *p.Prefix != p.ID && !v.bad(pfx) {
+		v.errf(pfx, `prefix %s: the id is the prefix; use "" to expose the tools under their own names, or rename the provider`, v.show(pfx, *p.Prefix))
 	}
 	present := func(f string) bool { return p.set(f) || v.bad(pp+"."+f) }
 	switch kind {

@@ -38,10 +38,10 @@ func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
 	case "", Progressive:
 		return Progressive, nil
-	case Search, Flat:
+	case Search, Flat, Text:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown mode %q (want progressive, search or flat)", s)
+	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat or text)", s)
 }
 
 // Catalog is what the facade reads from the registry.
@@ -117,6 +117,8 @@ func instructions(m Mode) string {
 		return "Tools are behind a search index: call agent_tools_search with what you need, then agent_tools_call with the tool name it returns. agent_tools_help lists the providers."
 	case Flat:
 		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
+	case Text:
+		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
 	}
 	return "Tools are grouped by provider. agent_tools_help lists the providers; agent_tools_<provider>_discover finds a provider's tools; agent_tools_<provider>_call calls one."
 }
@@ -181,6 +183,8 @@ func (f *Facade) desired() map[string]toolDef {
 		defs = f.searchTools()
 	case Flat:
 		defs = f.flatTools()
+	case Text:
+		defs = f.textTools()
 	default:
 		defs = f.progressiveTools()
 	}

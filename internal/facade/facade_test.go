@@ -139,7 +139,7 @@ func TestProgressiveToolList(t *testing.T) {
 // TestSnapshots pins every schema and description the runtime itself
 // defines, per mode. Run with -update after an intended change.
 func TestSnapshots(t *testing.T) {
-	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat} {
+	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat, facade.Text} {
 		t.Run(string(mode), func(t *testing.T) {
 			h := newHarness(t, setup{mode: mode})
 			h.gh.SetSkills(catalog.Skill{Name: "triage", Description: "Label new issues", Args: "repo (required)"})
@@ -456,5 +456,32 @@ func TestTokenConfirmation(t *testing.T) {
 	}
 	if _, e = h.call("agent_tools_gh_call", retry); e["code"] != "CONFIRMATION_REQUIRED" || len(h.gh.Calls()) != 1 {
 		t.Fatalf("a token must work once: %v", e)
+	}
+}
+
+func TestTextMode(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Text})
+	if got := strings.Join(h.names(), ","); got != "agent_tools_exec" {
+		t.Fatalf("tools = %s", got)
+	}
+	exec := func(line string) (string, map[string]any) { return h.call("agent_tools_exec", map[string]any{"command": line}) }
+	if text, e := exec("help"); e != nil || !strings.Contains(text, `"prefix":"gh"`) {
+		t.Fatalf("help = %s", text)
+	}
+	if text, e := exec("gh discover repository stars"); e != nil || !strings.Contains(text, `"name":"get_repo"`) {
+		t.Fatalf("discover = %s", text)
+	}
+	if text, e := exec("gh call get_repo owner=withastro repo='astro'"); e != nil || text != `get_repo {"owner":"withastro","repo":"astro"}` {
+		t.Fatalf("call = %s", text)
+	}
+	text, e := exec("gh call delete_repo owner=a repo=b")
+	if e["code"] != "CONFIRMATION_REQUIRED" || !strings.Contains(text, `"command":"gh call delete_repo owner=a repo=b --confirm"`) {
+		t.Fatalf("confirmation = %s", text)
+	}
+	if _, e := exec("gh call delete_repo owner=a repo=b --confirm"); e != nil {
+		t.Fatalf("confirmed: %v", e)
+	}
+	if _, e := exec("gh frobnicate"); e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("bad verb: %v", e)
 	}
 }

@@ -26,8 +26,8 @@ type hit struct {
 // toolHit describes a tool; in progressive mode its name is the provider's own
 // tool name (what _call takes), elsewhere the canonical name.
 func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
-	name := t.Name
-	if mode != Progressive {
+	name := t.Name // what a provider-scoped call (progressive, text) takes
+	if mode == Search || mode == Flat {
 		name = t.Canonical
 	}
 	ro := t.ReadOnly
@@ -57,7 +57,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 				continue
 			}
 			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related}
-			if f.opts.Mode != Progressive {
+			if f.opts.Mode == Search {
 				sk.Name = s.Provider + ":" + s.Name
 			}
 			results = append(results, sk)

@@ -274,7 +274,7 @@ func (ix *Index) collect(sc *scratch, q int, qw map[string]float64, useProv bool
 	}
 	keep := depth
 	if qw != nil {
-		keep = max(4*depth, 200)
+		keep = depth + depth/2
 	}
 	h := &topHeap{ix: ix}
 	for _, s := range sc.touched {
@@ -544,7 +544,7 @@ func (ix *Index) decompound(base []string) []expansion {
 			}
 		}
 		prev = surface
-		if len(surface) < 5 || !isASCIIAlpha(surface) {
+		if len(surface) < 5 || len(surface) > 24 || !isASCIIAlpha(surface) {
 			continue
 		}
 		if ti := ix.terms[t]; ti != nil && ti.df > 0 {

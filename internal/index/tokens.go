@@ -20,6 +20,8 @@ import (
 //   - everything is lower-cased (Unicode-aware);
 //   - English stopwords and single Latin letters are dropped;
 //   - words are stemmed with the Snowball (Porter2) English stemmer;
+//   - letter/digit runs longer than 64 characters (base64, hashes) are
+//     dropped;
 //   - runs of CJK characters become overlapping character bigrams (a lone
 //     character stays a unigram), since those scripts have no spaces.
 //
@@ -28,16 +30,21 @@ func Tokens(s string) []string {
 	return analyze(s, true, nil)
 }
 
+// maxWordRunes is the longest letter/digit run treated as a word.
+const maxWordRunes = 64
+
 // rawWords splits s into lower-cased sub-words (identifier parts) without
 // stopword removal or stemming. emit is called for each sub-word; cjk
 // reports whether the word is a CJK n-gram (never stemmed or stopped).
 func rawWords(s string, emit func(w string, cjk bool)) {
 	var word []rune
 	flush := func() {
-		if len(word) > 0 {
+		// Runs longer than maxWordRunes are data (base64, hashes), not
+		// words: dropped.
+		if len(word) > 0 && len(word) <= maxWordRunes {
 			splitIdent(word, emit)
-			word = word[:0]
 		}
+		word = word[:0]
 	}
 	var cjkRun []rune
 	flushCJK := func() {

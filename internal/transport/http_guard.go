@@ -1,0 +1,162 @@
+package transport
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// Browser-facing defences (DNS rebinding, cross-origin requests).
+//
+// Host: a loopback name is always accepted, so is one listed in
+// AllowedHosts ("*" = any). Otherwise the request is refused when it
+// reached us on a loopback address (a rebinding attack points a foreign name
+// at 127.0.0.1) or when AllowedHosts is set; a server bound to a public
+// address with no AllowedHosts accepts any Host (auth is mandatory there).
+//
+// Origin: absent (non-browser clients) is accepted; otherwise it must be a
+// loopback origin or listed in AllowedOrigins ("*" = any). Accepted browser
+// origins get CORS headers, and their preflight requests are answered.
+
+type hostPolicy struct {
+	any      bool
+	allowed  map[string]bool // lower-case host or host:port
+	loopBind bool
+}
+
+func newHostPolicy(allowed []string, addr string) hostPolicy {
+	p := hostPolicy{allowed: map[string]bool{}, loopBind: IsLoopbackAddr(addr)}
+	for _, h := range allowed {
+		if h == "*" {
+			p.any = true
+		}
+		p.allowed[strings.ToLower(h)] = true
+	}
+	return p
+}
+
+func (p hostPolicy) check(r *http.Request) error {
+	host := strings.ToLower(r.Host)
+	if host == "" {
+		return fmt.Errorf("missing Host header")
+	}
+	if isLoopbackHost(hostOnly(host)) || p.any || p.allowed[host] || p.allowed[hostOnly(host)] {
+		return nil
+	}
+	viaLoopback := false
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && la != nil {
+		viaLoopback = IsLoopbackAddr(la.String())
+	}
+	if viaLoopback || p.loopBind || len(p.allowed) > 0 {
+		return fmt.Errorf("Host %q is not allowed (DNS-rebinding defence); list it in server.http.allowedHosts", clipHeader(r.Host))
+	}
+	return nil
+}
+
+type originPolicy struct {
+	any     bool
+	allowed map[string]bool // normalised scheme://host[:port]
+}
+
+func newOriginPolicy(allowed []string) (originPolicy, error) {
+	p := originPolicy{allowed: map[string]bool{}}
+	for _, o := range allowed {
+		if o == "*" {
+			p.any = true
+			continue
+		}
+		n, ok := normaliseOrigin(o)
+		if !ok {
+			return p, fmt.Errorf("transport: invalid allowed origin %q: want scheme://host[:port]", o)
+		}
+		p.allowed[n] = true
+	}
+	return p, nil
+}
+
+// normaliseOrigin lower-cases scheme and host and drops a default port.
+func normaliseOrigin(o string) (string, bool) {
+	u, err := url.Parse(strings.TrimSuffix(o, "/"))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" || u.User != nil {
+		return "", false
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+		port = ""
+	}
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + host, true
+}
+
+// check returns whether a present Origin is acceptable.
+func (p originPolicy) check(origin string) error {
+	if p.any {
+		return nil
+	}
+	n, ok := normaliseOrigin(origin)
+	if ok {
+		u, _ := url.Parse(n)
+		if isLoopbackHost(u.Hostname()) || p.allowed[n] {
+			return nil
+		}
+	}
+	return fmt.Errorf("Origin %q is not allowed; list it in server.http.allowedOrigins", clipHeader(origin))
+}
+
+// guard applies the Host and Origin checks, CORS headers and preflights.
+func (h *HTTP) guard(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h.hosts.check(r); err != nil {
+			infoOf(r).reason = "host"
+			httpError(w, http.StatusForbidden, "Forbidden: "+err.Error())
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if origin == "" {
+			next(w, r)
+			return
+		}
+		if err := h.origins.check(origin); err != nil {
+			infoOf(r).reason = "origin"
+			httpError(w, http.StatusForbidden, "Forbidden: "+err.Error())
+			return
+		}
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Add("Vary", "Origin")
+		hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After")
+		if r.Method == http.MethodOptions {
+			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			hd.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// clipHeader makes a header value safe to echo in an error: printable ASCII,
+// at most 100 characters.
+func clipHeader(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s) && b.Len() < 100; i++ {
+		if c := s[i]; c >= 0x20 && c < 0x7f {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('?')
+		}
+	}
+	if len(s) > 100 {
+		b.WriteString("…")
+	}
+	return b.String()
+}
