@@ -36,11 +36,12 @@ type harness struct {
 }
 
 type setup struct {
-	mode    facade.Mode
-	rules   policy.Rules
-	guard   *policy.LoopGuard
-	client  *mcp.ClientOptions
-	version string
+	progressEvery time.Duration
+	mode          facade.Mode
+	rules         policy.Rules
+	guard         *policy.LoopGuard
+	client        *mcp.ClientOptions
+	version       string
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -64,7 +65,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		s.guard = policy.NewLoopGuard()
 	}
 	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: s.rules, Guard: s.guard, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second, MaxResultChars: 1000}})
-	fac := facade.New(reg, run, facade.Options{Mode: s.mode, Rules: s.rules, Version: "test"})
+	fac := facade.New(reg, run, facade.Options{Mode: s.mode, Rules: s.rules, Version: "test", ProgressEvery: s.progressEvery})
 	reg.OnChange(fac.Sync)
 	reg.Refresh(context.Background())
 	fac.Sync()
@@ -464,7 +465,9 @@ func TestTextMode(t *testing.T) {
 	if got := strings.Join(h.names(), ","); got != "agent_tools_exec" {
 		t.Fatalf("tools = %s", got)
 	}
-	exec := func(line string) (string, map[string]any) { return h.call("agent_tools_exec", map[string]any{"command": line}) }
+	exec := func(line string) (string, map[string]any) {
+		return h.call("agent_tools_exec", map[string]any{"command": line})
+	}
 	if text, e := exec("help"); e != nil || !strings.Contains(text, `"prefix":"gh"`) {
 		t.Fatalf("help = %s", text)
 	}
@@ -483,5 +486,44 @@ func TestTextMode(t *testing.T) {
 	}
 	if _, e := exec("gh frobnicate"); e["code"] != "INVALID_ARGUMENTS" {
 		t.Fatalf("bad verb: %v", e)
+	}
+}
+
+func TestProgressHeartbeatWhileRunning(t *testing.T) {
+	progress := make(chan *mcp.ProgressNotificationParams, 8)
+	h := newHarness(t, setup{progressEvery: 5 * time.Millisecond, client: &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- req.Params:
+			default:
+			}
+		},
+	}})
+	release := make(chan struct{})
+	h.gh.Func = func(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
+		<-release // held until the client saw a heartbeat
+		return &provider.Result{Text: "done"}, nil
+	}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "agent_tools_gh_call", Arguments: map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}}
+		params.SetProgressToken("tok-1")
+		res, err := h.cs.CallTool(context.Background(), params)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	select {
+	case p := <-progress:
+		if p.ProgressToken != "tok-1" || !strings.Contains(p.Message, "get_repo still running") {
+			t.Errorf("progress = %+v", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no progress notification while the call ran")
+	}
+	close(release)
+	if res := <-done; res == nil || res.IsError {
+		t.Fatalf("result = %+v", res)
 	}
 }

@@ -1,0 +1,201 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+)
+
+type project struct {
+	dir string
+}
+
+func newProject(t *testing.T) *project {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".agents", "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &project{dir: dir}
+}
+
+func (p *project) script(t *testing.T, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, ".agents", "tools", name), []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (p *project) file(t *testing.T, name, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(p.dir, name), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connect builds the runtime for the project and connects an MCP client to it.
+func (p *project) connect(t *testing.T, mode string, opts *mcp.ClientOptions) (*app.App, *mcp.ClientSession) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	a, err := app.New(ctx, app.Options{ProjectDir: p.dir, Mode: mode, AuditDefault: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := a.Facade.Server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return a, cs
+}
+
+func toolNames(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	return strings.Join(names, ",")
+}
+
+func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+
+func TestHotReloadWithoutRestart(t *testing.T) {
+	p := newProject(t)
+	p.script(t, "one", "#!/bin/sh\n# @description First tool.\n# @readonly\necho one\n")
+	changed := make(chan struct{}, 8)
+	_, cs := p.connect(t, "flat", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	if got := toolNames(t, cs); got != "one,runtime_status" {
+		t.Fatalf("tools = %s", got)
+	}
+	p.script(t, "two", "#!/bin/sh\n# @description Second tool.\n# @readonly\necho two\n")
+	if got := toolNames(t, cs); got != "one,runtime_status,two" {
+		t.Fatalf("a script saved while serving is not listed: %s", got)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed after a new script")
+	}
+	// Edit, save, call: the new body runs at once.
+	p.script(t, "one", "#!/bin/sh\n# @description First tool, edited.\n# @readonly\necho edited\n")
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one"})
+	if err != nil || text(res) != "edited\n" {
+		t.Fatalf("edited script = %v %v", res, err)
+	}
+}
+
+func TestTimeoutAndCancelKillTheScript(t *testing.T) {
+	p := newProject(t)
+	p.script(t, "slow", "#!/bin/sh\n# @description Sleeps.\n# @readonly\n# @timeout 200ms\necho $$ > \"$AGENT_TOOLS_WORKDIR/pid\"\nexec sleep 1000\n")
+	p.script(t, "hang", "#!/bin/sh\n# @description Hangs until cancelled.\n# @readonly\necho $$ > \"$AGENT_TOOLS_WORKDIR/pid2\"\nexec sleep 1000\n")
+	_, cs := p.connect(t, "", nil)
+
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "slow"}})
+	if err != nil || !res.IsError || !strings.Contains(text(res), `"code":"TIMEOUT"`) {
+		t.Fatalf("timeout = %v %v", res, err)
+	}
+	assertGone(t, p.dir+"/pid")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "hang"}})
+		errc <- err
+	}()
+	pid := waitPID(t, p.dir+"/pid2")
+	cancel() // the client sends notifications/cancelled
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("client error = %v", err)
+	}
+	assertGoneEventually(t, pid)
+}
+
+func waitPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			return pid
+		}
+		time.Sleep(5 * time.Millisecond) // polling a file the child writes: no signal exists
+	}
+	t.Fatalf("%s never written", path)
+	return 0
+}
+
+func assertGone(t *testing.T, pidFile string) {
+	t.Helper()
+	assertGoneEventually(t, waitPID(t, pidFile))
+}
+
+// assertGoneEventually waits (bounded) until pid no longer exists.
+func assertGoneEventually(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("process %d still alive", pid)
+}
+
+func TestConfigAndAudit(t *testing.T) {
+	p := newProject(t)
+	p.script(t, "write", "#!/bin/sh\n# @description Writes.\necho wrote\n")
+	p.file(t, "agent-tools.yaml", "mode: search\nlocal:\n  requireConfirm: false\naudit:\n  path: audit.jsonl\npolicy:\n  deny: [\"runtime_*\"]\n")
+	a, cs := p.connect(t, "", nil)
+	if a.Mode != "search" {
+		t.Fatalf("mode = %s", a.Mode)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "write"}})
+	if err != nil || res.IsError || text(res) != "wrote\n" {
+		t.Fatalf("requireConfirm: false must let it run: %v %v", res, err)
+	}
+	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "runtime_status"}})
+	if !res.IsError || !strings.Contains(text(res), "DENIED") {
+		t.Fatalf("deny rule ignored: %s", text(res))
+	}
+	b, err := os.ReadFile(filepath.Join(p.dir, "audit.jsonl"))
+	if err != nil || strings.Count(string(b), "\n") != 2 || !strings.Contains(string(b), `"tool":"write"`) {
+		t.Fatalf("audit = %s %v", b, err)
+	}
+}
+
+func TestBadConfigIsAConfigError(t *testing.T) {
+	p := newProject(t)
+	p.file(t, "agent-tools.yaml", "mode: sideways\n")
+	_, err := app.New(context.Background(), app.Options{ProjectDir: p.dir})
+	var ce *app.ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "agent-tools.yaml:1:7") {
+		t.Fatalf("err = %v", err)
+	}
+}
