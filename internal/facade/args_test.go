@@ -11,22 +11,25 @@ func TestCallRequestParsing(t *testing.T) {
 		tool      string
 		confirm   bool
 		malformed bool
+		tokens    bool
 	}{
-		{`{"toolName":"x","arguments":{"a":1},"confirm":true}`, "x", true, false},
-		{`{"toolName":"  x  "}`, "x", false, false},
-		{``, "", false, false},
-		{`null`, "", false, false},
-		{`{"toolName":1}`, "", false, true},
-		{`{"toolName":"x","confirm":"ct_token"}`, "x", false, false},
-		{`{"toolName":"x","confirm":3}`, "", false, true},
-		{`{"toolName":"x","arguments":"{}"}`, "x", false, true},
-		{`{"toolName":"x","arguments":[1]}`, "x", false, true},
-		{`{"toolName":"x","extra":1}`, "", false, true},
-		{`[1,2]`, "", false, true},
-		{`{"toolName":"x","arguments":null}`, "x", false, false},
+		{`{"toolName":"x","arguments":{"a":1},"confirm":true}`, "x", true, false, false},
+		{`{"toolName":"  x  "}`, "x", false, false, false},
+		{``, "", false, false, false},
+		{`null`, "", false, false, false},
+		{`{"toolName":1}`, "", false, true, false},
+		{`{"toolName":"x","confirm":"ct_token"}`, "x", false, false, true},
+		{`{"toolName":"x","confirm":"yes"}`, "", false, true, false},
+		{`{"toolName":"x","confirm":true}`, "x", true, false, true},
+		{`{"toolName":"x","confirm":3}`, "", false, true, false},
+		{`{"toolName":"x","arguments":"{}"}`, "x", false, true, false},
+		{`{"toolName":"x","arguments":[1]}`, "x", false, true, false},
+		{`{"toolName":"x","extra":1}`, "", false, true, false},
+		{`[1,2]`, "", false, true, false},
+		{`{"toolName":"x","arguments":null}`, "x", false, false, false},
 	}
 	for _, tc := range tests {
-		req := callRequest(json.RawMessage(tc.raw), "via", "toolName")
+		req := callRequest(json.RawMessage(tc.raw), "via", "toolName", tc.tokens)
 		if (req.Malformed != nil) != tc.malformed {
 			t.Errorf("%s: malformed = %v", tc.raw, req.Malformed)
 			continue
@@ -45,7 +48,7 @@ func FuzzCallRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		req := callRequest(raw, "via", "toolName")
+		req := callRequest(raw, "via", "toolName", false)
 		if req.Malformed != nil {
 			if req.Malformed.Code == "" || req.Malformed.Hint == "" {
 				t.Fatalf("error without code or hint: %+v", req.Malformed)

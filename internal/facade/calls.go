@@ -49,7 +49,7 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, name, "toolName")
+			preq := callRequest(req.Params.Arguments, name, "toolName", f.tokenMode())
 			preq.Provider = id
 			preq.Shape = progressiveShape{via: name}
 			return f.call(ctx, req, preq), nil
@@ -76,7 +76,7 @@ func boolPtr(b bool) *bool { return &b }
 // callRequest parses {<nameKey>, arguments, confirm} into a pipeline request.
 // Parse failures become the request's Malformed error so they are still
 // audited and loop-guarded.
-func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
+func callRequest(raw json.RawMessage, via, nameKey string, tokens bool) *pipeline.Request {
 	req := &pipeline.Request{Via: via}
 	m, e := decodeArgs(raw, via, nameKey, "arguments", "confirm")
 	var confirm any
@@ -84,7 +84,7 @@ func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
 		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
 	}
 	if e == nil {
-		e = setConfirm(req, confirm, via)
+		e = setConfirm(req, confirm, via, tokens)
 	}
 	if e != nil {
 		req.Malformed = e
@@ -104,19 +104,28 @@ func callRequest(raw json.RawMessage, via, nameKey string) *pipeline.Request {
 
 // setConfirm accepts `confirm` as a boolean or as the one-time token of a
 // CONFIRMATION_REQUIRED error (token mode).
-func setConfirm(req *pipeline.Request, v any, via string) *toolerr.Error {
+func setConfirm(req *pipeline.Request, v any, via string, tokens bool) *toolerr.Error {
 	switch c := v.(type) {
 	case nil:
+		return nil
 	case bool:
 		req.Confirm = c
+		return nil
 	case string:
-		req.ConfirmToken = c
-	default:
-		return toolerr.New(toolerr.InvalidArguments, "Pass confirm: true, or the confirm token a CONFIRMATION_REQUIRED error gave you.",
-			"%s: confirm must be a boolean or a confirm token", via)
+		if tokens {
+			req.ConfirmToken = c
+			return nil
+		}
 	}
-	return nil
+	if tokens {
+		return toolerr.New(toolerr.InvalidArguments, "Pass the confirm token a CONFIRMATION_REQUIRED error gave you.",
+			"%s: confirm must be a confirm token", via)
+	}
+	return toolerr.New(toolerr.InvalidArguments, "Pass confirm: true (a JSON boolean) to confirm.",
+		"%s: confirm must be true or false", via)
 }
+
+func (f *Facade) tokenMode() bool { return f.opts.Rules.Confirm == policy.ConfirmToken }
 
 func isObject(raw json.RawMessage) bool {
 	for _, c := range raw {
@@ -216,7 +225,7 @@ func (f *Facade) searchCallDef() toolDef {
 			Annotations: &mcp.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, callTool, "tool")
+			preq := callRequest(req.Params.Arguments, callTool, "tool", f.tokenMode())
 			preq.Shape = searchShape{}
 			return f.call(ctx, req, preq), nil
 		},
@@ -228,7 +237,7 @@ func (f *Facade) flatTools() []toolDef {
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
 			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
-			schema, injected := flatSchema(t.InputSchema, needs, f.confirmProp())
+			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {
 				desc += " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
@@ -243,8 +252,8 @@ func (f *Facade) flatTools() []toolDef {
 				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any
-					preq.Args, confirm = splitConfirm(req.Params.Arguments, injected)
-					if e := setConfirm(preq, confirm, canonical); e != nil {
+					preq.Args, confirm = splitConfirm(req.Params.Arguments, !owned)
+					if e := setConfirm(preq, confirm, canonical, f.tokenMode()); e != nil {
 						preq.Malformed = e
 					}
 					return f.call(ctx, req, preq), nil
@@ -256,21 +265,21 @@ func (f *Facade) flatTools() []toolDef {
 }
 
 // flatSchema adds the confirmation property to a mutating tool's schema,
-// unless the tool already has a parameter of that name (never shadow it).
-func flatSchema(raw json.RawMessage, needsConfirm bool, confirm map[string]any) (any, bool) {
+// unless the tool already has a parameter of that name (owned: never shadow it).
+func flatSchema(raw json.RawMessage, needsConfirm bool, confirm map[string]any) (schema any, injected, owned bool) {
 	var s map[string]any
 	if json.Unmarshal(raw, &s) != nil || s == nil {
 		s = map[string]any{"type": "object"}
 	}
-	if !needsConfirm {
-		return s, false
-	}
 	props, _ := s["properties"].(map[string]any)
+	if _, taken := props[ConfirmArg]; taken {
+		return s, false, true
+	}
+	if !needsConfirm {
+		return s, false, false
+	}
 	if props == nil {
 		props = map[string]any{}
-	}
-	if _, taken := props[ConfirmArg]; taken {
-		return s, false
 	}
 	withConfirm := make(map[string]any, len(s)+1)
 	for k, v := range s {
@@ -282,13 +291,13 @@ func flatSchema(raw json.RawMessage, needsConfirm bool, confirm map[string]any) 
 	}
 	p2[ConfirmArg] = confirm
 	withConfirm["properties"] = p2
-	return withConfirm, true
+	return withConfirm, true, false
 }
 
-// splitConfirm removes the injected confirmation property from a flat call
-// and returns its value (a boolean or a token; anything else never confirms).
-func splitConfirm(raw json.RawMessage, injected bool) (json.RawMessage, any) {
-	if !injected || !isObject(raw) {
+// splitConfirm removes the confirmation property from a flat call (when the
+// tool does not own a parameter of that name) and returns its value.
+func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
+	if !strip || !isObject(raw) {
 		return raw, nil
 	}
 	var m map[string]json.RawMessage
@@ -301,11 +310,8 @@ func splitConfirm(raw json.RawMessage, injected bool) (json.RawMessage, any) {
 	}
 	delete(m, ConfirmArg)
 	var confirm any
-	_ = json.Unmarshal(c, &confirm)
-	if _, ok := confirm.(bool); !ok {
-		if _, ok := confirm.(string); !ok {
-			confirm = nil
-		}
+	if json.Unmarshal(c, &confirm) != nil || confirm == nil {
+		confirm = struct{}{} // rejected by setConfirm: never silently "not confirmed"
 	}
 	out, _ := json.Marshal(m)
 	return out, confirm

@@ -59,6 +59,8 @@ type Options struct {
 	Name    string       // server implementation name
 	Version string
 	Logger  *slog.Logger
+	// Prompts, when set, are served as MCP prompts (re-read on prompts/list).
+	Prompts PromptSource
 	// ProgressEvery is the heartbeat interval for calls that carry a progress
 	// token (default 5s).
 	ProgressEvery time.Duration
@@ -72,8 +74,10 @@ type Facade struct {
 	server *mcp.Server
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	current map[string]string // MCP tool name → fingerprint of its definition
+	mu            sync.Mutex
+	current       map[string]string // MCP tool name → fingerprint of its definition
+	prompts       map[string]bool   // published prompt names
+	promptsSynced bool
 }
 
 // ConfirmArg is the property flat mode adds to a mutating tool's schema so
@@ -95,13 +99,17 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	if o.Name == "" {
 		o.Name = "agent-tools"
 	}
-	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}}
+	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if o.Prompts != nil {
+		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(o.Mode),
-		Logger:       o.Logger,
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		Capabilities: caps,
 	})
 	f.server.AddReceivingMiddleware(f.refreshOnList)
+	f.syncPrompts()
 	return f
 }
 
@@ -124,16 +132,55 @@ func instructions(m Mode) string {
 }
 
 // refreshOnList re-reads dynamic providers before tools/list and tools/call so
-// that a script saved a moment ago is listed and callable without a restart.
+// that a script saved a moment ago is listed and callable without a restart,
+// and answers calls of tools that do not exist with UNKNOWN_TOOL (a tool
+// result that teaches) rather than a bare protocol error.
 func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if method == "tools/list" {
+		switch method {
+		case "prompts/list", "prompts/get":
+			f.syncPrompts()
+		case "tools/list":
 			if f.cat.Refresh(ctx) {
 				f.Sync()
+			}
+		case "tools/call":
+			if f.cat.Refresh(ctx) {
+				f.Sync()
+			}
+			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {
+				return f.unknownMCPTool(ctx, call), nil
 			}
 		}
 		return next(ctx, method, req)
 	}
+}
+
+func (f *Facade) published(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.current[name]
+	return ok
+}
+
+// unknownMCPTool answers a call of a tool this server does not list. It goes
+// through the pipeline so it is audited and loop-guarded like any call.
+func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) *mcp.CallToolResult {
+	name := call.Params.Name
+	f.mu.Lock()
+	names := make([]string, 0, len(f.current))
+	for n := range f.current {
+		names = append(names, n)
+	}
+	f.mu.Unlock()
+	hint := "Call one of the tools this server lists (tools/list)."
+	if f.opts.Mode == Progressive {
+		hint = "Tools of a provider are called through agent_tools_<provider>_call({toolName, arguments}); agent_tools_help lists the providers."
+	}
+	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments,
+		Malformed: toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
+			With("did_you_mean", pipeline.Suggest(name, names, 3))}
+	return f.call(ctx, call, req)
 }
 
 // Sync publishes the tool set the current catalog calls for, adding, replacing

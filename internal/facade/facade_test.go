@@ -213,6 +213,9 @@ func TestDiscover(t *testing.T) {
 	if e == nil || e["code"] != "INVALID_ARGUMENTS" {
 		t.Fatalf("misspelt key not rejected: %v", e)
 	}
+	if _, e = h.call("agent_tools_gh_discover", map[string]any{"limit": 0}); e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("limit 0 must not fall back to the default: %v", e)
+	}
 	_, e = h.call("agent_tools_gh_discover", map[string]any{"cursor": "99"})
 	if e == nil || e["code"] != "INVALID_ARGUMENTS" {
 		t.Fatalf("bad cursor not rejected: %v", e)
@@ -342,6 +345,19 @@ func TestFlatMode(t *testing.T) {
 	_, e := h.call("gh_delete_repo", args)
 	if e["code"] != "CONFIRMATION_REQUIRED" {
 		t.Fatalf("flat mutation without confirmation: %v", e)
+	}
+	args[facade.ConfirmArg] = "yes"
+	if _, e := h.call("gh_delete_repo", args); e["code"] != "INVALID_ARGUMENTS" {
+		t.Fatalf("a non-boolean confirmation must be rejected: %v", e)
+	}
+	if text, e := h.call("gh_get_repo", map[string]any{"owner": "a", "repo": "b", facade.ConfirmArg: true}); e != nil || text != `get_repo {"owner":"a","repo":"b"}` {
+		t.Fatalf("confirming a read-only tool is harmless: %s", text)
+	}
+	if _, e := h.call("gh_nope", map[string]any{}); e["code"] != "UNKNOWN_TOOL" {
+		t.Fatalf("unknown flat tool: %v", e)
+	}
+	if text, _ := h.call("gh_get_rpo", map[string]any{}); !strings.Contains(text, `"did_you_mean":["gh_get_repo"]`) {
+		t.Fatalf("no suggestion: %s", text)
 	}
 	args[facade.ConfirmArg] = true
 	text, e := h.call("gh_delete_repo", args)

@@ -142,7 +142,7 @@ func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverAr
 			return a, nil, fe
 		}
 	}
-	if a.Limit < 0 || a.Limit > maxPageSize {
+	if raw, given := m["limit"]; (given && string(raw) != "null" && a.Limit < 1) || a.Limit > maxPageSize {
 		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxPageSize),
 			"%s: limit %d is out of range", via, a.Limit)
 	}

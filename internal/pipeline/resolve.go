@@ -117,12 +117,12 @@ func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 		hint = "Use a name from did_you_mean, or call agent_tools_" + req.Provider + "_discover to list this provider's tools."
 	}
 	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", req.Tool).
-		With("did_you_mean", suggest(req.Tool, candidates, 3))
+		With("did_you_mean", Suggest(req.Tool, candidates, 3))
 }
 
-// suggest returns up to n candidates close to name: by edit distance on the
+// Suggest returns up to n candidates close to name: by edit distance on the
 // lowercased names, or by containment, nearest first.
-func suggest(name string, candidates []string, n int) []string {
+func Suggest(name string, candidates []string, n int) []string {
 	type scored struct {
 		s string
 		d int
