@@ -30,11 +30,8 @@ func objectSchema(props map[string]any, required []string) map[string]any {
 func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 	id := p.Info.ID
 	name := metaName(id, "call")
-	desc := fmt.Sprintf("Call one tool of provider %q (%s): {toolName, arguments, confirm?}. Find tool names and their arguments with %s.",
-		id, firstLine(p.Info.Description, descLen), metaName(id, "discover"))
-	if p.Info.RequireConfirm {
-		desc += " Tools that change state need confirm: true, set only when the user wants that change."
-	}
+	desc := fmt.Sprintf("Call a tool of provider %q by name: {toolName, arguments, confirm?}. Names and arguments come from %s.",
+		id, metaName(id, "discover"))
 	if names := f.toolNames(id); names != "" {
 		desc += " Tools: " + names + "."
 	}
@@ -42,8 +39,8 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 		tool: &mcp.Tool{
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
-				"toolName":  prop("string", "The tool's name, exactly as discover returned it."),
-				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
+				"toolName":  prop("string", "The tool's name, as discover returns it."),
+				"arguments": prop("object", "The tool's own arguments."),
 				"confirm":   f.confirmProp(),
 			}, []string{"toolName"}),
 			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},

@@ -100,8 +100,8 @@ func (f *Facade) help() map[string]any {
 func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 	id := p.Info.ID
 	name := metaName(id, "discover")
-	desc := fmt.Sprintf("Find tools of provider %q (%s). With `query` (plain words for what you need) it returns the best-matching tools and skills with their arguments; without it, it lists every tool, %d per page (pass `cursor` for the next page). Then call %s.",
-		id, firstLine(p.Info.Description, descLen), listPageSize, metaName(id, "call"))
+	desc := fmt.Sprintf("Find tools of provider %q: %s. With `query` (plain words) it returns the best-matching tools and skills with their arguments; without, it lists all tools (`cursor` pages). Then call %s.",
+		id, strings.TrimSuffix(firstLine(p.Info.Description, descLen), "."), metaName(id, "call"))
 	if hint := strings.TrimSpace(p.Info.DiscoverHint); hint != "" {
 		desc += " " + hint
 	}
@@ -110,10 +110,10 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 		tool: &mcp.Tool{
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
-				"query":   prop("string", "What you want to do, in plain words. Omit to list all tools."),
-				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize, "description": "How many results to return."},
-				"cursor":  prop("string", "The next_cursor of a previous listing, to get the next page."),
-				"schemas": prop("boolean", "Include every result's full input schema (by default only the top hits carry it)."),
+				"query":   prop("string", "What you want to do. Omit to list all tools."),
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize},
+				"cursor":  prop("string", "next_cursor of the previous page."),
+				"schemas": prop("boolean", "Full input schema for every result, not only the top hits."),
 			}, nil),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find " + id + " tools"},
 		},
