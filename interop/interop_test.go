@@ -668,7 +668,7 @@ func TestTSSDKFlatMode(t *testing.T) {
 	obs := runTS(t, "flat", project, "--mode=flat")
 
 	// Local scripts and built-ins keep their bare names in flat mode (SPEC §10).
-	assertToolSet(t, obs.toolNames(), "greet", "touch", "fail", "runtime_status")
+	assertToolSet(t, obs.toolNames(), "greet", "touch", "fail", "runtime_status", "execute_javascript")
 	if g := obs.tool(t, "greet"); !slices.Equal(g.Required, []string{"name"}) || slices.Contains(g.Properties, "agent_tools_confirm") {
 		t.Errorf("flat greet schema: required %v, properties %v; want required [name], no agent_tools_confirm (read-only)", g.Required, g.Properties)
 	}
@@ -810,7 +810,7 @@ func TestInspectorCLI(t *testing.T) {
 
 	t.Run("flat mode tools/list and tools/call", func(t *testing.T) {
 		out := inspector(t, project, []string{"--mode=flat"}, "--method", "tools/list")
-		assertToolSet(t, inspectorToolNames(t, out), "greet", "touch", "fail", "runtime_status")
+		assertToolSet(t, inspectorToolNames(t, out), "greet", "touch", "fail", "runtime_status", "execute_javascript")
 
 		out = inspector(t, project, []string{"--mode=flat"}, "--method", "tools/call",
 			"--tool-name", "greet", "--tool-arg", "name=flat inspector")

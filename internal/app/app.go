@@ -41,9 +41,18 @@ type Options struct {
 	Logger *slog.Logger
 	// AuditDefault is where the audit log goes when the config says "" (stderr by default).
 	AuditDefault io.Writer
+	// Middleware runs in every call's pipeline between Audit and LoopGuard
+	// (metrics, shutdown drain).
+	Middleware []pipeline.Middleware
+	// Providers are in-process providers registered after the built-ins and
+	// the local scripts (embedding, benchmarks). The caller owns them: the
+	// app never starts or closes them.
+	Providers []provider.Provider
 }
 
-// App is a loaded runtime.
+// App is a loaded runtime. Config, Registry and Call are those built at
+// start; after a config reload (see Watch) Current has the live ones, while
+// Facade stays the same and follows them.
 type App struct {
 	Config   *config.Config
 	Registry *registry.Registry
@@ -51,6 +60,10 @@ type App struct {
 	Facade   *facade.Facade
 	Mode     facade.Mode
 
+	opts    Options
+	ctx     context.Context // New's, for providers started by a reload
+	live    liveState
+	reload  reloadState
 	log     *slog.Logger
 	closers []io.Closer
 	// loadErrors are providers that could not be built (doctor lists them).
@@ -114,7 +127,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		return nil, &ConfigError{fmt.Errorf("policy: %w", err)}
 	}
 
-	a := &App{Config: cfg, Mode: mode, log: o.Logger, Registry: registry.New(o.Logger)}
+	a := &App{Config: cfg, Mode: mode, log: o.Logger, Registry: registry.New(o.Logger), opts: o, ctx: ctx}
 	projectDir := cfg.Dir
 	a.add(builtin.New(builtin.Options{Status: a.status}))
 	if cfg.Local.Enabled {
@@ -135,6 +148,12 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 		a.add(p)
 	}
+	for _, p := range o.Providers {
+		if err := a.Registry.Add(p); err != nil {
+			o.Logger.Error("provider skipped", "provider", p.Info().ID, "err", err)
+			a.loadErrors = append(a.loadErrors, provider.Diagnostic{Provider: p.Info().ID, Status: "failed", Reason: err.Error()})
+		}
+	}
 
 	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)
 	if err != nil {
@@ -147,10 +166,13 @@ func New(ctx context.Context, o Options) (*App, error) {
 	guard := policy.NewLoopGuard()
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	a.Call = pipeline.New(pipeline.Options{
-		Catalog: a.Registry, Rules: rules, Guard: guard, AuditTo: audit,
+		Catalog: a.Registry, Rules: rules, Guard: guard, AuditTo: audit, Extra: o.Middleware,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
-	a.Facade = facade.New(a.Registry, a.Call, facade.Options{Mode: mode, Rules: rules, Version: Version(), Logger: o.Logger})
+	a.live.init(a)
+	// The facade reads the live catalog and call path, so that a config
+	// reload swaps them under connected sessions (watch.go).
+	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{Mode: mode, Rules: rules, Version: Version(), Logger: o.Logger})
 	a.Registry.OnChange(a.Facade.Sync)
 	for _, p := range a.startable() {
 		if err := p.Start(ctx); err != nil {
@@ -201,14 +223,20 @@ func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 
 // Diagnostics are doctor's lines: providers that failed to build, then the registry's.
 func (a *App) Diagnostics() []provider.Diagnostic {
-	return append(append([]provider.Diagnostic(nil), a.loadErrors...), a.Registry.Diagnostics()...)
+	g := a.current()
+	return append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
 }
 
-// Close releases providers and the audit log.
+// Close stops the watcher and releases providers and the audit log.
 func (a *App) Close() error {
+	a.stopWatch()
+	return a.live.close()
+}
+
+func closeAll(closers []io.Closer) error {
 	var errs []error
-	for i := len(a.closers) - 1; i >= 0; i-- {
-		errs = append(errs, a.closers[i].Close())
+	for i := len(closers) - 1; i >= 0; i-- {
+		errs = append(errs, closers[i].Close())
 	}
 	return errors.Join(errs...)
 }
@@ -224,7 +252,8 @@ func (a *App) status(context.Context) any {
 		Error   string `json:"error,omitempty"`
 	}
 	var ps []prov
-	for _, st := range a.Registry.Providers() {
+	g := a.current()
+	for _, st := range g.reg.Providers() {
 		p := prov{ID: st.Info.ID, Kind: st.Info.Kind, Enabled: st.Enabled, Tools: st.Tools, Skills: len(st.Skills)}
 		if st.Err != nil {
 			p.Error = st.Err.Error()
@@ -238,7 +267,7 @@ func (a *App) status(context.Context) any {
 		}
 	}
 	return map[string]any{
-		"version": Version(), "mode": a.Mode, "config": a.Config.Path, "projectDir": a.Config.Dir,
+		"version": Version(), "mode": a.Mode, "config": g.cfg.Path, "projectDir": g.cfg.Dir,
 		"providers": ps, "problems": problems,
 	}
 }

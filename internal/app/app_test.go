@@ -90,11 +90,11 @@ func TestHotReloadWithoutRestart(t *testing.T) {
 	_, cs := p.connect(t, "flat", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
-	if got := toolNames(t, cs); got != "one,runtime_status" {
+	if got := toolNames(t, cs); got != "execute_javascript,one,runtime_status" {
 		t.Fatalf("tools = %s", got)
 	}
 	p.script(t, "two", "#!/bin/sh\n# @description Second tool.\n# @readonly\necho two\n")
-	if got := toolNames(t, cs); got != "one,runtime_status,two" {
+	if got := toolNames(t, cs); got != "execute_javascript,one,runtime_status,two" {
 		t.Fatalf("a script saved while serving is not listed: %s", got)
 	}
 	select {

@@ -3,26 +3,68 @@ package cli
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text]").withMode()
-	if _, ok := f.parse(args); !ok {
+	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth]] [--log-level LEVEL]").withMode()
+	httpMode := f.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
+	addr := f.String("addr", "", "HTTP listen address (default server.http.addr, else "+transport.DefaultAddr+")")
+	stateless := f.Bool("stateless", false, "HTTP without sessions, for replicas behind a load balancer")
+	insecure := f.Bool("insecure-no-auth", false, "allow a non-loopback --addr without inbound auth (something else must protect it)")
+	logLevel := f.String("log-level", "info", "log level on stderr: debug, info, warn or error")
+	pos, ok := f.parse(args)
+	if !ok {
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, slog.LevelInfo, env.Stderr)
+	if len(pos) > 0 {
+		fmt.Fprintf(env.Stderr, "agent-tools: serve takes no arguments (got %q)\n", pos[0])
+		return ExitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: invalid --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return ExitUsage
+	}
+	if !*httpMode {
+		for _, name := range []string{"addr", "stateless", "insecure-no-auth"} {
+			if flagSet(f, name) {
+				fmt.Fprintf(env.Stderr, "agent-tools: --%s applies only with --http\n", name)
+				return ExitUsage
+			}
+		}
+		return serveStdio(ctx, env, f, level)
+	}
+	return serveHTTP(ctx, env, f, level, httpFlags{addr: *addr, stateless: *stateless, insecure: *insecure})
+}
+
+func flagSet(f *flags, name string) bool {
+	set := false
+	f.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
+}
+
+func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
+	a, code := load(ctx, env, f, level, env.Stderr)
 	if a == nil {
 		return code
 	}
 	defer a.Close()
+	if err := a.Watch(ctx, 0); err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
+	}
 	if isTerminal(env.Stdin) {
 		banner(env.Stderr, string(a.Mode), a.Config.Path, len(a.Facade.Tools()))
 	}
@@ -32,6 +74,137 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+type httpFlags struct {
+	addr      string
+	stateless bool
+	insecure  bool
+}
+
+// serveHTTP serves Streamable HTTP until ctx ends (SIGINT/SIGTERM), then
+// shuts down gracefully.
+func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf httpFlags) int {
+	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
+		return ExitUsage
+	}
+	hc := cfg.Server.HTTP
+	addr := hf.addr
+	if addr == "" {
+		addr = hc.Addr
+	}
+	if addr == "" {
+		addr = transport.DefaultAddr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: invalid --addr %q: want host:port, e.g. %s\n", addr, transport.DefaultAddr)
+		return ExitUsage
+	}
+	if !transport.IsLoopbackAddr(addr) && !hc.AuthConfigured() && !hf.insecure {
+		fmt.Fprint(env.Stderr, noAuthMessage(addr))
+		return ExitUsage
+	}
+
+	m := metrics.New()
+	drain := transport.NewDrain()
+	a, code := loadWith(ctx, env, f, log, []pipeline.Middleware{m.Middleware(), drain.Middleware()})
+	if a == nil {
+		return code
+	}
+	defer a.Close()
+
+	rate := float64(hc.RateLimit.PerSecond)
+	if hc.RateLimit.Off {
+		rate = -1
+	}
+	h, err := transport.NewHTTP(transport.HTTPOptions{
+		Server: a.Facade.Server(), Addr: addr, Stateless: hf.stateless || hc.Stateless, JSONResponse: hc.JSONResponse,
+		Tokens: hc.Tokens, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
+		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
+		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
+		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
+		Drain: drain, Metrics: m, Logger: log,
+	})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitUsage
+	}
+	m.WatchSessions(h.Sessions)
+	m.WatchProviders(func() []metrics.ProviderHealth { return providerHealth(a) })
+	if err := h.WarmAuth(ctx); err != nil {
+		log.Warn("OIDC issuer not reachable yet; JWTs are refused until it is (static tokens still work)", "err", err)
+	}
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools: cannot listen:", err)
+		return ExitFailed
+	}
+	if err := a.Watch(ctx, 0); err != nil {
+		log.Warn("file watcher unavailable; config and script changes need a restart", "err", err)
+	}
+	authDesc := "none (loopback only)"
+	switch {
+	case len(hc.Tokens) > 0 && hc.OIDC.Issuer != "":
+		authDesc = "bearer tokens and OIDC"
+	case len(hc.Tokens) > 0:
+		authDesc = "bearer tokens"
+	case hc.OIDC.Issuer != "":
+		authDesc = "OIDC"
+	case !transport.IsLoopbackAddr(addr):
+		authDesc = "NONE (--insecure-no-auth)"
+	}
+	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+transport.MCPPath,
+		"mode", a.Mode, "tools", len(a.Facade.Tools()), "auth", authDesc, "stateless", hf.stateless || hc.Stateless)
+	if err := h.Serve(ctx, ln); err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools: serve:", err)
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// loadWith is load with pipeline middleware and a given logger.
+func loadWith(ctx context.Context, env *Env, f *flags, log *slog.Logger, mw []pipeline.Middleware) (*app.App, int) {
+	a, err := app.New(ctx, app.Options{
+		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log,
+		AuditDefault: env.Stderr, Middleware: mw,
+	})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
+		var ce *app.ConfigError
+		if errors.As(err, &ce) {
+			return nil, ExitUsage
+		}
+		return nil, ExitFailed
+	}
+	return a, ExitOK
+}
+
+func providerHealth(a *app.App) []metrics.ProviderHealth {
+	var out []metrics.ProviderHealth
+	for _, st := range a.Current().Providers() {
+		out = append(out, metrics.ProviderHealth{ID: st.Info.ID, Kind: st.Info.Kind, Up: st.Enabled && st.Err == nil, Tools: st.Tools})
+	}
+	return out
+}
+
+// noAuthMessage explains the refusal to serve a public address anonymously.
+func noAuthMessage(addr string) string {
+	return fmt.Sprintf(`agent-tools: refusing to serve %s without authentication: anyone who can reach
+that address could call your tools. Either configure inbound auth in agent-tools.yaml:
+
+  server:
+    http:
+      tokens: ["${AGENT_TOOLS_TOKEN}"]    # then: export AGENT_TOOLS_TOKEN=$(openssl rand -hex 32)
+      # and/or JWTs from your identity provider:
+      # oidc: { issuer: https://id.example.com, audience: agent-tools }
+
+or bind a loopback address (--addr %s), or, if something else protects this
+address (a private network, an authenticating proxy), pass --insecure-no-auth.
+`, addr, transport.DefaultAddr)
 }
 
 // drainOnEOF bounds how long serve keeps answering after the client closed stdin.

@@ -175,6 +175,9 @@ type HTTP struct {
 	ShutdownGrace Duration `json:"shutdownGrace,omitzero" yaml:"shutdownGrace,omitempty"`
 	// Stateless serves every request without a session (for load balancers).
 	Stateless bool `json:"stateless,omitempty" yaml:"stateless,omitempty"`
+	// JSONResponse answers POSTs with application/json instead of an SSE
+	// stream (notifications then travel on the session's GET stream).
+	JSONResponse bool `json:"jsonResponse,omitempty" yaml:"jsonResponse,omitempty"`
 }
 
 // OIDC configures JWT bearer validation against an OpenID Connect issuer

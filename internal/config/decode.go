@@ -489,7 +489,7 @@ var (
 	paramKeys     = []string{"type", "description", "required", "enum"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
 	serverKeys    = []string{"http"}
-	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless"}
+	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
 	rateLimitKeys = []string{"perSecond", "burst", "off"}
 	auditKeys     = []string{"path"}
@@ -648,6 +648,8 @@ func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
 		d.duration(v, p, &h.ShutdownGrace)
 	case "stateless":
 		d.boolean(v, p, &h.Stateless)
+	case "jsonResponse":
+		d.boolean(v, p, &h.JSONResponse)
 	}
 }
 

@@ -74,6 +74,7 @@ server:
     sessionTimeout: 30m
     shutdownGrace: 5s
     stateless: true
+    jsonResponse: true
 `)
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ server:
 		Resource: "https://tools.example.com/mcp", AllowedOrigins: []string{"https://console.example.com", "*"},
 		AllowedHosts: []string{"tools.example.com", "tools.example.com:443"}, BodyLimit: 1 << 20,
 		RateLimit: RateLimit{PerSecond: 5, Burst: 10}, SessionTimeout: Duration{30 * time.Minute},
-		ShutdownGrace: Duration{5 * time.Second}, Stateless: true,
+		ShutdownGrace: Duration{5 * time.Second}, Stateless: true, JSONResponse: true,
 	}
 	if !reflect.DeepEqual(c.Server.HTTP, want) {
 		t.Errorf("got %+v\nwant %+v", c.Server.HTTP, want)

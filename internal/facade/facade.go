@@ -47,6 +47,8 @@ func ParseMode(s string) (Mode, error) {
 // Catalog is what the facade reads from the registry.
 type Catalog interface {
 	pipeline.Catalog
+	// Refreshed marks ctx as refreshed so the pipeline skips a second re-read.
+	Refreshed(ctx context.Context) context.Context
 	Providers() []registry.ProviderStatus
 	Search(query string, o index.Options) []index.Hit
 	Skill(providerID, name string) (catalog.Skill, bool)
@@ -148,6 +150,7 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 			if f.cat.Refresh(ctx) {
 				f.Sync()
 			}
+			ctx = f.cat.Refreshed(ctx)
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {
 				return f.unknownMCPTool(ctx, call), nil
 			}

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Param is one top-level parameter of a tool's input schema.
@@ -160,6 +161,7 @@ type posting struct {
 // segment holds one provider's documents and postings.
 type segment struct {
 	provider string
+	sid      int32 // dense id of the segment while it is in the index (provider accumulators)
 	docs     []docEntry
 	slots    []uint32             // global slot of each doc, assigned on insert
 	lens     [][NumFields]float32 // field lengths of each doc (hot in queries)
@@ -172,7 +174,8 @@ type segment struct {
 type docEntry struct {
 	id, kind string
 	lens     [NumFields]float64
-	name     []string // distinct terms of the name, for the name-coverage feature
+	name     []string    // distinct terms of the name, for the name-coverage feature
+	nameTI   []*termInfo // the same terms' entries (resolved on insert)
 }
 
 // segRef is one provider's share of a term: its postings and its weight in
@@ -185,10 +188,16 @@ type segRef struct {
 }
 
 type termInfo struct {
+	id   int32            // dense id, reused after the term leaves the index
 	df   int              // documents containing the term
 	fdf  [NumFields]int32 // documents containing the term in each field
 	pdf  int              // providers containing the term
 	segs []segRef         // providers whose postings hold the term
+
+	// imp caches the term's scores (impacts) under the global statistics
+	// of one epoch; it is recomputed lazily by the first query that needs
+	// the term after any Replace or Remove (see impacts).
+	imp atomic.Pointer[impactList]
 }
 
 // Index is safe for concurrent use.
@@ -200,10 +209,19 @@ type Index struct {
 	segs    map[string]*segment
 	terms   map[string]*termInfo
 	slots   []slotRef // global slot -> doc (seg nil when free)
+	slotSid []int32   // global slot -> sid of its segment (-1 when free)
 	free    []uint32
 	nDocs   int
 	lenSum  [NumFields]float64
 	provLen float64
+
+	// epoch counts changes of the global statistics (every insert or
+	// removal of a segment); cached impacts of an older epoch are stale.
+	epoch   uint64
+	sids    []*segment // segment by sid (nil when free)
+	freeSid []int32
+	nTID    int32   // term ids handed out
+	freeTID []int32 // term ids free for reuse
 
 	segBuilds int64 // segments built (for tests of incrementality)
 }
@@ -421,6 +439,9 @@ func (ix *Index) removeLocked(provider string) {
 		return
 	}
 	delete(ix.segs, provider)
+	ix.epoch++
+	ix.sids[seg.sid] = nil
+	ix.freeSid = append(ix.freeSid, seg.sid)
 	for t, ps := range seg.post {
 		ti := ix.terms[t]
 		ti.df -= len(ps)
@@ -447,15 +468,18 @@ func (ix *Index) removeLocked(provider string) {
 	for t := range seg.post {
 		if ti := ix.terms[t]; ti != nil && ti.df <= 0 && ti.pdf <= 0 {
 			delete(ix.terms, t)
+			ix.freeTID = append(ix.freeTID, ti.id)
 		}
 	}
 	for t := range seg.ptf {
 		if ti := ix.terms[t]; ti != nil && ti.df <= 0 && ti.pdf <= 0 {
 			delete(ix.terms, t)
+			ix.freeTID = append(ix.freeTID, ti.id)
 		}
 	}
 	for _, s := range seg.slots {
 		ix.slots[s] = slotRef{}
+		ix.slotSid[s] = -1
 		ix.free = append(ix.free, s)
 	}
 	ix.nDocs -= len(seg.docs)
@@ -467,6 +491,15 @@ func (ix *Index) removeLocked(provider string) {
 
 func (ix *Index) insertLocked(seg *segment) {
 	ix.segs[seg.provider] = seg
+	ix.epoch++
+	if n := len(ix.freeSid); n > 0 {
+		seg.sid = ix.freeSid[n-1]
+		ix.freeSid = ix.freeSid[:n-1]
+		ix.sids[seg.sid] = seg
+	} else {
+		seg.sid = int32(len(ix.sids))
+		ix.sids = append(ix.sids, seg)
+	}
 	seg.slots = make([]uint32, len(seg.docs))
 	for i := range seg.docs {
 		var s uint32
@@ -476,14 +509,23 @@ func (ix *Index) insertLocked(seg *segment) {
 		} else {
 			s = uint32(len(ix.slots))
 			ix.slots = append(ix.slots, slotRef{})
+			ix.slotSid = append(ix.slotSid, -1)
 		}
 		ix.slots[s] = slotRef{seg: seg, i: i}
+		ix.slotSid[s] = seg.sid
 		seg.slots[i] = s
 	}
 	term := func(t string) *termInfo {
 		ti := ix.terms[t]
 		if ti == nil {
 			ti = &termInfo{}
+			if n := len(ix.freeTID); n > 0 {
+				ti.id = ix.freeTID[n-1]
+				ix.freeTID = ix.freeTID[:n-1]
+			} else {
+				ti.id = ix.nTID
+				ix.nTID++
+			}
 			ix.terms[t] = ti
 		}
 		return ti
@@ -502,6 +544,13 @@ func (ix *Index) insertLocked(seg *segment) {
 	}
 	for t := range seg.ptf {
 		term(t).pdf++
+	}
+	for i := range seg.docs {
+		de := &seg.docs[i]
+		de.nameTI = make([]*termInfo, len(de.name))
+		for j, t := range de.name {
+			de.nameTI[j] = ix.terms[t]
+		}
 	}
 	ix.nDocs += len(seg.docs)
 	for f := range NumFields {

@@ -2,7 +2,7 @@ package index
 
 import (
 	"math"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -217,8 +217,26 @@ func buildLexicon(stem bool) *lexicon {
 // term at weight 1 (summed over repeats), plus its lexicon neighbours. A term
 // reached several ways keeps its highest weight; base terms keep theirs.
 func (lx *lexicon) expand(base []string, abbrevW, synW, exactW float64, qtfLog bool) []expansion {
-	w := map[string]float64{}
-	isBase := map[string]bool{}
+	return lx.expandInto(nil, base, abbrevW, synW, exactW, qtfLog)
+}
+
+// expandBuf is reusable working memory for expandInto.
+type expandBuf struct {
+	w      map[string]float64
+	isBase map[string]bool
+}
+
+// expandInto is expand with reusable maps (b may be nil).
+func (lx *lexicon) expandInto(b *expandBuf, base []string, abbrevW, synW, exactW float64, qtfLog bool) []expansion {
+	if b == nil {
+		b = &expandBuf{}
+	}
+	if b.w == nil {
+		b.w, b.isBase = map[string]float64{}, map[string]bool{}
+	}
+	clear(b.w)
+	clear(b.isBase)
+	w, isBase := b.w, b.isBase
 	for _, t := range base {
 		if strings.HasPrefix(t, exactMark) {
 			w[t] += exactW
@@ -243,12 +261,9 @@ func (lx *lexicon) expand(base []string, abbrevW, synW, exactW float64, qtfLog b
 		}
 	}
 	if lx != nil {
-		seen := map[string]bool{}
+		// Expanding a repeated base term again changes nothing (put keeps
+		// the larger weight).
 		for _, t := range base {
-			if seen[t] {
-				continue
-			}
-			seen[t] = true
 			if abbrevW > 0 {
 				for _, e := range lx.abbrev[t] {
 					for _, u := range e.terms {
@@ -269,6 +284,6 @@ func (lx *lexicon) expand(base []string, abbrevW, synW, exactW float64, qtfLog b
 	for t, x := range w {
 		out = append(out, expansion{t, x})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].term < out[j].term })
+	slices.SortFunc(out, func(a, b expansion) int { return strings.Compare(a.term, b.term) })
 	return out
 }

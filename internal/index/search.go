@@ -2,45 +2,14 @@ package index
 
 import (
 	"math"
+	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"unicode"
 )
 
 // fuseDepth is how many hits of each partial ranking take part in fusion.
 const fuseDepth = 50
-
-type scored struct {
-	slot  uint32
-	score float64
-}
-
-type scratch struct {
-	acc     [][]float64 // per sub-query accumulators, indexed by slot
-	seen    []bool      // slot touched by any sub-query
-	touched []uint32
-	prov    []map[*segment]float64
-}
-
-var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
-
-func (sc *scratch) reset(nq, nslots int) {
-	for len(sc.acc) < nq {
-		sc.acc = append(sc.acc, nil)
-		sc.prov = append(sc.prov, map[*segment]float64{})
-	}
-	for q := range nq {
-		if len(sc.acc[q]) < nslots {
-			sc.acc[q] = make([]float64, nslots)
-		}
-		clear(sc.prov[q])
-	}
-	if len(sc.seen) < nslots {
-		sc.seen = make([]bool, nslots)
-	}
-	sc.touched = sc.touched[:0]
-}
 
 // Search ranks the indexed documents against query. An empty query, or one
 // with no indexable term (only stopwords or punctuation), returns nil:
@@ -84,7 +53,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		for i := 1; i < len(weights); i++ {
 			weights[i] = ix.cfg.ClauseWeight
 		}
-		ranking = ix.fuseRRF(lists, weights, depth)
+		ranking = ix.fuseRRF(sc, lists, weights, depth)
 	}
 	if ix.cfg.Diversity > 0 {
 		ranking = ix.diversify(ranking, ix.cfg.Diversity)
@@ -105,7 +74,6 @@ type subQuery struct {
 	base  []string    // analysed terms
 	extra []expansion // artifact terms
 	terms []expansion // weighted terms after expansion
-	qw    map[string]float64
 }
 
 func (ix *Index) idOf(slot uint32) string {
@@ -121,206 +89,43 @@ func (ix *Index) less(a, b scored) bool {
 	return ix.idOf(a.slot) < ix.idOf(b.slot)
 }
 
-// rank scores sub-queries in one pass over the postings of the union of
-// their terms: BM25F over tool fields, fused with a BM25 ranking of
-// providers. It returns, per sub-query, the best depth hits, best first.
-func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]scored {
-	cfg := &ix.cfg
-	nq := len(subs)
-	sc.reset(nq, len(ix.slots))
-	// Union of the sub-queries' terms, with each sub-query's weight.
-	union := map[string][]float64{}
-	for q := range subs {
-		sq := &subs[q]
-		terms := ix.lex.expand(sq.base, cfg.AbbrevWeight, cfg.SynonymWeight, cfg.ExactWeight, cfg.QueryTFLog)
-		terms = mergeTerms(terms, sq.extra)
-		if cfg.DecompoundWeight > 0 {
-			terms = mergeTerms(terms, ix.decompound(sq.base))
-		}
-		sq.terms = terms
-		if cfg.NameCoverage > 0 {
-			sq.qw = make(map[string]float64, len(terms))
-			for _, t := range terms {
-				sq.qw[t.term] = min(1, t.weight)
-			}
-		}
-		for _, t := range terms {
-			w := union[t.term]
-			if w == nil {
-				w = make([]float64, nq)
-				union[t.term] = w
-			}
-			w[q] = t.weight
-		}
-	}
-	order := make([]string, 0, len(union))
-	for t := range union {
-		order = append(order, t)
-	}
-	sort.Strings(order)
-
-	N := float64(ix.nDocs)
-	// BM25F length normalisation of field f: normC[f] + normK[f]*length.
-	var normC, normK [NumFields]float64
-	for f := range NumFields {
-		avg := ix.lenSum[f] / N
-		if avg <= 0 {
-			avg = 1
-		}
-		normC[f] = 1 - cfg.FieldB[f]
-		normK[f] = cfg.FieldB[f] / avg
-	}
-	k1 := cfg.K1
-	P := float64(len(ix.segs))
-	avgP := ix.provLen / P
-	if avgP <= 0 {
-		avgP = 1
-	}
-	useProv := cfg.ProviderWeight > 0 && o.Provider == ""
-	for _, term := range order {
-		ti := ix.terms[term]
-		if ti == nil || ti.df == 0 {
-			continue
-		}
-		qws := union[term]
-		idf := bm25IDF(N, float64(ti.df))
-		var fidf [NumFields]float64
-		for f := range NumFields {
-			if cfg.FieldIDF {
-				fidf[f] = bm25IDF(N, float64(ti.fdf[f]))
-			} else {
-				fidf[f] = idf
-			}
-		}
-		var pidf float64
-		if useProv && ti.pdf > 0 {
-			pidf = bm25IDF(P, float64(ti.pdf))
-		}
-		for _, sr := range ti.segs {
-			seg := sr.seg
-			if o.Provider != "" && seg.provider != o.Provider {
-				continue
-			}
-			if pidf > 0 && sr.ptf > 0 {
-				tfn := sr.ptf / (1 - 0.75 + 0.75*seg.plen/avgP)
-				c := pidf * tfn * (k1 + 1) / (k1 + tfn)
-				for q, w := range qws {
-					if w > 0 {
-						sc.prov[q][seg] += w * c
-					}
-				}
-			}
-			for _, p := range sr.post {
-				if o.Kind != "" && seg.docs[p.doc].kind != o.Kind {
-					continue
-				}
-				lens := &seg.lens[p.doc]
-				// BM25F: field-weighted, length-normalised term frequency,
-				// saturated once; each field's share carries its IDF.
-				var tfw, evid float64
-				for f := range NumFields {
-					if p.tf[f] == 0 || cfg.FieldWeight[f] == 0 {
-						continue
-					}
-					norm := normC[f] + normK[f]*float64(lens[f])
-					x := cfg.FieldWeight[f] * float64(p.tf[f]) / norm
-					tfw += x
-					evid += x * fidf[f]
-				}
-				if tfw == 0 {
-					continue
-				}
-				c := evid * (k1 + 1) / (k1 + tfw)
-				slot := seg.slots[p.doc]
-				if !sc.seen[slot] {
-					sc.seen[slot] = true
-					sc.touched = append(sc.touched, slot)
-				}
-				for q, w := range qws {
-					if w > 0 {
-						sc.acc[q][slot] += w * c
-					}
-				}
-			}
-		}
-	}
-
-	out := make([][]scored, nq)
-	for q := range subs {
-		out[q] = ix.collect(sc, q, subs[q].qw, useProv, depth)
-	}
-	for _, s := range sc.touched {
-		sc.seen[s] = false
-	}
-	return out
-}
-
-// collect turns sub-query q's accumulators into its best depth hits, and
-// zeroes them. Base score: the tool score normalised by the best one, plus
-// the provider stage. The name-coverage feature (at most cfg.NameCoverage)
-// is then computed for the best candidates only, which keeps long queries
-// over large catalogs cheap.
-func (ix *Index) collect(sc *scratch, q int, qw map[string]float64, useProv bool, depth int) []scored {
-	cfg := &ix.cfg
-	acc := sc.acc[q]
-	var maxFlat, maxProv float64
-	for _, s := range sc.touched {
-		maxFlat = max(maxFlat, acc[s])
-	}
-	if useProv {
-		for _, v := range sc.prov[q] {
-			maxProv = max(maxProv, v)
-		}
-	}
-	keep := depth
-	if qw != nil {
-		keep = depth + depth/2
-	}
-	h := &topHeap{ix: ix}
-	for _, s := range sc.touched {
-		v := acc[s]
-		if v == 0 {
-			continue
-		}
-		acc[s] = 0
-		score := v / maxFlat
-		if useProv && maxProv > 0 {
-			score += cfg.ProviderWeight * sc.prov[q][ix.slots[s].seg] / maxProv
-		}
-		h.push(scored{s, score}, keep)
-	}
-	if qw == nil {
-		return h.sorted()
-	}
-	cands := h.items
-	h = &topHeap{ix: ix}
-	idf := map[string]float64{}
-	for _, c := range cands {
-		ref := ix.slots[c.slot]
-		c.score += cfg.NameCoverage * ix.nameCoverage(ref.seg.docs[ref.i].name, qw, idf)
-		h.push(c, depth)
-	}
-	return h.sorted()
-}
-
 // fuseRRF merges rankings by weighted reciprocal rank fusion.
-func (ix *Index) fuseRRF(lists [][]scored, weights []float64, depth int) []scored {
+func (ix *Index) fuseRRF(sc *scratch, lists [][]scored, weights []float64, depth int) []scored {
 	k := ix.cfg.RRFK
-	acc := map[uint32]float64{}
-	order := []uint32{}
+	if len(sc.fpos) < len(ix.slots) {
+		sc.fpos = make([]int32, len(ix.slots))
+	}
+	var fused []scored
 	for li, l := range lists {
 		for r, s := range l {
-			if _, ok := acc[s.slot]; !ok {
-				order = append(order, s.slot)
+			i := sc.fpos[s.slot] - 1
+			if i < 0 {
+				i = int32(len(fused))
+				sc.fpos[s.slot] = i + 1
+				fused = append(fused, scored{slot: s.slot})
 			}
-			acc[s.slot] += weights[li] / (k + float64(r+1))
+			fused[i].score += weights[li] / (k + float64(r+1))
 		}
 	}
-	h := &topHeap{ix: ix}
-	for _, s := range order {
-		h.push(scored{s, acc[s]}, depth)
+	for _, f := range fused {
+		sc.fpos[f.slot] = 0
 	}
-	return h.sorted()
+	slices.SortFunc(fused, ix.cmp)
+	if len(fused) > depth {
+		fused = fused[:depth]
+	}
+	return fused
+}
+
+// cmp orders by score descending, then ID ascending.
+func (ix *Index) cmp(a, b scored) int {
+	switch {
+	case a.score > b.score:
+		return -1
+	case a.score < b.score:
+		return 1
+	}
+	return strings.Compare(ix.idOf(a.slot), ix.idOf(b.slot))
 }
 
 // diversify re-ranks greedily so that each further hit of an already listed
@@ -353,7 +158,13 @@ type topHeap struct {
 }
 
 // worse reports whether item i ranks below item j.
-func (h *topHeap) worse(i, j int) bool { return h.ix.less(h.items[j], h.items[i]) }
+func (h *topHeap) worse(i, j int) bool {
+	a, b := h.items[i].score, h.items[j].score
+	if a != b {
+		return a < b
+	}
+	return h.ix.idOf(h.items[i].slot) > h.ix.idOf(h.items[j].slot)
+}
 
 func (h *topHeap) up(i int) {
 	for i > 0 {
@@ -367,7 +178,8 @@ func (h *topHeap) up(i int) {
 }
 
 func (h *topHeap) down(i int) {
-	n := len(h.items)
+	items := h.items
+	n := len(items)
 	for {
 		l := 2*i + 1
 		if l >= n {
@@ -380,7 +192,7 @@ func (h *topHeap) down(i int) {
 		if !h.worse(c, i) {
 			return
 		}
-		h.items[i], h.items[c] = h.items[c], h.items[i]
+		items[i], items[c] = items[c], items[i]
 		i = c
 	}
 }
@@ -391,7 +203,11 @@ func (h *topHeap) push(s scored, n int) {
 		h.up(len(h.items) - 1)
 		return
 	}
-	if h.ix.less(s, h.items[0]) {
+	if n == 0 {
+		return
+	}
+	root := h.items[0]
+	if s.score > root.score || (s.score == root.score && h.ix.idOf(s.slot) < h.ix.idOf(root.slot)) {
 		h.items[0] = s
 		h.down(0)
 	}
@@ -400,7 +216,7 @@ func (h *topHeap) push(s scored, n int) {
 // sorted returns the kept items, best first.
 func (h *topHeap) sorted() []scored {
 	out := h.items
-	sort.Slice(out, func(i, j int) bool { return h.ix.less(out[i], out[j]) })
+	slices.SortFunc(out, h.ix.cmp)
 	h.items = nil
 	return out
 }
@@ -467,27 +283,6 @@ func bm25IDF(n, df float64) float64 {
 	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
-// nameCoverage is the IDF-weighted share of a tool name's terms found among
-// the query terms (each counted at its query weight, at most 1).
-func (ix *Index) nameCoverage(name []string, qw map[string]float64, idfCache map[string]float64) float64 {
-	var have, all float64
-	for _, t := range name {
-		idf, ok := idfCache[t]
-		if !ok {
-			if ti := ix.terms[t]; ti != nil {
-				idf = bm25IDF(float64(ix.nDocs), float64(ti.fdf[FieldName]))
-			}
-			idfCache[t] = idf
-		}
-		all += idf
-		have += idf * qw[t]
-	}
-	if all == 0 {
-		return 0
-	}
-	return have / all
-}
-
 // mergeTerms adds extra terms to terms, keeping the larger weight of a term
 // present in both; the result stays sorted by term.
 func mergeTerms(terms, extra []expansion) []expansion {
@@ -515,9 +310,22 @@ func mergeTerms(terms, extra []expansion) []expansion {
 // longest known prefix of at least 4 letters covering most of the word
 // ("postgresql" -> postgres).
 func (ix *Index) decompound(base []string) []expansion {
+	return ix.decompoundMemo(base, nil)
+}
+
+// knownTerm memoises decompound's look-ups within one query.
+type knownTerm struct {
+	term string
+	ok   bool
+}
+
+// decompoundMemo is decompound with the look-ups of its word parts
+// memoised in sc (the clauses of a request repeat the whole request's
+// words); sc may be nil.
+func (ix *Index) decompoundMemo(base []string, sc *scratch) []expansion {
 	var out []expansion
 	w := ix.cfg.DecompoundWeight
-	known := func(s string) (string, bool) {
+	lookup := func(s string) (string, bool) {
 		if _, stop := stopwords[s]; stop {
 			return "", false
 		}
@@ -527,6 +335,17 @@ func (ix *Index) decompound(base []string) []expansion {
 		}
 		ti := ix.terms[t]
 		return t, ti != nil && ti.df > 0
+	}
+	known := lookup
+	if sc != nil {
+		known = func(s string) (string, bool) {
+			if k, ok := sc.known[s]; ok {
+				return k.term, k.ok
+			}
+			t, ok := lookup(s)
+			sc.known[s] = knownTerm{t, ok}
+			return t, ok
+		}
 	}
 	prev := "" // surface of the previous word, for compounds
 	for i, t := range base {

@@ -208,7 +208,10 @@ func isASCIIAlpha(s string) bool {
 
 // stemWord is the Snowball English stemmer, with a few irregular forms that
 // matter for tool vocabulary folded first.
+var stemCalls atomic.Int64
+
 func stemWord(w string) string {
+	stemCalls.Add(1)
 	if len(w) > 40 { // garbage; stemming buys nothing
 		return w
 	}

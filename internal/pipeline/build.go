@@ -32,6 +32,9 @@ func New(o Options) Handler {
 	if o.Tokens == nil {
 		o.Tokens = policy.NewTokens()
 	}
+	if o.AuditTo == io.Discard {
+		o.AuditTo = nil // skip encoding records nobody reads
+	}
 	mw := []Middleware{Audit(o.AuditTo, o.Now)}
 	mw = append(mw, o.Extra...)
 	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens), Execute(o.Execute))

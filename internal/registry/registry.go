@@ -81,6 +81,9 @@ func (r *Registry) OnChange(f func()) {
 // index for the providers whose tools changed. It reports whether anything changed.
 // A provider that fails keeps its last good tools and records the error.
 func (r *Registry) Refresh(ctx context.Context) bool {
+	if ctx.Value(refreshedKey{}) == r {
+		return false // this request already refreshed (see Refreshed)
+	}
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
 
@@ -123,6 +126,15 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 		r.notify()
 	}
 	return changed
+}
+
+type refreshedKey struct{}
+
+// Refreshed marks ctx as having refreshed r, so that later Refresh calls in
+// the same request (the facade's, then the pipeline's) do not re-read every
+// provider.
+func (r *Registry) Refreshed(ctx context.Context) context.Context {
+	return context.WithValue(ctx, refreshedKey{}, r)
 }
 
 // installLocked names, deduplicates and indexes one provider's tools.

@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +43,9 @@ type HTTPOptions struct {
 	// Stateless serves each request without a session (no Mcp-Session-Id,
 	// no server-to-client requests, GET and DELETE answer 405).
 	Stateless bool
+	// JSONResponse answers POSTs with one application/json body instead of
+	// an SSE stream; notifications (progress) then go to the GET stream.
+	JSONResponse bool
 	// Tokens are the static bearer tokens accepted (compared in constant time).
 	Tokens []string
 	// OIDC, when Issuer is set, accepts JWTs from that issuer.
@@ -57,8 +59,10 @@ type HTTPOptions struct {
 	AllowedHosts []string
 	// BodyLimit is the largest request body in bytes (0 = DefaultBodyLimit).
 	BodyLimit int64
-	// RatePerSecond and RateBurst bound requests per caller (per token, or per
-	// client address without auth). RatePerSecond 0 is the default; negative disables.
+	// RatePerSecond and RateBurst bound requests per caller: per token (its
+	// identity, never the token), or per client address when there is no
+	// auth and the server is not loopback-only. RatePerSecond 0 is the
+	// default (DefaultRatePerSecond, burst twice that); negative disables.
 	RatePerSecond float64
 	RateBurst     int
 	// SessionTimeout closes sessions idle this long (0 = never).
@@ -91,8 +95,7 @@ type HTTP struct {
 	hosts   hostPolicy
 
 	draining atomic.Bool
-	posts    sync.WaitGroup // in-flight POST /mcp requests
-	inPosts  atomic.Int64
+	inPosts  atomic.Int64 // POST /mcp requests in flight
 }
 
 // NewHTTP builds the handler. It fails only on options that cannot work
@@ -130,6 +133,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	}
 	h.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.Server }, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
+		JSONResponse:   o.JSONResponse,
 		Logger:         o.Logger,
 		SessionTimeout: o.SessionTimeout,
 		// The Host check below replaces the SDK's (same rule, plus AllowedHosts).
@@ -190,9 +194,8 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
 			return
 		}
-		h.posts.Add(1)
 		h.inPosts.Add(1)
-		defer func() { h.inPosts.Add(-1); h.posts.Done() }()
+		defer h.inPosts.Add(-1)
 	}
 	h.mcp.ServeHTTP(w, r)
 }

@@ -5,6 +5,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -22,6 +23,10 @@ type Options struct {
 	// Status returns the runtime's state (providers, mode, version). It must
 	// never include credentials.
 	Status func(ctx context.Context) any
+	// JavaScript bounds execute_javascript; zero fields take jsrun's defaults
+	// (2.5 s, 30,000 characters, 200 console entries). A call's timeout_ms
+	// overrides Timeout, up to MaxJavaScriptTimeout.
+	JavaScript JavaScriptLimits
 }
 
 // Provider serves the built-in tools.
@@ -34,25 +39,31 @@ var _ provider.Provider = (*Provider)(nil)
 
 // New returns the built-in provider.
 func New(o Options) *Provider {
-	return &Provider{opts: o, tools: []catalog.Tool{{
-		Provider:    ID,
-		Name:        StatusTool,
-		Description: "Report this agent-tools runtime's state: version, exposure mode, every provider with its tool count and health, and load problems (skipped scripts, rejected names). Never shows credentials.",
-		InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
-		ReadOnly:    true,
-	}}}
+	return &Provider{opts: o, tools: []catalog.Tool{
+		javaScriptTool(),
+		{
+			Provider:    ID,
+			Name:        StatusTool,
+			Description: "Report this agent-tools runtime's state: version, exposure mode, every provider with its tool count and health, and load problems (skipped scripts, rejected names). Never shows credentials.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
+			ReadOnly:    true,
+		},
+	}}
 }
 
 // Info describes the provider.
 func (p *Provider) Info() catalog.ProviderInfo {
-	return catalog.ProviderInfo{ID: ID, Kind: ID, Description: "Built-in tools of the agent-tools runtime itself (runtime status).", HostLocal: true, RequireConfirm: true}
+	return catalog.ProviderInfo{
+		ID: ID, Kind: ID, HostLocal: true, RequireConfirm: true,
+		Description: "Built-in tools of the agent-tools runtime itself: a sandboxed JavaScript interpreter for calculations and data transformation, and the runtime status.",
+	}
 }
 
 // Tools returns the same slice every time: the set never changes.
 func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) { return p.tools, nil }
 
 // Call runs a built-in tool.
-func (p *Provider) Call(ctx context.Context, t catalog.Tool, _ json.RawMessage) (*provider.Result, error) {
+func (p *Provider) Call(ctx context.Context, t catalog.Tool, args json.RawMessage) (*provider.Result, error) {
 	switch t.Name {
 	case StatusTool:
 		var st any = map[string]any{}
@@ -64,6 +75,8 @@ func (p *Provider) Call(ctx context.Context, t catalog.Tool, _ json.RawMessage) 
 			return nil, fmt.Errorf("encoding status: %w", err)
 		}
 		return &provider.Result{Text: string(b), Structured: st}, nil
+	case JavaScriptTool:
+		return p.executeJavaScript(ctx, args)
 	}
-	return nil, fmt.Errorf("unknown built-in tool %q", t.Name)
+	return nil, errors.New("unknown built-in tool " + fmt.Sprintf("%q", t.Name))
 }

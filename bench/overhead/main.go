@@ -1,0 +1,360 @@
+// Command overhead measures what the agent-tools runtime adds to a call of an
+// upstream MCP tool (issue 4, point 8): the same echo upstream is called
+// directly with a go-sdk client and through the runtime, interleaved call by
+// call in one run, over stdio and over Streamable HTTP.
+//
+//	go run ./bench/overhead              # both transports, a table
+//	go run ./bench/overhead --json --n 5000 --transport http
+//
+// The upstream is this binary re-run as a go-sdk echo server (--upstream
+// stdio|http), a separate process in both cases. The runtime is built in
+// process with app.New from a generated agent-tools.yaml (flat mode, echo
+// read-only, audit to a file) and served by the production front ends:
+// transport.Stdio over OS pipes, and transport.NewHTTP on a loopback port
+// (with its per-caller rate limit off: this measures latency, not
+// throttling). Its upstream connection is the mcp provider's: a child
+// process over stdio, or Streamable HTTP to the upstream's port.
+//
+// Goals: runtime/direct at most 2.0 over HTTP and 2.2 over stdio (p50).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/transport"
+)
+
+type stats struct {
+	P50US  float64 `json:"p50_us"`
+	P99US  float64 `json:"p99_us"`
+	MeanUS float64 `json:"mean_us"`
+}
+
+type result struct {
+	Transport string  `json:"transport"`
+	Calls     int     `json:"calls"`
+	Direct    stats   `json:"direct"`
+	Runtime   stats   `json:"runtime"`
+	RatioP50  float64 `json:"ratio_p50"`
+	RatioP99  float64 `json:"ratio_p99"`
+	Goal      float64 `json:"goal"`
+	Pass      bool    `json:"pass"`
+}
+
+type report struct {
+	Go      string   `json:"go"`
+	CPUs    int      `json:"cpus"`
+	Payload int      `json:"payload_bytes"`
+	Results []result `json:"results"`
+}
+
+var goals = map[string]float64{"stdio": 2.2, "http": 2.0}
+
+func main() {
+	upstream := flag.String("upstream", "", "run as the echo upstream over stdio or http (internal)")
+	n := flag.Int("n", 2000, "measured calls per path and transport")
+	warmup := flag.Int("warmup", 200, "unmeasured calls first")
+	payload := flag.Int("payload", 64, "bytes of text echoed")
+	which := flag.String("transport", "both", "stdio, http or both")
+	asJSON := flag.Bool("json", false, "print JSON")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
+	flag.Parse()
+
+	if *upstream != "" {
+		if err := serveUpstream(*upstream); err != nil {
+			fmt.Fprintln(os.Stderr, "overhead upstream:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "overhead:", err)
+			os.Exit(2)
+		}
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	rep := report{Go: runtime.Version(), CPUs: runtime.GOMAXPROCS(0), Payload: *payload}
+	for _, tr := range []string{"stdio", "http"} {
+		if *which != "both" && *which != tr {
+			continue
+		}
+		r, err := measure(tr, *n, *warmup, *payload)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "overhead: %s: %v\n", tr, err)
+			os.Exit(1)
+		}
+		rep.Results = append(rep.Results, r)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	} else {
+		printTable(os.Stdout, rep)
+	}
+	for _, r := range rep.Results {
+		if !r.Pass {
+			pprof.StopCPUProfile()
+			os.Exit(1)
+		}
+	}
+}
+
+func printTable(w io.Writer, rep report) {
+	fmt.Fprintf(w, "agent-tools overhead: echo of %d bytes, %s, GOMAXPROCS=%d\n\n", rep.Payload, rep.Go, rep.CPUs)
+	fmt.Fprintf(w, "%-9s %7s %12s %12s %12s %12s %8s %8s %6s\n", "transport", "calls", "direct p50", "direct p99", "runtime p50", "runtime p99", "×p50", "×p99", "goal")
+	for _, r := range rep.Results {
+		verdict := "ok"
+		if !r.Pass {
+			verdict = "OVER"
+		}
+		fmt.Fprintf(w, "%-9s %7d %10.0fµs %10.0fµs %10.0fµs %10.0fµs %7.2f× %7.2f× ≤%.1f× %s\n", r.Transport, r.Calls,
+			r.Direct.P50US, r.Direct.P99US, r.Runtime.P50US, r.Runtime.P99US, r.RatioP50, r.RatioP99, r.Goal, verdict)
+	}
+}
+
+// measure calls the upstream directly and through the runtime, alternating.
+func measure(tr string, n, warmup, payload int) (result, error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	self, err := os.Executable()
+	if err != nil {
+		return result{}, err
+	}
+	tmp, err := os.MkdirTemp("", "agent-tools-overhead-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(tmp)
+	// The mcp provider caches tool lists under the user cache directory: keep
+	// the benchmark's out of the real one.
+	os.Setenv("XDG_CACHE_HOME", filepath.Join(tmp, "cache"))
+
+	client := func() *sdk.Client {
+		return sdk.NewClient(&sdk.Implementation{Name: "overhead", Version: "1"}, nil)
+	}
+	var direct, viaRuntime *sdk.ClientSession
+	var providerYAML string
+	switch tr {
+	case "stdio":
+		cmd := exec.Command(self, "--upstream", "stdio")
+		cmd.Env = upstreamEnv() // as the runtime's child gets
+		direct, err = client().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			return result{}, fmt.Errorf("direct: %w", err)
+		}
+		providerYAML = fmt.Sprintf("    command: %q\n    args: [--upstream, stdio]\n", self)
+	case "http":
+		url, stop, err := startHTTPUpstream(self)
+		if err != nil {
+			return result{}, err
+		}
+		defer stop()
+		direct, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			return result{}, fmt.Errorf("direct: %w", err)
+		}
+		providerYAML = fmt.Sprintf("    url: %q\n", url)
+	}
+	defer direct.Close()
+
+	cfg := "mode: flat\nlocal:\n  enabled: false\naudit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
+	cfgPath := filepath.Join(tmp, "agent-tools.yaml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return result{}, err
+	}
+	a, err := app.New(ctx, app.Options{ConfigPath: cfgPath, ProjectDir: tmp, Logger: slog.New(slog.DiscardHandler), AuditDefault: io.Discard})
+	if err != nil {
+		return result{}, fmt.Errorf("runtime: %w", err)
+	}
+	defer a.Close()
+
+	switch tr {
+	case "stdio":
+		c2sR, c2sW, _ := os.Pipe()
+		s2cR, s2cW, _ := os.Pipe()
+		go a.Facade.Server().Run(ctx, transport.Stdio(c2sR, s2cW, time.Second))
+		viaRuntime, err = client().Connect(ctx, &sdk.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
+	case "http":
+		h, herr := transport.NewHTTP(transport.HTTPOptions{Server: a.Facade.Server(), Addr: "127.0.0.1:0", RatePerSecond: -1})
+		if herr != nil {
+			return result{}, herr
+		}
+		ln, lerr := net.Listen("tcp", "127.0.0.1:0")
+		if lerr != nil {
+			return result{}, lerr
+		}
+		srv := &http.Server{Handler: h}
+		go srv.Serve(ln)
+		defer srv.Close()
+		viaRuntime, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + transport.MCPPath}, nil)
+	}
+	if err != nil {
+		return result{}, fmt.Errorf("runtime session: %w", err)
+	}
+	defer viaRuntime.Close()
+
+	// Like any client, both list the tools first (the SDK then uses their
+	// definitions on every call).
+	for _, cs := range []*sdk.ClientSession{direct, viaRuntime} {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			return result{}, fmt.Errorf("listing tools: %w", err)
+		}
+	}
+	text := strings.Repeat("x", payload)
+	args := map[string]any{"text": text}
+	callOnce := func(cs *sdk.ClientSession, name string) (time.Duration, error) {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		d := time.Since(start)
+		if err != nil {
+			return 0, err
+		}
+		if res.IsError || len(res.Content) == 0 {
+			b, _ := json.Marshal(res)
+			return 0, fmt.Errorf("%s failed: %s", name, b)
+		}
+		if tc, ok := res.Content[0].(*sdk.TextContent); !ok || tc.Text != text {
+			b, _ := json.Marshal(res)
+			return 0, fmt.Errorf("%s answered %.200s", name, b)
+		}
+		return d, nil
+	}
+	var dd, rd []time.Duration
+	for i := 0; i < warmup+n; i++ {
+		d1, err := callOnce(direct, "echo")
+		if err != nil {
+			return result{}, fmt.Errorf("direct: %w", err)
+		}
+		d2, err := callOnce(viaRuntime, "ev_echo")
+		if err != nil {
+			return result{}, fmt.Errorf("through the runtime: %w", err)
+		}
+		if i >= warmup {
+			dd, rd = append(dd, d1), append(rd, d2)
+		}
+	}
+	r := result{Transport: tr, Calls: n, Direct: summarize(dd), Runtime: summarize(rd), Goal: goals[tr]}
+	r.RatioP50 = round2(r.Runtime.P50US / r.Direct.P50US)
+	r.RatioP99 = round2(r.Runtime.P99US / r.Direct.P99US)
+	r.Pass = r.RatioP50 <= r.Goal
+	return r, nil
+}
+
+func summarize(ds []time.Duration) stats {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	q := func(p float64) float64 { return us(s[min(len(s)-1, int(p*float64(len(s))))]) }
+	return stats{P50US: q(0.50), P99US: q(0.99), MeanUS: round1(us(sum) / float64(len(s)))}
+}
+
+func us(d time.Duration) float64 { return round1(float64(d) / float64(time.Microsecond)) }
+func round1(f float64) float64   { return float64(int64(f*10+0.5)) / 10 }
+func round2(f float64) float64   { return float64(int64(f*100+0.5)) / 100 }
+
+// startHTTPUpstream runs the upstream over HTTP in a child process and
+// returns its /mcp URL.
+func startHTTPUpstream(self string) (string, func(), error) {
+	cmd := exec.Command(self, "--upstream", "http")
+	cmd.Env = upstreamEnv()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		stdin.Close() // the upstream exits at EOF
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			cmd.Process.Kill()
+		}
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("upstream did not report its address: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+// upstreamEnv is the minimal environment the mcp provider gives its child,
+// so that both paths run the same upstream.
+func upstreamEnv() []string {
+	var env []string
+	for _, k := range []string{"PATH", "HOME", "LANG", "TMPDIR", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+type echoArgs struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+func echoServer() *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "echo", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back."},
+		func(_ context.Context, _ *sdk.CallToolRequest, a echoArgs) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}}, nil, nil
+		})
+	return s
+}
+
+// serveUpstream is the echo upstream. Over HTTP it prints its URL and runs
+// until its stdin closes.
+func serveUpstream(mode string) error {
+	switch mode {
+	case "stdio":
+		return echoServer().Run(context.Background(), &sdk.StdioTransport{})
+	case "http":
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		s := echoServer()
+		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
+		go http.Serve(ln, h)
+		fmt.Printf("http://%s/mcp\n", ln.Addr())
+		io.Copy(io.Discard, os.Stdin)
+		return nil
+	}
+	return fmt.Errorf("unknown upstream mode %q", mode)
+}

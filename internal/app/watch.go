@@ -1,0 +1,389 @@
+package app
+
+// Live catalog: the config file and the local scripts directory are watched
+// (fsnotify, debounced).
+//
+//   - A change under the scripts directory calls Registry.Refresh: the local
+//     provider re-reads the directory, and when its tools changed the
+//     registry's change listener re-syncs the facade, whose MCP server
+//     notifies every session (notifications/tools/list_changed).
+//   - A change of the config file rebuilds the runtime with New, exactly as
+//     at start. If that fails (a broken config), the last good runtime keeps
+//     serving and the error, with its positions, is logged. Otherwise the new
+//     registry and pipeline are swapped in under the one facade (it reads
+//     them through liveCatalog and dispatch), the facade re-syncs, and
+//     sessions get list_changed if the tool set changed. The old generation's
+//     providers are closed once the calls running on them have returned.
+//
+// Design choice: a reload rebuilds every provider (upstream servers are
+// restarted) rather than diffing them, because the registry has no way to
+// replace a provider and the rebuild path is the start-up path, tested by
+// everything else. Settings fixed at start are not changed by a reload: the
+// exposure mode, the policy rules used to hide denied tools from listings
+// (calls do use the new rules), and server.http; a change to them is logged
+// as needing a restart.
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/registry"
+)
+
+// DefaultDebounce is how long the watcher waits for a burst of file events
+// (an editor's write, rename and chmod) to settle.
+const DefaultDebounce = 150 * time.Millisecond
+
+// generation is the catalog and call path built from one config.
+type generation struct {
+	cfg        *config.Config
+	reg        *registry.Registry
+	call       pipeline.Handler
+	closers    []io.Closer
+	loadErrors []provider.Diagnostic
+
+	mu      sync.Mutex
+	calls   int    // in flight on this generation
+	retired func() // run once retired and idle
+	done    bool
+}
+
+func (g *generation) acquire() {
+	g.mu.Lock()
+	g.calls++
+	g.mu.Unlock()
+}
+
+func (g *generation) release() {
+	g.mu.Lock()
+	g.calls--
+	f := g.idleLocked()
+	g.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+// retire runs f (closing the generation's providers) once no call is running on it.
+func (g *generation) retire(f func()) {
+	g.mu.Lock()
+	g.retired = f
+	f = g.idleLocked()
+	g.mu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
+func (g *generation) idleLocked() func() {
+	if g.calls > 0 || g.retired == nil || g.done {
+		return nil
+	}
+	g.done = true
+	return g.retired
+}
+
+type liveState struct {
+	cur     atomic.Pointer[generation]
+	mu      sync.Mutex
+	retired sync.WaitGroup // closers of retired generations still pending
+	closed  bool
+}
+
+func (l *liveState) init(a *App) {
+	l.cur.Store(&generation{cfg: a.Config, reg: a.Registry, call: a.Call, closers: a.closers, loadErrors: a.loadErrors})
+}
+
+// close closes the current generation and waits (bounded) for retired ones.
+func (l *liveState) close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	l.mu.Unlock()
+	g := l.cur.Load()
+	if g == nil {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() { l.retired.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+	return closeAll(g.closers)
+}
+
+func (a *App) current() *generation { return a.live.cur.Load() }
+
+// Current is the live registry (it changes when the config is reloaded).
+func (a *App) Current() *registry.Registry { return a.current().reg }
+
+// CurrentConfig is the live config.
+func (a *App) CurrentConfig() *config.Config { return a.current().cfg }
+
+// dispatch runs a call on the live generation.
+func (a *App) dispatch(ctx context.Context, req *pipeline.Request) *pipeline.Response {
+	g := a.current()
+	g.acquire()
+	defer g.release()
+	return g.call(ctx, req)
+}
+
+// liveCatalog is the facade's view of the live registry.
+type liveCatalog struct{ a *App }
+
+func (c liveCatalog) reg() *registry.Registry          { return c.a.current().reg }
+func (c liveCatalog) Refresh(ctx context.Context) bool { return c.reg().Refresh(ctx) }
+func (c liveCatalog) Refreshed(ctx context.Context) context.Context {
+	return c.reg().Refreshed(ctx)
+}
+func (c liveCatalog) Lookup(n string) (catalog.Tool, bool) { return c.reg().Lookup(n) }
+func (c liveCatalog) Find(p, n string) (catalog.Tool, bool) {
+	return c.reg().Find(p, n)
+}
+func (c liveCatalog) Provider(id string) (provider.Provider, catalog.ProviderInfo, bool) {
+	return c.reg().Provider(id)
+}
+func (c liveCatalog) Tools(p string) []catalog.Tool                { return c.reg().Tools(p) }
+func (c liveCatalog) Providers() []registry.ProviderStatus         { return c.reg().Providers() }
+func (c liveCatalog) Search(q string, o index.Options) []index.Hit { return c.reg().Search(q, o) }
+func (c liveCatalog) Skill(p, n string) (catalog.Skill, bool)      { return c.reg().Skill(p, n) }
+
+type reloadState struct {
+	mu   sync.Mutex // one reload at a time
+	stop func()
+}
+
+// Reload rebuilds the runtime from the config file and swaps it in. On
+// error (a broken config, an unreadable file) the running runtime is kept
+// and the error is returned (and logged).
+func (a *App) Reload(ctx context.Context) error {
+	a.reload.mu.Lock()
+	defer a.reload.mu.Unlock()
+	// The same options as at start: without --config, LoadConfig finds an
+	// agent-tools.yaml created since (or falls back to zero-config again).
+	// Providers live as long as the app, not as the caller's ctx.
+	b, err := New(a.ctx, a.opts)
+	if err != nil {
+		a.log.Error("config change not applied; the last good configuration keeps serving", "err", errText(err))
+		return err
+	}
+	old := a.current()
+	g := &generation{cfg: b.Config, reg: b.Registry, call: b.Call, closers: b.closers, loadErrors: b.loadErrors}
+	a.warnFixed(old.cfg, g.cfg)
+	g.reg.OnChange(a.Facade.Sync)
+	a.live.cur.Store(g)
+	a.Facade.Sync()
+	a.live.retired.Add(1)
+	old.retire(func() {
+		defer a.live.retired.Done()
+		if err := closeAll(old.closers); err != nil {
+			a.log.Warn("closing the previous configuration's providers", "err", err)
+		}
+	})
+	a.log.Info("configuration reloaded", "config", g.cfg.Path, "providers", len(g.reg.Providers()), "tools", len(g.reg.Tools("")))
+	return nil
+}
+
+func errText(err error) string {
+	if errs, ok := config.AsErrors(err); ok {
+		return strings.TrimRight(errs.Error(), "\n")
+	}
+	return err.Error()
+}
+
+// warnFixed logs settings a reload cannot change.
+func (a *App) warnFixed(old, cur *config.Config) {
+	if a.opts.Mode == "" && cur.Mode != old.Mode {
+		a.log.Warn("the exposure mode changed in the config; restart to apply it", "running", old.Mode, "config", cur.Mode)
+	}
+	if !reflect.DeepEqual(old.Policy.Deny, cur.Policy.Deny) || !reflect.DeepEqual(old.Policy.Allow, cur.Policy.Allow) {
+		a.log.Warn("policy rules changed: calls use the new rules now; tool listings follow them after a restart")
+	}
+	oh, _ := json.Marshal(old.Server.HTTP)
+	nh, _ := json.Marshal(cur.Server.HTTP)
+	if string(oh) != string(nh) {
+		a.log.Warn("server.http changed in the config; restart to apply it")
+	}
+}
+
+// Watch starts watching the config file and the scripts directory until
+// ctx ends or Close is called. It reports an error only if no watcher can
+// be created at all.
+func (a *App) Watch(ctx context.Context, debounce time.Duration) error {
+	if debounce <= 0 {
+		debounce = DefaultDebounce
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	a.reload.mu.Lock()
+	a.reload.stop = func() { cancel(); <-done }
+	a.reload.mu.Unlock()
+	wt := &watcher{a: a, w: w, watched: map[string]bool{}}
+	wt.ensure()
+	go func() {
+		defer close(done)
+		defer w.Close()
+		wt.loop(ctx, debounce)
+	}()
+	return nil
+}
+
+func (a *App) stopWatch() {
+	a.reload.mu.Lock()
+	stop := a.reload.stop
+	a.reload.stop = nil
+	a.reload.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+type watcher struct {
+	a       *App
+	w       *fsnotify.Watcher
+	watched map[string]bool
+}
+
+// targets are the config file and the scripts directory of the live config.
+func (wt *watcher) targets() (configFile, scripts, project string) {
+	cfg := wt.a.current().cfg
+	project = cfg.Dir
+	configFile = cfg.Path
+	if configFile == "" && wt.a.opts.ConfigPath == "" {
+		configFile = filepath.Join(project, config.FileName) // zero-config: watch for one to appear
+	}
+	if cfg.Local.Enabled {
+		scripts = cfg.Local.Dir
+	}
+	return configFile, scripts, project
+}
+
+// ensure watches the config file's directory and every existing directory
+// from the project down to the scripts directory (so that creating
+// .agents/tools is seen). fsnotify watches are not recursive.
+func (wt *watcher) ensure() {
+	cf, scripts, project := wt.targets()
+	want := map[string]bool{}
+	if cf != "" {
+		want[filepath.Dir(cf)] = true
+	}
+	if scripts != "" {
+		want[scripts] = true
+		if rel, err := filepath.Rel(project, scripts); err == nil && !strings.HasPrefix(rel, "..") {
+			d := project
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				want[d] = true
+				d = filepath.Join(d, part)
+			}
+		} else {
+			want[filepath.Dir(scripts)] = true
+		}
+	}
+	for d := range wt.watched {
+		if !want[d] {
+			wt.w.Remove(d)
+			delete(wt.watched, d)
+		}
+	}
+	for d := range want {
+		if wt.watched[d] {
+			continue
+		}
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			continue
+		}
+		if err := wt.w.Add(d); err != nil {
+			wt.a.log.Warn("cannot watch directory; changes there need a restart", "dir", d, "err", err)
+			continue
+		}
+		wt.watched[d] = true
+	}
+}
+
+// classify says what an event calls for.
+func (wt *watcher) classify(ev fsnotify.Event) (reload, refresh bool) {
+	cf, scripts, _ := wt.targets()
+	name := filepath.Clean(ev.Name)
+	if cf != "" && name == filepath.Clean(cf) {
+		return true, false
+	}
+	// Kubernetes mounts a ConfigMap through a "..data" symlink swapped on update.
+	if cf != "" && filepath.Dir(name) == filepath.Dir(cf) && strings.HasPrefix(filepath.Base(name), "..") {
+		return true, false
+	}
+	if scripts != "" {
+		if name == scripts || strings.HasPrefix(name, scripts+string(filepath.Separator)) || strings.HasPrefix(scripts, name+string(filepath.Separator)) {
+			return false, true
+		}
+	}
+	return false, false
+}
+
+func (wt *watcher) loop(ctx context.Context, debounce time.Duration) {
+	var timer *time.Timer
+	var fire <-chan time.Time
+	var reload, refresh bool
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return
+		case err, ok := <-wt.w.Errors:
+			if !ok {
+				return
+			}
+			wt.a.log.Warn("file watcher", "err", err)
+		case ev, ok := <-wt.w.Events:
+			if !ok {
+				return
+			}
+			rl, rf := wt.classify(ev)
+			if !rl && !rf {
+				continue
+			}
+			reload, refresh = reload || rl, refresh || rf
+			if timer == nil {
+				timer = time.NewTimer(debounce)
+			} else {
+				timer.Reset(debounce)
+			}
+			fire = timer.C
+		case <-fire:
+			fire = nil
+			if reload {
+				wt.a.Reload(ctx)
+			} else if refresh {
+				if wt.a.Current().Refresh(ctx) {
+					wt.a.log.Info("scripts changed; tool list updated")
+				}
+			}
+			reload, refresh = false, false
+			wt.ensure()
+		}
+	}
+}

@@ -1,0 +1,218 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+)
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// watched builds the runtime for dir, starts its watcher and connects a
+// client that counts list_changed notifications.
+func watched(t *testing.T, dir string) (*app.App, *mcp.ClientSession, chan struct{}, *syncBuf) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	logs := &syncBuf{}
+	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if err := a.Watch(ctx, 20*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	changed := make(chan struct{}, 16)
+	ct, st := mcp.NewInMemoryTransports()
+	if _, err := a.Facade.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return a, cs, changed, logs
+}
+
+func liveToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tl := range res.Tools {
+		out = append(out, tl.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func has(names []string, n string) bool {
+	for _, x := range names {
+		if x == n {
+			return true
+		}
+	}
+	return false
+}
+
+func waitChanged(t *testing.T, ch chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("no list_changed after %s", what)
+	}
+}
+
+func writeFile(t *testing.T, path, body string, mode os.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const hiScript = "#!/bin/sh\n# @description Say hi\n# @readonly\necho hi\n"
+
+// TestWatchScripts: adding and removing a script (even creating
+// .agents/tools itself after start) reaches connected sessions as
+// list_changed, without any request from them.
+func TestWatchScripts(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "agent-tools.yaml"), "mode: flat\n", 0o644)
+	_, cs, changed, _ := watched(t, dir)
+	if got := liveToolNames(t, cs); !has(got, "runtime_status") || has(got, "hi") {
+		t.Fatalf("start: %v", got)
+	}
+	writeFile(t, filepath.Join(dir, ".agents", "tools", "hi"), hiScript, 0o755)
+	waitChanged(t, changed, "adding a script")
+	if got := liveToolNames(t, cs); !has(got, "hi") {
+		t.Fatalf("after add: %v", got)
+	}
+	if err := os.Remove(filepath.Join(dir, ".agents", "tools", "hi")); err != nil {
+		t.Fatal(err)
+	}
+	waitChanged(t, changed, "removing a script")
+	if got := liveToolNames(t, cs); has(got, "hi") || !has(got, "runtime_status") {
+		t.Fatalf("after remove: %v", got)
+	}
+}
+
+// TestWatchConfig: a broken config keeps the last good runtime (and says
+// why); a good edit swaps the runtime under the connected session, which
+// gets list_changed and can call the new tools.
+func TestWatchConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent-tools.yaml")
+	writeFile(t, cfg, "mode: flat\nlocal:\n  enabled: false\n", 0o644)
+	writeFile(t, filepath.Join(dir, ".agents", "tools", "hi"), hiScript, 0o755)
+	a, cs, changed, logs := watched(t, dir)
+	if got := liveToolNames(t, cs); !has(got, "runtime_status") || has(got, "hi") {
+		t.Fatalf("start: %v", got)
+	}
+	boot := a.Current()
+
+	writeFile(t, cfg, "mode: flat\nlocal:\n  enabled: nope\n", 0o644)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "config change not applied") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l := logs.String(); !strings.Contains(l, "agent-tools.yaml:3:12: local.enabled: want true or false") {
+		t.Fatalf("broken config not explained:\n%s", l)
+	}
+	if a.Current() != boot {
+		t.Fatal("a broken config replaced the runtime")
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "runtime_status"}); err != nil || res.IsError {
+		t.Fatalf("serving after a broken config: %v %+v", err, res)
+	}
+
+	writeFile(t, cfg, "mode: flat\nlocal:\n  enabled: true\n", 0o644)
+	waitChanged(t, changed, "a good config edit")
+	if got := liveToolNames(t, cs); !has(got, "hi") {
+		t.Fatalf("after reload: %v", got)
+	}
+	if a.Current() == boot || !a.CurrentConfig().Local.Enabled {
+		t.Fatal("runtime not swapped")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hi"})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "hi") {
+		t.Fatalf("call after reload: %v %+v", err, res)
+	}
+	if !strings.Contains(logs.String(), "configuration reloaded") {
+		t.Errorf("reload not logged:\n%s", logs.String())
+	}
+
+	// A mode change cannot be applied live: it is logged, the mode stays.
+	writeFile(t, cfg, "mode: search\nlocal:\n  enabled: true\n", 0o644)
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(logs.String(), "restart to apply it") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := liveToolNames(t, cs); !has(got, "hi") || has(got, "agent_tools_search") {
+		t.Fatalf("mode changed live: %v\n%s", got, logs.String())
+	}
+}
+
+// TestReloadExplicit: Reload reports a broken config as an error.
+func TestReloadExplicit(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent-tools.yaml")
+	writeFile(t, cfg, "mode: flat\n", 0o644)
+	a, err := app.New(context.Background(), app.Options{ProjectDir: dir, AuditDefault: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	writeFile(t, cfg, "mode: [\n", 0o644)
+	if err := a.Reload(context.Background()); err == nil {
+		t.Fatal("broken config reloaded")
+	}
+	writeFile(t, cfg, "mode: flat\npolicy:\n  deny: [runtime_status]\n", 0o644)
+	if err := a.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Calls use the new rules at once.
+	res, err := func() (*mcp.CallToolResult, error) {
+		ct, st := mcp.NewInMemoryTransports()
+		if _, err := a.Facade.Server().Connect(context.Background(), st, nil); err != nil {
+			return nil, err
+		}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		if err != nil {
+			return nil, err
+		}
+		defer cs.Close()
+		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "runtime_status"})
+	}()
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "DENIED") {
+		t.Fatalf("denied after reload: %v %+v", err, res)
+	}
+}

@@ -1,0 +1,204 @@
+// Package jsrun is the JavaScript sandbox shared by the execute_javascript
+// built-in and by skills (SPEC §4.7, §5; seed 004). It runs ECMAScript on
+// goja, a pure-Go interpreter, in a fresh VM per run.
+//
+// What the code can reach: the ECMAScript built-ins, a captured console
+// (log/info/warn/error/debug), and whatever the host injects through
+// [Session.Runtime] (skills inject `tools`). There is no require, import,
+// fetch, process, timer, file system, network or Go object: goja has none of
+// them unless the host adds them, and this package adds none. eval and the
+// Function constructors exist but go through the same source checks as the
+// program, and eval is always indirect (global scope).
+//
+// Bounds:
+//   - Time: a watchdog interrupts the VM at the deadline (default 2.5 s) or when
+//     the context ends; goja checks the interrupt between instructions, so it
+//     stops infinite loops and deep recursion. A single native built-in call is
+//     not interruptible: the run then returns at the deadline plus a short
+//     grace and the VM goroutine is abandoned; it stops at its next instruction.
+//   - Output: at most MaxOutput characters (result and console together, the
+//     result first) and MaxConsole console entries; the rest is dropped and
+//     Truncated is set. Results are encoded by a budgeted encoder that stops
+//     after the cap, so a huge value costs only what is shown.
+//   - Stack: MaxCallStack JavaScript frames (RangeError past it).
+//   - Source: programs, eval and new Function sources are refused past
+//     MaxSourceLen bytes, bracket nesting past 1000, or 5000 arrows: goja's
+//     parser recurses (a deep enough nesting overflows the Go stack and kills
+//     the process) and is quadratic in scope nesting.
+//   - Memory: goja has no heap limit. The prelude refuses the one-step
+//     allocations that would otherwise be unbounded (String repeat/padStart/
+//     padEnd past 16 Mi characters; arrays past 8 Mi elements through the
+//     constructor, species creation, Array.from, fill, join; typed arrays and
+//     buffers past 128 MiB), and a sampler interrupts the run when the
+//     process's heap grows more than MaxHeapGrowth (default 512 MiB) since the
+//     run started. The sampler is process-wide (concurrent runs and other
+//     allocations count) and cannot stop a native call in progress, so
+//     composed native operations (a replaceAll whose output is a billion
+//     characters) can still exhaust memory. Hard isolation needs a separate
+//     process with an OS memory limit.
+//   - Regular expressions: patterns goja cannot give to Go's linear-time
+//     engine (backreferences, lookaround) run on a backtracking engine; each
+//     match is bounded by RegexpMatchTimeout, after which it silently fails
+//     to match (a process-wide setting of that engine).
+package jsrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/dlclark/regexp2/v2"
+	"github.com/dop251/goja"
+)
+
+// Defaults and fixed caps.
+const (
+	DefaultTimeout       = 2500 * time.Millisecond
+	DefaultMaxOutput     = 30000
+	DefaultMaxConsole    = 200
+	DefaultMaxCallStack  = 10000
+	DefaultMaxHeapGrowth = 512 << 20
+	// MaxSourceLen bounds a program, an eval or a new Function source (bytes).
+	MaxSourceLen = 512 << 10
+	// MaxNesting bounds bracket nesting in a source.
+	MaxNesting = 1000
+	// MaxArrows bounds the arrow functions in a source (each may nest a scope
+	// without brackets).
+	MaxArrows = 5000
+	// MaxStringStep is the longest string repeat/padStart/padEnd may build.
+	MaxStringStep = 1 << 24
+	// MaxArrayLength is the longest array the guarded built-ins may create.
+	MaxArrayLength = 1 << 23
+	// MaxBufferBytes is the largest ArrayBuffer or typed array.
+	MaxBufferBytes = 1 << 27
+	// MaxEncodeDepth is how deep the result encoder descends.
+	MaxEncodeDepth = 64
+	// RegexpMatchTimeout bounds one backtracking regular-expression match.
+	RegexpMatchTimeout = 1 * time.Second
+	// Grace is how long a run waits after interrupting the VM before it gives
+	// up on the VM goroutine.
+	Grace = 500 * time.Millisecond
+	// ScriptName is the file name errors report for Run's code.
+	ScriptName = "code.js"
+)
+
+func init() {
+	// Only goja uses this module (v2) in the binary; see the package doc.
+	regexp2.DefaultMatchTimeout = RegexpMatchTimeout
+}
+
+// Limits bound one run. Zero fields take the defaults.
+type Limits struct {
+	Timeout      time.Duration
+	MaxOutput    int // characters of result plus console text
+	MaxConsole   int // console entries
+	MaxCallStack int // JavaScript frames
+	// MaxHeapGrowth interrupts the run when the process heap grows this many
+	// bytes over its size at the start; negative disables the sampler.
+	MaxHeapGrowth int64
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.Timeout <= 0 {
+		l.Timeout = DefaultTimeout
+	}
+	if l.MaxOutput <= 0 {
+		l.MaxOutput = DefaultMaxOutput
+	}
+	if l.MaxConsole <= 0 {
+		l.MaxConsole = DefaultMaxConsole
+	}
+	if l.MaxCallStack <= 0 {
+		l.MaxCallStack = DefaultMaxCallStack
+	}
+	if l.MaxHeapGrowth == 0 {
+		l.MaxHeapGrowth = DefaultMaxHeapGrowth
+	}
+	return l
+}
+
+// Entry is one console call.
+type Entry struct {
+	Level string `json:"level"` // log, info, warn, error, debug
+	Text  string `json:"text"`
+}
+
+// Output is a finished run.
+type Output struct {
+	// Result is the JSON of the completion value (of its resolution when it
+	// is a Promise); JSON null for undefined. When the JSON was cut at the
+	// output cap, Result is a JSON string holding the cut text.
+	Result json.RawMessage `json:"result"`
+	// Console holds the captured console entries, oldest first.
+	Console []Entry `json:"console"`
+	// Truncated is set when output or console entries were dropped.
+	Truncated bool `json:"truncated"`
+	// Duration is the wall time of the run.
+	Duration time.Duration `json:"-"`
+}
+
+// Kind classifies a failed run.
+type Kind string
+
+const (
+	KindSyntax    Kind = "syntax"    // the code does not parse
+	KindLimit     Kind = "limit"     // the code is too large or too nested to parse safely
+	KindException Kind = "exception" // an uncaught exception or a rejected Promise
+	KindTimeout   Kind = "timeout"   // the watchdog fired
+	KindMemory    Kind = "memory"    // the heap sampler fired
+	KindCancelled Kind = "cancelled" // the caller's context ended
+	KindInternal  Kind = "internal"  // a bug: a panic in the interpreter or the host
+)
+
+// Error is a failed run. Console and Truncated hold what the code logged
+// before it failed.
+type Error struct {
+	Kind    Kind
+	Message string // "ReferenceError: x is not defined"
+	// Line and Column locate the failure in the user's source (1-based; 0 when unknown).
+	Line, Column int
+	// Stack lists the JavaScript frames, innermost first, one per line.
+	Stack     string
+	Console   []Entry
+	Truncated bool
+	// Cause is the context error for KindCancelled and KindTimeout caused by the context.
+	Cause error
+
+	thrown goja.Value // for hosts that recognise their own errors
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Message)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, " (line %d, column %d)", e.Line, e.Column)
+	}
+	return b.String()
+}
+
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Thrown is the goja.Value the code threw (nil when the failure was not a
+// throw). Hosts compare it with objects they created to recognise their own
+// errors.
+func (e *Error) Thrown() goja.Value { return e.thrown }
+
+// Run runs code as a script in a fresh session and reports its completion
+// value. Code that uses top-level await or return runs as the body of an
+// async function whose last expression statement is returned.
+func Run(ctx context.Context, code string, l Limits) (*Output, error) {
+	s, err := NewSession(ScriptName, l)
+	if err != nil {
+		return nil, &Error{Kind: KindInternal, Message: err.Error()}
+	}
+	return s.Exec(ctx, func(_ context.Context, vm *goja.Runtime) (goja.Value, error) {
+		prg, shift, err := compileMain(ScriptName, code)
+		if err != nil {
+			return nil, err
+		}
+		s.shift = shift
+		return vm.RunProgram(prg)
+	})
+}

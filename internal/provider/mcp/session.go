@@ -1,0 +1,271 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+type wireError = jsonrpc.Error
+
+const (
+	codeInvalidParams = jsonrpc.CodeInvalidParams
+	// codeTransportRejected is the SDK's code for a request its transport
+	// could not deliver (jsonrpc2.ErrRejected): not an answer from the upstream.
+	codeTransportRejected = -32005
+)
+
+// session is one live connection to the upstream.
+type session struct {
+	cs        *sdk.ClientSession
+	proc      *process // nil for HTTP
+	transport string   // "stdio", "streamable-http" or "sse"
+	started   time.Time
+	// ctx is cancelled, with the reason as its cause, when the session ends;
+	// calls in flight are tied to it.
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	// listChanged asks the session's list loop to re-read the tools.
+	listChanged chan struct{}
+}
+
+// end cancels the session's calls, closes it and stops its process.
+func (s *session) end(cause error, grace time.Duration) {
+	s.cancel(cause)
+	if s.proc != nil {
+		s.proc.stop(grace) // closing stdin first lets a well-behaved server exit by itself
+	}
+	_ = s.cs.Close()
+}
+
+// beginLocked starts the upstream in the background and returns a channel
+// closed when the attempt ends. p.mu is held.
+func (p *Provider) beginLocked() chan struct{} {
+	if p.state == stateStarting {
+		return p.starting
+	}
+	if p.timer != nil {
+		p.timer.Stop()
+		p.timer = nil
+	}
+	done := make(chan struct{})
+	p.state, p.starting = stateStarting, done
+	p.bg.Add(1)
+	go func() {
+		defer p.bg.Done()
+		p.connect(done)
+	}()
+	return done
+}
+
+// connect runs one start attempt: connect, initialize, list tools.
+func (p *Provider) connect(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(p.base, p.opts.StartTimeout)
+	defer cancel()
+	start := time.Now()
+	s, err := p.dial(ctx)
+	var tools []*sdk.Tool
+	if err == nil {
+		tools, err = p.listTools(ctx, s)
+		if err != nil {
+			err = fmt.Errorf("listing tools: %w", err)
+			s.end(err, p.opts.StopGrace)
+		}
+	}
+	if err != nil && errors.Is(err, context.DeadlineExceeded) && p.base.Err() == nil {
+		err = fmt.Errorf("no answer within %s (start-up timeout): %w", p.opts.StartTimeout, err)
+	}
+
+	p.mu.Lock()
+	if p.state == stateClosed {
+		p.mu.Unlock()
+		if s != nil && err == nil {
+			s.end(errClosed(p.opts.ID), p.opts.StopGrace)
+		}
+		close(done)
+		return
+	}
+	p.starting = nil
+	if err != nil {
+		p.failLocked(err)
+		p.mu.Unlock()
+		p.log.Error("upstream failed to start", "err", err)
+		close(done)
+		return
+	}
+	p.state, p.sess, p.everRan = stateRunning, s, true
+	p.starts++
+	changed := p.setToolsLocked(tools, false)
+	p.mu.Unlock()
+	close(done)
+	p.log.Info("upstream started", "transport", s.transport, "tools", len(tools), "took", time.Since(start).Round(time.Millisecond))
+	p.afterList(tools, changed)
+
+	p.bg.Add(2)
+	go func() { defer p.bg.Done(); p.watch(s) }()
+	go func() { defer p.bg.Done(); p.listLoop(s) }()
+}
+
+// dial connects over the configured transport.
+func (p *Provider) dial(ctx context.Context) (*session, error) {
+	client := sdk.NewClient(&sdk.Implementation{Name: "agent-tools", Version: p.opts.ClientVersion}, &sdk.ClientOptions{
+		Logger:       p.log,
+		Capabilities: &sdk.ClientCapabilities{}, // nothing is relayed back (no sampling, roots, elicitation)
+		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
+			p.listChangedFrom(req.Session)
+		},
+	})
+	var (
+		s   *session
+		err error
+	)
+	if p.opts.URL != "" {
+		s, err = p.dialHTTP(ctx, client)
+	} else {
+		s, err = p.dialStdio(ctx, client)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.started = time.Now()
+	s.listChanged = make(chan struct{}, 1)
+	return s, nil
+}
+
+// listChangedFrom wakes the list loop of the session that sent list_changed.
+func (p *Provider) listChangedFrom(cs *sdk.ClientSession) {
+	p.mu.Lock()
+	s := p.sess
+	p.mu.Unlock()
+	if s == nil || s.cs != cs {
+		return // a start in flight lists anyway; a dead session does not matter
+	}
+	select {
+	case s.listChanged <- struct{}{}:
+	default: // a refresh is already pending
+	}
+}
+
+// listLoop re-reads the tool list each time the upstream says it changed.
+func (p *Provider) listLoop(s *session) {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-s.listChanged:
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, p.opts.StartTimeout)
+		tools, err := p.listTools(ctx, s)
+		cancel()
+		if err != nil {
+			if s.ctx.Err() == nil {
+				p.problem("re-listing tools after list_changed failed: %v", err)
+			}
+			continue
+		}
+		p.mu.Lock()
+		changed := false
+		if p.sess == s {
+			changed = p.setToolsLocked(tools, false)
+		}
+		p.mu.Unlock()
+		p.afterList(tools, changed)
+	}
+}
+
+// maxPages bounds tools/list pagination (a server that never stops paging).
+const maxPages = 100
+
+func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, error) {
+	var out []*sdk.Tool
+	params := &sdk.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page == maxPages {
+			return nil, fmt.Errorf("tools/list still paginating after %d pages", maxPages)
+		}
+		res, err := s.cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Tools...)
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// afterList saves a changed list to the cache and tells the runtime.
+func (p *Provider) afterList(tools []*sdk.Tool, changed bool) {
+	if err := p.cache.save(tools); err != nil {
+		p.log.Warn("cannot write the tool-list cache", "err", err)
+	}
+	p.mu.Lock()
+	onChange := p.opts.OnChange
+	p.mu.Unlock()
+	if changed && onChange != nil {
+		go onChange() // not waited for by Close: it runs the runtime's refresh
+	}
+}
+
+// watch waits for the session to end on its own and handles the crash.
+func (p *Provider) watch(s *session) {
+	cause := s.wait()
+	if s.ctx.Err() != nil { // ended by us (Close or a replaced session)
+		return
+	}
+	p.died(s, cause)
+}
+
+// died records that a running session ended unexpectedly: its calls fail at
+// once, and a restart is scheduled with exponential backoff.
+func (p *Provider) died(s *session, cause error) {
+	p.mu.Lock()
+	if p.sess != s || p.state == stateClosed {
+		p.mu.Unlock()
+		s.end(cause, p.opts.StopGrace)
+		return
+	}
+	p.sess = nil
+	if time.Since(s.started) >= p.opts.StableAfter {
+		p.failures = 0 // it ran long enough: this crash starts a new series
+	}
+	p.failLocked(fmt.Errorf("upstream ended: %w", cause))
+	p.mu.Unlock()
+	p.log.Error("upstream ended unexpectedly", "err", cause)
+	s.end(cause, p.opts.StopGrace)
+}
+
+// failLocked records a failure and schedules the next attempt.
+func (p *Provider) failLocked(err error) {
+	p.state, p.lastErr = stateFailed, err
+	p.failures++
+	delay := p.backoff(p.failures)
+	p.nextTry = time.Now().Add(delay)
+	if p.everRan && p.failures <= p.opts.MaxRestarts {
+		p.timer = time.AfterFunc(delay, p.restart)
+	}
+}
+
+// backoff is MinBackoff doubled per consecutive failure, at most MaxBackoff.
+func (p *Provider) backoff(failures int) time.Duration {
+	d := p.opts.MinBackoff
+	for i := 1; i < failures && d < p.opts.MaxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, p.opts.MaxBackoff)
+}
+
+// restart is the automatic restart after a crash.
+func (p *Provider) restart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.state == stateFailed {
+		p.log.Info("restarting upstream", "attempt", p.failures)
+		p.beginLocked()
+	}
+}
