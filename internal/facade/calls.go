@@ -122,7 +122,7 @@ func setConfirm(req *pipeline.Request, v any, via string, tokens bool) *toolerr.
 		"%s: confirm must be true or false", via)
 }
 
-func (f *Facade) tokenMode() bool { return f.opts.Rules.Confirm == policy.ConfirmToken }
+func (f *Facade) tokenMode() bool { return f.rules().Confirm == policy.ConfirmToken }
 
 func isObject(raw json.RawMessage) bool {
 	for _, c := range raw {
@@ -317,7 +317,7 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 // confirmProp is the schema of the confirmation argument: a boolean, or in
 // token mode also the one-time token a CONFIRMATION_REQUIRED error returns.
 func (f *Facade) confirmProp() map[string]any {
-	if f.opts.Rules.Confirm == policy.ConfirmToken {
+	if f.rules().Confirm == policy.ConfirmToken {
 		return map[string]any{"type": []string{"boolean", "string"},
 			"description": "To confirm a call that changes state, pass the confirm token from its CONFIRMATION_REQUIRED error."}
 	}

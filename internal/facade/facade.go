@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,6 +77,8 @@ type Facade struct {
 	server *mcp.Server
 	log    *slog.Logger
 
+	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
+
 	mu            sync.Mutex
 	current       map[string]string // MCP tool name → fingerprint of its definition
 	prompts       map[string]bool   // published prompt names
@@ -102,6 +105,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 		o.Name = "agent-tools"
 	}
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
+	f.policy.Store(&o.Rules)
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
@@ -114,6 +118,15 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f.syncPrompts()
 	return f
 }
+
+// SetRules swaps the policy rules that hide denied tools (a config reload)
+// and republishes the tools.
+func (f *Facade) SetRules(r policy.Rules) {
+	f.policy.Store(&r)
+	f.Sync()
+}
+
+func (f *Facade) rules() policy.Rules { return *f.policy.Load() }
 
 // Server is the MCP server to run on a transport.
 func (f *Facade) Server() *mcp.Server { return f.server }
@@ -275,7 +288,7 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 	all := f.cat.Tools(providerID)
 	out := all[:0:0]
 	for _, t := range all {
-		if f.opts.Rules.Visible(t.Canonical) {
+		if f.rules().Visible(t.Canonical) {
 			out = append(out, t)
 		}
 	}

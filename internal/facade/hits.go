@@ -63,7 +63,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			results = append(results, sk)
 		default:
 			t, ok := f.cat.Lookup(h.ID)
-			if !ok || !f.opts.Rules.Visible(t.Canonical) {
+			if !ok || !f.rules().Visible(t.Canonical) {
 				continue
 			}
 			results = append(results, toolHit(t, a.Schemas || len(results) < schemaHits, f.opts.Mode))

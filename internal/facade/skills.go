@@ -109,6 +109,9 @@ func (f *Facade) runSkill(ctx context.Context, mreq *mcp.CallToolRequest, via, p
 		}
 		return errorResult(toolerr.New(toolerr.BackendError, "The skill failed; read the message before retrying.", "skill %q failed: %v", name, err))
 	}
+	if res != nil && res.IsError {
+		return errorResult(pipeline.BackendError(res))
+	}
 	return render(&pipeline.Response{Result: res})
 }
 

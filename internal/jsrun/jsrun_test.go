@@ -13,7 +13,7 @@ import (
 )
 
 // slack absorbs scheduling noise (-race, 2 cores) in time assertions.
-const slack = 2 * time.Second
+const slack = 3 * time.Second
 
 // run runs code; a zero Timeout becomes a generous one, for tests that are
 // not about time on a loaded machine.
@@ -376,13 +376,10 @@ func TestGuards(t *testing.T) {
 }
 
 func TestMemoryGuard(t *testing.T) {
-	start := time.Now()
-	_, err := run(t, "const keep = []; for (;;) keep.push('x'.repeat(1 << 20) + Math.random())", Limits{Timeout: 20 * time.Second, MaxHeapGrowth: 64 << 20})
-	if err == nil || err.Kind != KindMemory {
+	// The sampler, not the (long) watchdog, must end this run.
+	_, err := run(t, "const keep = []; for (;;) keep.push('x'.repeat(1 << 18) + Math.random())", Limits{Timeout: time.Minute, MaxHeapGrowth: 32 << 20})
+	if err == nil || err.Kind != KindMemory || !strings.Contains(err.Message, "32 MiB") {
 		t.Fatalf("err %v, want the heap limit", err)
-	}
-	if took := time.Since(start); took > 5*time.Second+slack {
-		t.Errorf("took %v", took)
 	}
 }
 

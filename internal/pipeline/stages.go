@@ -125,7 +125,7 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 func repeated(resp *Response, n int) *toolerr.Error {
 	last := resp.Err
 	if last == nil {
-		last = backendError(resp.Result)
+		last = BackendError(resp.Result)
 	}
 	e := toolerr.New(toolerr.RepeatedFailure,
 		"Stop retrying the same call: it will fail the same way. "+last.Hint,
@@ -239,7 +239,7 @@ func Execute(o ExecuteOptions) Middleware {
 			}
 			res.Text = capText(res.Text, o.MaxResultChars)
 			if res.IsError {
-				return &Response{Result: res, Err: backendError(res)}
+				return &Response{Result: res, Err: BackendError(res)}
 			}
 			return &Response{Result: res}
 		}
@@ -262,8 +262,8 @@ func callError(parent, callCtx context.Context, req *Request, timeout time.Durat
 		"%q failed: %v", req.Resolved.Canonical, err)
 }
 
-// backendError wraps a tool's own failure (non-zero exit, error result) in the envelope.
-func backendError(res *provider.Result) *toolerr.Error {
+// BackendError wraps a tool's own failure (non-zero exit, error result) in the envelope.
+func BackendError(res *provider.Result) *toolerr.Error {
 	e := toolerr.New(toolerr.BackendError,
 		"The tool ran and reported a failure; read `output`, fix the cause, and only then retry.",
 		"the tool reported an error")

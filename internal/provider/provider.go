@@ -53,7 +53,7 @@ type Diagnoser interface {
 type Diagnostic struct {
 	Provider string `json:"provider"`
 	Item     string `json:"item"`
-	Status   string `json:"status"` // ok | skipped | failed
+	Status   string `json:"status"` // ok | warning | skipped | failed (only failed makes doctor exit 1)
 	Reason   string `json:"reason,omitempty"`
 }
 

@@ -125,6 +125,7 @@ type runner struct {
 	thrown           []thrownErr // errors tools.call threw
 	// declared is the code and hint of an error the skill threw on purpose.
 	declared *toolerr.Error
+	own      map[string]bool // the provider's own tool names, loaded on the first call
 }
 
 type thrownErr struct {
@@ -238,6 +239,7 @@ func (r *runner) call(ctx context.Context, vm *goja.Runtime) func(goja.FunctionC
 				panic(vm.NewTypeError("tools.call(name, args): args must be a plain object"))
 			}
 		}
+		name = r.resolve(ctx, name)
 		r.calls++
 		if r.max >= 0 && r.calls > r.max {
 			te := toolerr.New(toolerr.BackendError,
@@ -265,6 +267,29 @@ func (r *runner) call(ctx context.Context, vm *goja.Runtime) func(goja.FunctionC
 		}
 		return vm.ToValue(res.Text)
 	}
+}
+
+// resolve maps an own tool name of the skill's provider to its canonical
+// name (the seed's adapter.call took own names); other names pass as they are.
+func (r *runner) resolve(ctx context.Context, name string) string {
+	if r.d.opts.OwnTools == nil {
+		return name
+	}
+	if r.own == nil {
+		r.own = map[string]bool{}
+		if tools, err := r.d.opts.OwnTools(ctx); err == nil {
+			for _, t := range tools {
+				r.own[t.Name] = true
+			}
+		}
+	}
+	if !r.own[name] {
+		return name
+	}
+	if c, err := naming.Canonical(r.d.info.ID, name, r.d.info.HostLocal); err == nil {
+		return c
+	}
+	return name
 }
 
 // callError turns CallTool's error into an envelope.

@@ -1,8 +1,9 @@
 // Package skills loads a provider's skills (SPEC §5, seed 000) and runs them
 // in the jsrun sandbox.
 //
-// A skill is a JavaScript file (*.js or *.mjs) in a directory; its name is
-// the file name without the extension. The file defines
+// A skill is a JavaScript file (*.js or *.mjs) in a directory (or listed in
+// Options.Files, as a seed plugin.json lists them); its name is the file
+// name without the extension. The file defines
 //
 //	export const meta = {
 //	  description: "One line: what the whole task does.",
@@ -23,18 +24,27 @@
 // In run, `tools.call(canonicalName, args)` calls a tool through the
 // ToolCaller the runtime passes (the full pipeline: validation, policy,
 // audit). It is synchronous (await works on it too) and returns the result
-// text, parsed when it is a JSON object or array. A failure throws an Error
-// with `code`, `tool` and `envelope` (the {"error": {...}} body); uncaught,
-// that failure becomes the skill's, with its code. `tools.canonical(name)`
-// turns a tool name of the skill's own provider into its canonical name, and
-// `tools.provider` is that provider's id. A skill can fail on purpose with
-// an Error whose `code` is INVALID_ARGUMENTS (or another envelope code) and
-// whose `hint` says what to do.
+// text, parsed when it is a JSON object or array (a scalar text such as a
+// long id stays a string). A failure throws an Error with `code`, `tool` and
+// `envelope` (the {"error": {...}} body); uncaught, that failure becomes the
+// skill's, with its code. With Options.OwnTools (Wrap sets it), a name that
+// is one of the provider's own tool names is called by its canonical name,
+// so the seed's `adapter.call("search_workflows", ...)` works unchanged.
+// `tools.canonical(name)` gives that canonical name, and `tools.provider` is
+// the provider's id. A skill can fail on purpose with an Error whose `code`
+// is INVALID_ARGUMENTS (or another envelope code) and whose `hint` says what
+// to do.
 //
 // A run is bounded by Options.Timeout (default 30 s) and Options.MaxCalls
 // tool calls (default 20); the result is capped at Options.MaxOutput
 // characters. The return value is the result: a string as is, anything else
-// as JSON (an object also as structured content).
+// as JSON (an object also as structured content). Every sandbox limit of
+// package jsrun applies too.
+//
+// Doctor: Diagnostics reports each file "ok", "skipped" (with the reason) or
+// "warning" (loaded, but without meta or with dropped related entries); and
+// CheckRelated, given every provider's skills, reports related targets that
+// name no loaded skill as "warning" lines.
 package skills
 
 import (
@@ -78,6 +88,13 @@ type Options struct {
 	MaxOutput int
 	// Logger receives skip reasons (once per change) and skills' console output at debug (nil: slog.Default()).
 	Logger *slog.Logger
+	// Files, when set, lists the skill files (relative to the directory, as
+	// a seed plugin.json's "skills" does) instead of every *.js/*.mjs file in it.
+	Files []string
+	// OwnTools lists the provider's own tools (Wrap sets it). tools.call
+	// then also accepts an own tool name, as the seed's adapter.call did, and
+	// calls it by its canonical name.
+	OwnTools func(ctx context.Context) ([]catalog.Tool, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -221,10 +238,24 @@ func isSkillFile(name string) bool {
 	return (ext == ".js" || ext == ".mjs") && len(name) > len(ext)
 }
 
-// scanLocked re-reads the directory. d.mu is held.
+// scanLocked re-reads the directory (or the listed files). d.mu is held.
 func (d *Dir) scanLocked(ctx context.Context) {
 	if d.dir == "" {
 		d.absent = true
+		return
+	}
+	if d.opts.Files != nil {
+		d.absent, d.dirErr = false, ""
+		seen := make(map[string]bool, len(d.opts.Files))
+		for _, f := range d.opts.Files {
+			f = filepath.ToSlash(filepath.Clean(filepath.FromSlash(f)))
+			if seen[f] {
+				continue
+			}
+			seen[f] = true
+			d.refreshLocked(ctx, f)
+		}
+		d.dedupLocked(seen)
 		return
 	}
 	des, err := os.ReadDir(d.dir)
@@ -250,6 +281,12 @@ func (d *Dir) scanLocked(ctx context.Context) {
 		seen[de.Name()] = true
 		d.refreshLocked(ctx, de.Name())
 	}
+	d.dedupLocked(seen)
+}
+
+// dedupLocked forgets files no longer seen and marks the second file of a
+// skill name (x.js and x.mjs) as a duplicate. d.mu is held.
+func (d *Dir) dedupLocked(seen map[string]bool) {
 	for f := range d.entries {
 		if !seen[f] {
 			delete(d.entries, f)
@@ -282,12 +319,15 @@ func (d *Dir) scanLocked(ctx context.Context) {
 
 // refreshLocked re-stats one file and re-parses it when it changed.
 func (d *Dir) refreshLocked(ctx context.Context, file string) {
-	path := filepath.Join(d.dir, file)
+	path := filepath.Join(d.dir, filepath.FromSlash(file))
 	old := d.entries[file]
 	fi, err := os.Stat(path)
-	name := strings.TrimSuffix(file, filepath.Ext(file))
+	base := filepath.Base(filepath.FromSlash(file))
+	name := strings.TrimSuffix(base, filepath.Ext(base))
 	e := &entry{file: file, name: name}
 	switch {
+	case !isSkillFile(base):
+		e.reason = "not a .js or .mjs file"
 	case err != nil:
 		e.reason = "cannot stat: " + err.Error()
 	case !fi.Mode().IsRegular():
@@ -361,6 +401,9 @@ var (
 func Wrap(p provider.Provider, dir string, o Options) provider.Provider {
 	if dir == "" || p == nil {
 		return p
+	}
+	if o.OwnTools == nil {
+		o.OwnTools = p.Tools
 	}
 	return &Wrapped{inner: p, dir: NewDir(p.Info(), dir, o)}
 }

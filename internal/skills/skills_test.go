@@ -551,3 +551,35 @@ func TestCheckRelated(t *testing.T) {
 		t.Error("nothing to check")
 	}
 }
+
+func TestFilesAndOwnNames(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(dir, "skills"), 0o755)
+	// A seed-style skill: run(adapter, args) calling the provider's own tool names.
+	_ = os.WriteFile(filepath.Join(dir, "skills", "find.mjs"), []byte(`export const meta = {description: 'Find workflows.'};
+export async function run(adapter, args) {
+  const own = await adapter.call("list_issues", {q: args.q});
+  const other = await adapter.call("ghcli_pr_list", {});
+  return [own.tool, other.tool];
+}`), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "ignored.js"), []byte("function run() {}"), 0o644)
+	fake := providertest.New(info, providertest.Tool("list_issues", "List issues", "", true))
+	p := Wrap(fake, dir, Options{Files: []string{"./skills/find.mjs", "skills/missing.mjs", "notes.txt"}, Logger: slog.New(slog.DiscardHandler)})
+	skills, _ := p.(provider.Skiller).Skills(context.Background())
+	if len(skills) != 1 || skills[0].Name != "find" {
+		t.Fatalf("skills %+v", skills)
+	}
+	tc := &fakeCaller{}
+	res, err := p.(provider.Skiller).RunSkill(context.Background(), "find", json.RawMessage(`{"q": "x"}`), tc)
+	if err != nil || res.Text != `["gh_list_issues","ghcli_pr_list"]` {
+		t.Errorf("%v %v", res, err)
+	}
+	got := map[string]string{}
+	for _, d := range p.(provider.Diagnoser).Diagnostics() {
+		got[d.Item] = d.Status + " " + d.Reason
+	}
+	if got["skill skills/find.mjs"] != "ok " || !strings.HasPrefix(got["skill skills/missing.mjs"], "skipped cannot stat") ||
+		got["skill notes.txt"] != "skipped not a .js or .mjs file" || len(got) != 3 {
+		t.Errorf("diagnostics %v", got)
+	}
+}

@@ -54,7 +54,7 @@ func javaScriptTool() catalog.Tool {
 }
 
 type javaScriptArgs struct {
-	Code      *string      `json:"code"`
+	Code      *string         `json:"code"`
 	TimeoutMS json.RawMessage `json:"timeout_ms"`
 }
 
