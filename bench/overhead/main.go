@@ -50,14 +50,19 @@ type stats struct {
 }
 
 type result struct {
-	Transport string  `json:"transport"`
-	Calls     int     `json:"calls"`
-	Direct    stats   `json:"direct"`
-	Runtime   stats   `json:"runtime"`
-	RatioP50  float64 `json:"ratio_p50"`
-	RatioP99  float64 `json:"ratio_p99"`
-	Goal      float64 `json:"goal"`
-	Pass      bool    `json:"pass"`
+	Transport string `json:"transport"`
+	Calls     int    `json:"calls"`
+	Direct    stats  `json:"direct"`
+	Runtime   stats  `json:"runtime"`
+	// Floor is a bare go-sdk proxy (a server whose echo calls the upstream
+	// through a client), in process like the runtime: the cost of the extra
+	// hop alone.
+	Floor      *stats  `json:"floor,omitempty"`
+	RatioP50   float64 `json:"ratio_p50"`
+	RatioP99   float64 `json:"ratio_p99"`
+	FloorRatio float64 `json:"floor_ratio_p50,omitempty"`
+	Goal       float64 `json:"goal"`
+	Pass       bool    `json:"pass"`
 }
 
 type report struct {
@@ -75,6 +80,7 @@ func main() {
 	warmup := flag.Int("warmup", 200, "unmeasured calls first")
 	payload := flag.Int("payload", 64, "bytes of text echoed")
 	which := flag.String("transport", "both", "stdio, http or both")
+	withFloor := flag.Bool("floor", false, "also measure a bare go-sdk proxy in process (the cost of the extra hop alone)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
 	flag.Parse()
@@ -100,7 +106,7 @@ func main() {
 		if *which != "both" && *which != tr {
 			continue
 		}
-		r, err := measure(tr, *n, *warmup, *payload)
+		r, err := measure(tr, *n, *warmup, *payload, *withFloor)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "overhead: %s: %v\n", tr, err)
 			os.Exit(1)
@@ -124,19 +130,23 @@ func main() {
 
 func printTable(w io.Writer, rep report) {
 	fmt.Fprintf(w, "agent-tools overhead: echo of %d bytes, %s, GOMAXPROCS=%d\n\n", rep.Payload, rep.Go, rep.CPUs)
-	fmt.Fprintf(w, "%-9s %7s %12s %12s %12s %12s %8s %8s %6s\n", "transport", "calls", "direct p50", "direct p99", "runtime p50", "runtime p99", "×p50", "×p99", "goal")
+	fmt.Fprintf(w, "%-9s %7s %12s %12s %12s %12s %8s %8s %6s %11s\n", "transport", "calls", "direct p50", "direct p99", "runtime p50", "runtime p99", "×p50", "×p99", "goal", "floor ×p50")
 	for _, r := range rep.Results {
 		verdict := "ok"
 		if !r.Pass {
 			verdict = "OVER"
 		}
-		fmt.Fprintf(w, "%-9s %7d %10.0fµs %10.0fµs %10.0fµs %10.0fµs %7.2f× %7.2f× ≤%.1f× %s\n", r.Transport, r.Calls,
-			r.Direct.P50US, r.Direct.P99US, r.Runtime.P50US, r.Runtime.P99US, r.RatioP50, r.RatioP99, r.Goal, verdict)
+		floor := ""
+		if r.Floor != nil {
+			floor = fmt.Sprintf("%10.2f×", r.FloorRatio)
+		}
+		fmt.Fprintf(w, "%-9s %7d %10.0fµs %10.0fµs %10.0fµs %10.0fµs %7.2f× %7.2f× ≤%.1f× %-4s %s\n", r.Transport, r.Calls,
+			r.Direct.P50US, r.Direct.P99US, r.Runtime.P50US, r.Runtime.P99US, r.RatioP50, r.RatioP99, r.Goal, verdict, floor)
 	}
 }
 
 // measure calls the upstream directly and through the runtime, alternating.
-func measure(tr string, n, warmup, payload int) (result, error) {
+func measure(tr string, n, warmup, payload int, withFloor bool) (result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	self, err := os.Executable()
@@ -155,7 +165,7 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 	client := func() *sdk.Client {
 		return sdk.NewClient(&sdk.Implementation{Name: "overhead", Version: "1"}, nil)
 	}
-	var direct, viaRuntime *sdk.ClientSession
+	var direct, viaRuntime, viaFloor, floorUp *sdk.ClientSession
 	var providerYAML string
 	switch tr {
 	case "stdio":
@@ -164,6 +174,11 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		direct, err = client().Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 		if err != nil {
 			return result{}, fmt.Errorf("direct: %w", err)
+		}
+		if withFloor {
+			cmd2 := exec.Command(self, "--upstream", "stdio")
+			cmd2.Env = upstreamEnv()
+			floorUp, err = client().Connect(ctx, &sdk.CommandTransport{Command: cmd2}, nil)
 		}
 		providerYAML = fmt.Sprintf("    command: %q\n    args: [--upstream, stdio]\n", self)
 	case "http":
@@ -176,9 +191,20 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		if err != nil {
 			return result{}, fmt.Errorf("direct: %w", err)
 		}
+		if withFloor {
+			floorUp, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+		}
 		providerYAML = fmt.Sprintf("    url: %q\n", url)
 	}
+	if err != nil {
+		return result{}, fmt.Errorf("floor upstream: %w", err)
+	}
 	defer direct.Close()
+	var floor *sdk.Server
+	if withFloor {
+		defer floorUp.Close()
+		floor = bareProxy(floorUp)
+	}
 
 	cfg := "mode: flat\nlocal:\n  enabled: false\naudit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
 	cfgPath := filepath.Join(tmp, "agent-tools.yaml")
@@ -197,6 +223,13 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		s2cR, s2cW, _ := os.Pipe()
 		go a.Facade.Server().Run(ctx, transport.Stdio(c2sR, s2cW, time.Second))
 		viaRuntime, err = client().Connect(ctx, &sdk.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
+		if err != nil || !withFloor {
+			break
+		}
+		fc2sR, fc2sW, _ := os.Pipe()
+		fs2cR, fs2cW, _ := os.Pipe()
+		go floor.Run(ctx, &sdk.IOTransport{Reader: fc2sR, Writer: fs2cW})
+		viaFloor, err = client().Connect(ctx, &sdk.IOTransport{Reader: fs2cR, Writer: fc2sW}, nil)
 	case "http":
 		h, herr := transport.NewHTTP(transport.HTTPOptions{Server: a.Facade.Server(), Addr: "127.0.0.1:0", RatePerSecond: -1})
 		if herr != nil {
@@ -210,15 +243,31 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		go srv.Serve(ln)
 		defer srv.Close()
 		viaRuntime, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + transport.MCPPath}, nil)
+		if err != nil || !withFloor {
+			break
+		}
+		fln, ferr := net.Listen("tcp", "127.0.0.1:0")
+		if ferr != nil {
+			return result{}, ferr
+		}
+		fsrv := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return floor }, nil)}
+		go fsrv.Serve(fln)
+		defer fsrv.Close()
+		viaFloor, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + fln.Addr().String()}, nil)
 	}
 	if err != nil {
 		return result{}, fmt.Errorf("runtime session: %w", err)
 	}
 	defer viaRuntime.Close()
+	sessions := []*sdk.ClientSession{direct, viaRuntime}
+	if withFloor {
+		defer viaFloor.Close()
+		sessions = append(sessions, viaFloor, floorUp)
+	}
 
 	// Like any client, both list the tools first (the SDK then uses their
 	// definitions on every call).
-	for _, cs := range []*sdk.ClientSession{direct, viaRuntime} {
+	for _, cs := range sessions {
 		if _, err := cs.ListTools(ctx, nil); err != nil {
 			return result{}, fmt.Errorf("listing tools: %w", err)
 		}
@@ -242,7 +291,7 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		}
 		return d, nil
 	}
-	var dd, rd []time.Duration
+	var dd, rd, fd []time.Duration
 	for i := 0; i < warmup+n; i++ {
 		d1, err := callOnce(direct, "echo")
 		if err != nil {
@@ -255,10 +304,24 @@ func measure(tr string, n, warmup, payload int) (result, error) {
 		if i >= warmup {
 			dd, rd = append(dd, d1), append(rd, d2)
 		}
+		if withFloor {
+			d3, err := callOnce(viaFloor, "echo")
+			if err != nil {
+				return result{}, fmt.Errorf("through the bare proxy: %w", err)
+			}
+			if i >= warmup {
+				fd = append(fd, d3)
+			}
+		}
 	}
 	r := result{Transport: tr, Calls: n, Direct: summarize(dd), Runtime: summarize(rd), Goal: goals[tr]}
 	r.RatioP50 = round2(r.Runtime.P50US / r.Direct.P50US)
 	r.RatioP99 = round2(r.Runtime.P99US / r.Direct.P99US)
+	if withFloor {
+		f := summarize(fd)
+		r.Floor = &f
+		r.FloorRatio = round2(r.Floor.P50US / r.Direct.P50US)
+	}
 	r.Pass = r.RatioP50 <= r.Goal
 	return r, nil
 }
@@ -311,6 +374,17 @@ func startHTTPUpstream(self string) (string, func(), error) {
 		return "", nil, fmt.Errorf("upstream did not report its address: %w", err)
 	}
 	return strings.TrimSpace(line), stop, nil
+}
+
+// bareProxy is the floor: a go-sdk server whose echo forwards to up, with
+// nothing else (no validation, policy, audit or result shaping).
+func bareProxy(up *sdk.ClientSession) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "bare-proxy", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "echo", Description: "Echo the text back.", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return up.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	return s
 }
 
 // upstreamEnv is the minimal environment the mcp provider gives its child,

@@ -13,14 +13,17 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/prompts"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/local"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/skills"
 )
 
 // DefaultTimeout bounds a call when neither the tool nor its provider sets a deadline.
@@ -60,14 +63,11 @@ type App struct {
 	Facade   *facade.Facade
 	Mode     facade.Mode
 
-	opts    Options
-	ctx     context.Context // New's, for providers started by a reload
-	live    liveState
-	reload  reloadState
-	log     *slog.Logger
-	closers []io.Closer
-	// loadErrors are providers that could not be built (doctor lists them).
-	loadErrors []provider.Diagnostic
+	opts   Options
+	ctx    context.Context // New's, for providers started by a reload
+	live   liveState
+	reload reloadState
+	log    *slog.Logger
 }
 
 // ConfigError marks a configuration problem (exit status 2).
@@ -110,6 +110,29 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if o.AuditDefault == nil {
 		o.AuditDefault = os.Stderr
 	}
+	a := &App{opts: o, ctx: ctx, log: o.Logger}
+	g, err := a.build(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a.Config, a.Registry, a.Call, a.Mode = g.cfg, g.reg, g.call, g.mode
+	a.live.cur.Store(g)
+	// The facade reads the live catalog and call path, so that a config
+	// reload swaps them under connected sessions (watch.go).
+	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{
+		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger,
+		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
+	})
+	g.reg.OnChange(a.Facade.Sync)
+	a.Facade.Sync()
+	return a, nil
+}
+
+// build loads the config and builds one generation from it: providers
+// (built-ins, local scripts, the config's, plugins, the embedder's), registry
+// and pipeline; it starts the providers and loads their tools.
+func (a *App) build(ctx context.Context) (*generation, error) {
+	o := a.opts
 	cfg, err := LoadConfig(o)
 	if err != nil {
 		return nil, err
@@ -126,13 +149,19 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, &ConfigError{fmt.Errorf("policy: %w", err)}
 	}
+	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
 
-	a := &App{Config: cfg, Mode: mode, log: o.Logger, Registry: registry.New(o.Logger), opts: o, ctx: ctx}
-	projectDir := cfg.Dir
-	a.add(builtin.New(builtin.Options{Status: a.status}))
+	g := &generation{cfg: cfg, mode: mode, rules: rules, reg: registry.New(o.Logger), log: o.Logger}
+	if closeAudit != nil {
+		g.closers = append(g.closers, closeAudit)
+	}
+	g.add(builtin.New(builtin.Options{Status: a.status}))
 	if cfg.Local.Enabled {
-		a.add(local.New(local.Options{
-			Dir: cfg.Local.Dir, ProjectDir: projectDir, RequireConfirm: cfg.Local.RequireConfirm,
+		g.add(local.New(local.Options{
+			Dir: cfg.Local.Dir, ProjectDir: cfg.Dir, RequireConfirm: cfg.Local.RequireConfirm,
 			Timeout: cfg.Local.Timeout.Duration, Description: cfg.Local.Description, Logger: o.Logger,
 		}))
 	}
@@ -142,69 +171,72 @@ func New(ctx context.Context, o Options) (*App, error) {
 		}
 		p, err := buildProvider(pc)
 		if err != nil {
-			o.Logger.Error("provider skipped", "provider", pc.ID, "kind", pc.Kind, "err", err)
-			a.loadErrors = append(a.loadErrors, provider.Diagnostic{Provider: pc.ID, Status: "failed", Reason: err.Error()})
+			g.failed(pc.ID, "", err)
 			continue
 		}
-		a.add(p)
+		g.add(withSkills(p, pc.Skills, nil, o.Logger))
 	}
+	g.addPlugins(o)
 	for _, p := range o.Providers {
-		if err := a.Registry.Add(p); err != nil {
-			o.Logger.Error("provider skipped", "provider", p.Info().ID, "err", err)
-			a.loadErrors = append(a.loadErrors, provider.Diagnostic{Provider: p.Info().ID, Status: "failed", Reason: err.Error()})
+		if err := g.reg.Add(p); err != nil {
+			g.failed(p.Info().ID, "", err)
 		}
 	}
+	g.bind()
 
-	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
-	if closeAudit != nil {
-		a.closers = append(a.closers, closeAudit)
-	}
 	lg := cfg.Limits.LoopGuard
 	guard := policy.NewLoopGuard()
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
-	a.Call = pipeline.New(pipeline.Options{
-		Catalog: a.Registry, Rules: rules, Guard: guard, AuditTo: audit, Extra: o.Middleware,
+	g.call = pipeline.New(pipeline.Options{
+		Catalog: g.reg, Rules: rules, Guard: guard, AuditTo: audit, Extra: o.Middleware,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
-	a.live.init(a)
-	// The facade reads the live catalog and call path, so that a config
-	// reload swaps them under connected sessions (watch.go).
-	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{Mode: mode, Rules: rules, Version: Version(), Logger: o.Logger})
-	a.Registry.OnChange(a.Facade.Sync)
-	for _, p := range a.startable() {
-		if err := p.Start(ctx); err != nil {
-			o.Logger.Error("provider failed to start", "provider", p.(provider.Provider).Info().ID, "err", err)
-		}
-	}
-	a.Registry.Refresh(ctx)
-	a.Facade.Sync()
-	return a, nil
+	g.start(ctx)
+	return g, nil
 }
 
-func (a *App) add(p provider.Provider) {
-	if err := a.Registry.Add(p); err != nil {
-		a.log.Error("provider skipped", "provider", p.Info().ID, "err", err)
-		a.loadErrors = append(a.loadErrors, provider.Diagnostic{Provider: p.Info().ID, Status: "failed", Reason: err.Error()})
+// add registers a provider of the generation (and closes it with it).
+func (g *generation) add(p provider.Provider) {
+	if err := g.reg.Add(p); err != nil {
+		g.failed(p.Info().ID, "", err)
 		return
 	}
 	if c, ok := p.(provider.Closer); ok {
-		a.closers = append(a.closers, c)
+		g.closers = append(g.closers, c)
 	}
 }
 
-func (a *App) startable() []provider.Starter {
-	var out []provider.Starter
-	for _, st := range a.Registry.Providers() {
-		if p, _, ok := a.Registry.Provider(st.Info.ID); ok {
-			if s, ok := p.(provider.Starter); ok {
-				out = append(out, s)
+// failed records a provider that could not be built (doctor lists it).
+func (g *generation) failed(id, item string, err error) {
+	g.log.Error("provider skipped", "provider", id, "err", err)
+	g.loadErrors = append(g.loadErrors, provider.Diagnostic{Provider: id, Item: item, Status: "failed", Reason: err.Error()})
+}
+
+// withSkills adds the skills of dir (or of the listed files in it) to p.
+func withSkills(p provider.Provider, dir string, files []string, log *slog.Logger) provider.Provider {
+	if dir == "" {
+		return p
+	}
+	return skills.Wrap(p, dir, skills.Options{Files: files, Logger: log})
+}
+
+// start starts the providers that have a start phase, loads every tool, and
+// checks the skills' related links across providers.
+func (g *generation) start(ctx context.Context) {
+	for _, st := range g.reg.Providers() {
+		p, _, ok := g.reg.Provider(st.Info.ID)
+		if s, isStarter := p.(provider.Starter); ok && isStarter {
+			if err := s.Start(ctx); err != nil {
+				g.log.Error("provider failed to start", "provider", st.Info.ID, "err", err)
 			}
 		}
 	}
-	return out
+	g.reg.Refresh(ctx)
+	var all []catalog.Skill
+	for _, st := range g.reg.Providers() {
+		all = append(all, st.Skills...)
+	}
+	g.loadErrors = append(g.loadErrors, skills.CheckRelated(all, g.log)...)
 }
 
 func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
@@ -224,7 +256,12 @@ func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 // Diagnostics are doctor's lines: providers that failed to build, then the registry's.
 func (a *App) Diagnostics() []provider.Diagnostic {
 	g := a.current()
-	return append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
+	out := append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
+	_, _, problems := prompts.NewDir(g.cfg.Prompts.Dir, nil).Load()
+	for _, p := range problems {
+		out = append(out, provider.Diagnostic{Provider: "prompts", Item: p.File, Status: "skipped", Reason: p.Reason})
+	}
+	return out
 }
 
 // Close stops the watcher and releases providers and the audit log.

@@ -199,3 +199,36 @@ func TestBadConfigIsAConfigError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestPromptsServed(t *testing.T) {
+	p := newProject(t)
+	if err := os.MkdirAll(filepath.Join(p.dir, ".agents", "prompts"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.file(t, ".agents/prompts/review.md", "---\ndescription: Review a path.\narguments:\n  - name: path\n    required: true\n---\nReview {{path}} carefully.\n")
+	p.file(t, ".agents/prompts/broken.md", "---\nname: [\n---\nx\n")
+	a, cs := p.connect(t, "", nil)
+	res, err := cs.ListPrompts(context.Background(), nil)
+	if err != nil || len(res.Prompts) != 1 || res.Prompts[0].Name != "review" || !res.Prompts[0].Arguments[0].Required {
+		t.Fatalf("prompts = %+v %v", res, err)
+	}
+	got, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"path": "main.go"}})
+	if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Review main.go carefully." {
+		t.Fatalf("get = %+v %v", got, err)
+	}
+	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "review"}); err == nil || !strings.Contains(err.Error(), "needs argument(s): path") {
+		t.Fatalf("missing argument: %v", err)
+	}
+	var skipped bool
+	for _, d := range a.Diagnostics() {
+		skipped = skipped || (d.Provider == "prompts" && d.Item == "broken.md" && d.Status == "skipped")
+	}
+	if !skipped {
+		t.Fatal("doctor does not report the broken prompt")
+	}
+	// Saved while serving: listed at the next prompts/list.
+	p.file(t, ".agents/prompts/ship.md", "Ship it.")
+	if res, _ := cs.ListPrompts(context.Background(), nil); len(res.Prompts) != 2 {
+		t.Fatalf("new prompt not listed: %+v", res.Prompts)
+	}
+}

@@ -46,27 +46,25 @@ type runtimeBound interface {
 	Bind(log *slog.Logger, onChange func())
 }
 
-// finishProviders runs once the config's providers are added: it adds the
-// providers of plugin directories (next to the config, in
-// $AGENT_TOOLS_PLUGINS_DIR, in the project directory), then binds every
-// provider that reports back to this runtime: its log, and a refresh of the
-// catalog when its tools change (the facade then tells clients list_changed).
-func (a *App) finishProviders(o Options) {
-	a.addPlugins(o)
-	onChange := func() { a.Registry.Refresh(context.Background()) }
-	for _, st := range a.Registry.Providers() {
-		if p, _, ok := a.Registry.Provider(st.Info.ID); ok {
+// bind hands every provider that reports back on its own (an upstream whose
+// tool list changes) its log and a refresh of this generation's catalog; the
+// facade then tells clients list_changed.
+func (g *generation) bind() {
+	onChange := func() { g.reg.Refresh(context.Background()) }
+	for _, st := range g.reg.Providers() {
+		if p, _, ok := g.reg.Provider(st.Info.ID); ok {
 			if b, ok := p.(runtimeBound); ok {
-				b.Bind(a.log, onChange)
+				b.Bind(g.log, onChange)
 			}
 		}
 	}
 }
 
-// addPlugins adds the providers plugin directories declare. A broken plugin,
-// or one whose id the config already uses, is logged and skipped, and doctor
-// lists it.
-func (a *App) addPlugins(o Options) {
+// addPlugins adds the providers plugin directories declare (next to the
+// config, in $AGENT_TOOLS_PLUGINS_DIR, in the project directory). A broken
+// plugin, or one whose id the config already uses, is logged and skipped, and
+// doctor lists it.
+func (g *generation) addPlugins(o Options) {
 	env := o.Env
 	if env == nil {
 		env = os.LookupEnv
@@ -75,41 +73,41 @@ func (a *App) addPlugins(o Options) {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	fail := func(who, dir, status, reason string) {
-		a.loadErrors = append(a.loadErrors, provider.Diagnostic{Provider: who, Item: dir, Status: status, Reason: reason})
+	note := func(who, dir, status, reason string) {
+		g.loadErrors = append(g.loadErrors, provider.Diagnostic{Provider: who, Item: dir, Status: status, Reason: reason})
 	}
-	plugins, errs := plugin.Discover(plugin.SearchDirs(a.Config.Dir, project, env), env)
+	plugins, errs := plugin.Discover(plugin.SearchDirs(g.cfg.Dir, project, env), env)
 	for _, err := range errs {
 		who, dir := "plugin", ""
 		var pe *plugin.Error
 		if errors.As(err, &pe) {
 			who, dir, err = filepath.Base(pe.Dir), pe.Dir, pe.Err
 		}
-		a.log.Error("plugin skipped", "plugin", dir, "err", err)
-		fail(who, dir, "failed", "plugin skipped: "+strings.ReplaceAll(err.Error(), "\n", "; "))
+		g.log.Error("plugin skipped", "plugin", dir, "err", err)
+		note(who, dir, "failed", "plugin skipped: "+strings.ReplaceAll(err.Error(), "\n", "; "))
 	}
 	for _, pl := range plugins {
 		pc := pl.Provider
 		for _, w := range pl.Warnings {
-			a.log.Warn("plugin", "plugin", pl.Dir, "warning", w)
-			fail(pc.ID, pl.Dir, "skipped", w)
+			g.log.Warn("plugin", "plugin", pl.Dir, "warning", w)
+			note(pc.ID, pl.Dir, "skipped", w)
 		}
-		switch _, taken := a.Config.Provider(pc.ID); {
+		switch _, taken := g.cfg.Provider(pc.ID); {
 		case taken:
-			a.log.Error("plugin skipped: the config declares the same provider id", "plugin", pl.Dir, "provider", pc.ID)
-			fail(pc.ID, pl.Dir, "failed", fmt.Sprintf("plugin skipped: the config already declares provider %q", pc.ID))
+			g.log.Error("plugin skipped: the config declares the same provider id", "plugin", pl.Dir, "provider", pc.ID)
+			note(pc.ID, pl.Dir, "failed", fmt.Sprintf("plugin skipped: the config already declares provider %q", pc.ID))
 			continue
 		case !pc.Enabled:
-			fail(pc.ID, pl.Dir, "skipped", "plugin disabled (provider.enabled: false)")
+			note(pc.ID, pl.Dir, "skipped", "plugin disabled (provider.enabled: false)")
 			continue
 		}
 		p, err := buildProvider(pc)
 		if err != nil {
-			a.log.Error("plugin skipped", "plugin", pl.Dir, "provider", pc.ID, "err", err)
-			fail(pc.ID, pl.Dir, "failed", "plugin skipped: "+err.Error())
+			g.log.Error("plugin skipped", "plugin", pl.Dir, "provider", pc.ID, "err", err)
+			note(pc.ID, pl.Dir, "failed", "plugin skipped: "+err.Error())
 			continue
 		}
-		a.log.Info("plugin loaded", "plugin", pl.Dir, "provider", pc.ID, "kind", pc.Kind)
-		a.add(p)
+		g.log.Info("plugin loaded", "plugin", pl.Dir, "provider", pc.ID, "kind", pc.Kind)
+		g.add(withSkills(p, pl.Dir, pl.Manifest.Skills, g.log))
 	}
 }

@@ -19,17 +19,16 @@ package app
 // restarted) rather than diffing them, because the registry has no way to
 // replace a provider and the rebuild path is the start-up path, tested by
 // everything else. Settings fixed at start are not changed by a reload: the
-// exposure mode, the policy rules used to hide denied tools from listings
-// (calls do use the new rules), and server.http; a change to them is logged
-// as needing a restart.
+// exposure mode and server.http; a change to them is logged as needing a
+// restart. Policy rules apply at once, to listings and calls.
 
 import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,8 +38,10 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
@@ -52,10 +53,13 @@ const DefaultDebounce = 150 * time.Millisecond
 // generation is the catalog and call path built from one config.
 type generation struct {
 	cfg        *config.Config
+	mode       facade.Mode
+	rules      policy.Rules
 	reg        *registry.Registry
 	call       pipeline.Handler
 	closers    []io.Closer
 	loadErrors []provider.Diagnostic
+	log        *slog.Logger
 
 	mu      sync.Mutex
 	calls   int    // in flight on this generation
@@ -105,10 +109,6 @@ type liveState struct {
 	closed  bool
 }
 
-func (l *liveState) init(a *App) {
-	l.cur.Store(&generation{cfg: a.Config, reg: a.Registry, call: a.Call, closers: a.closers, loadErrors: a.loadErrors})
-}
-
 // close closes the current generation and waits (bounded) for retired ones.
 func (l *liveState) close() error {
 	l.mu.Lock()
@@ -138,6 +138,9 @@ func (a *App) Current() *registry.Registry { return a.current().reg }
 
 // CurrentConfig is the live config.
 func (a *App) CurrentConfig() *config.Config { return a.current().cfg }
+
+// CurrentCall is the live call pipeline (the CLI and embedders call tools through it).
+func (a *App) CurrentCall() pipeline.Handler { return a.dispatch }
 
 // dispatch runs a call on the live generation.
 func (a *App) dispatch(ctx context.Context, req *pipeline.Request) *pipeline.Response {
@@ -181,17 +184,16 @@ func (a *App) Reload(ctx context.Context) error {
 	// The same options as at start: without --config, LoadConfig finds an
 	// agent-tools.yaml created since (or falls back to zero-config again).
 	// Providers live as long as the app, not as the caller's ctx.
-	b, err := New(a.ctx, a.opts)
+	g, err := a.build(a.ctx)
 	if err != nil {
 		a.log.Error("config change not applied; the last good configuration keeps serving", "err", errText(err))
 		return err
 	}
 	old := a.current()
-	g := &generation{cfg: b.Config, reg: b.Registry, call: b.Call, closers: b.closers, loadErrors: b.loadErrors}
 	a.warnFixed(old.cfg, g.cfg)
 	g.reg.OnChange(a.Facade.Sync)
 	a.live.cur.Store(g)
-	a.Facade.Sync()
+	a.Facade.SetRules(g.rules) // re-syncs: sessions get list_changed if the tools changed
 	a.live.retired.Add(1)
 	old.retire(func() {
 		defer a.live.retired.Done()
@@ -214,9 +216,6 @@ func errText(err error) string {
 func (a *App) warnFixed(old, cur *config.Config) {
 	if a.opts.Mode == "" && cur.Mode != old.Mode {
 		a.log.Warn("the exposure mode changed in the config; restart to apply it", "running", old.Mode, "config", cur.Mode)
-	}
-	if !reflect.DeepEqual(old.Policy.Deny, cur.Policy.Deny) || !reflect.DeepEqual(old.Policy.Allow, cur.Policy.Allow) {
-		a.log.Warn("policy rules changed: calls use the new rules now; tool listings follow them after a restart")
 	}
 	oh, _ := json.Marshal(old.Server.HTTP)
 	nh, _ := json.Marshal(cur.Server.HTTP)

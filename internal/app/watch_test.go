@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 )
@@ -199,7 +202,13 @@ func TestReloadExplicit(t *testing.T) {
 	if err := a.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// Calls use the new rules at once.
+	// Listings and calls use the new rules at once.
+	if names := a.Facade.Tools(); slices.ContainsFunc(names, func(t *mcp.Tool) bool { return t.Name == "runtime_status" }) {
+		t.Fatal("a tool denied by the reloaded config is still listed")
+	}
+	if resp := a.CurrentCall()(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+		t.Fatalf("denied after reload: %+v", resp.Err)
+	}
 	res, err := func() (*mcp.CallToolResult, error) {
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := a.Facade.Server().Connect(context.Background(), st, nil); err != nil {
@@ -212,7 +221,7 @@ func TestReloadExplicit(t *testing.T) {
 		defer cs.Close()
 		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "runtime_status"})
 	}()
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "DENIED") {
-		t.Fatalf("denied after reload: %v %+v", err, res)
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "UNKNOWN_TOOL") {
+		t.Fatalf("an unlisted tool called over MCP: %v %+v", err, res)
 	}
 }

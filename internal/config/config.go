@@ -39,6 +39,7 @@ const MaxIDLen = 32
 const (
 	DefaultMode           = "progressive"
 	DefaultLocalDir       = ".agents/tools"
+	DefaultPromptsDir     = ".agents/prompts"
 	DefaultConfirm        = "agent"
 	DefaultAddr           = "127.0.0.1:8321"
 	DefaultMaxResultChars = 30000
@@ -62,6 +63,7 @@ type Config struct {
 	Mode      string     `json:"mode" yaml:"mode"`
 	Local     Local      `json:"local" yaml:"local"`
 	Providers []Provider `json:"providers" yaml:"providers"`
+	Prompts   Prompts    `json:"prompts" yaml:"prompts"`
 	Policy    Policy     `json:"policy" yaml:"policy"`
 	Server    Server     `json:"server" yaml:"server"`
 	Audit     Audit      `json:"audit" yaml:"audit"`
@@ -107,6 +109,8 @@ type Provider struct {
 	BaseURL string    `json:"baseURL,omitempty" yaml:"baseURL,omitempty"`
 	Tools   []CLITool `json:"tools,omitempty" yaml:"tools,omitempty"`
 	Preset  string    `json:"preset,omitempty" yaml:"preset,omitempty"`
+	// Skills is a directory of JavaScript skill files (run in the sandbox).
+	Skills string `json:"skills,omitempty" yaml:"skills,omitempty"`
 
 	// Unresolved lists ${VAR} references that were not set. It can only be
 	// non-empty for a disabled provider (for an enabled one they are errors);
@@ -133,6 +137,11 @@ type Param struct {
 	Description string   `json:"description,omitempty" yaml:"description,omitempty"`
 	Required    bool     `json:"required" yaml:"required"`
 	Enum        []string `json:"enum,omitempty" yaml:"enum,omitempty"`
+}
+
+// Prompts configures the Markdown prompts served as MCP prompts.
+type Prompts struct {
+	Dir string `json:"dir" yaml:"dir"`
 }
 
 // Policy holds allow/deny rules over canonical names (path.Match globs).
@@ -247,8 +256,9 @@ func defaults() *Config {
 			Enabled:        true,
 			Timeout:        DefaultTimeout,
 		},
-		Policy: Policy{Confirm: DefaultConfirm},
-		Server: Server{HTTP: HTTP{Addr: DefaultAddr}},
+		Prompts: Prompts{Dir: DefaultPromptsDir},
+		Policy:  Policy{Confirm: DefaultConfirm},
+		Server:  Server{HTTP: HTTP{Addr: DefaultAddr}},
 		Limits: Limits{
 			MaxResultChars: DefaultMaxResultChars,
 			LoopGuard: LoopGuard{
@@ -327,6 +337,7 @@ func (c *Config) Resolve(p string) string {
 
 func (c *Config) resolvePaths() {
 	c.Local.Dir = c.Resolve(c.Local.Dir)
+	c.Prompts.Dir = c.Resolve(c.Prompts.Dir)
 	if c.Audit.Path != AuditOff {
 		c.Audit.Path = c.Resolve(c.Audit.Path)
 	}
@@ -334,6 +345,7 @@ func (c *Config) resolvePaths() {
 		p := &c.Providers[i]
 		p.Cwd = c.Resolve(p.Cwd)
 		p.Spec = c.Resolve(p.Spec)
+		p.Skills = c.Resolve(p.Skills)
 	}
 }
 

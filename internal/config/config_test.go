@@ -73,9 +73,9 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, policy, server, audit, limits), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, prompts, policy, server, audit, limits), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, policy, server, audit, limits), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, prompts, policy, server, audit, limits), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
 			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat or text)`}},
 		{"unknown top key", "mdoe: flat\n", []string{
@@ -529,7 +529,7 @@ func TestStarter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uncommented starter does not parse: %v\n%s", err, b.String())
 	}
-	if n < 20 || len(c.Providers) != 5 || len(c.Server.HTTP.Tokens) != 1 || len(c.Policy.Allow) != 1 {
+	if n < 20 || len(c.Providers) != 3 || c.Providers[2].Skills == "" || len(c.Server.HTTP.Tokens) != 1 || len(c.Policy.Allow) != 1 {
 		t.Errorf("uncommented %d lines: %+v", n, c)
 	}
 	// Without the referenced variables, the examples name them.

@@ -481,10 +481,11 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys      = []string{"mode", "local", "providers", "policy", "server", "audit", "limits"}
+	topKeys      = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits"}
+	promptsKeys  = []string{"dir"}
 	localKeys    = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	providerKeys = []string{"id", "kind", "description", "discoverHint", "enabled", "command", "args", "cwd", "env",
-		"url", "headers", "prefix", "readonly", "trustAnnotations", "requireConfirm", "timeout", "spec", "baseURL", "tools", "preset"}
+		"url", "headers", "prefix", "readonly", "trustAnnotations", "requireConfirm", "timeout", "spec", "baseURL", "tools", "preset", "skills"}
 	toolKeys      = []string{"name", "description", "argv", "params", "readonly", "timeout"}
 	paramKeys     = []string{"type", "description", "required", "enum"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
@@ -567,6 +568,12 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 				d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
 					d.httpKey(key, v, p, &c.Server.HTTP)
 				})
+			})
+		case "prompts":
+			d.mapping(v, p, promptsKeys, func(_ string, _, v *yaml.Node, p string) {
+				if s, ok := d.str(v, p, false); ok {
+					c.Prompts.Dir = s
+				}
 			})
 		case "audit":
 			d.mapping(v, p, auditKeys, func(_ string, _, v *yaml.Node, p string) {
@@ -740,6 +747,8 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			setStr(&p.BaseURL)(v, kp)
 		case "preset":
 			setStr(&p.Preset)(v, kp)
+		case "skills":
+			setStr(&p.Skills)(v, kp)
 		case "tools":
 			p.Tools = nil
 			d.sequence(v, kp, func(_ int, t *yaml.Node, tp string) {

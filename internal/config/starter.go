@@ -44,24 +44,15 @@ providers:
 #    headers:
 #      Authorization: Bearer ${REMOTE_TOKEN}
 #
-#  - id: pets                      # one tool per OpenAPI operation
-#    kind: openapi
-#    spec: openapi.yaml
-#    baseURL: http://127.0.0.1:8080
-#
-#  - id: gh                        # command-line programs, run without a shell
-#    kind: cli
-#    tools:
-#      - name: list_repos
-#        description: List the repositories of a GitHub owner
-#        argv: [gh, repo, list, "{owner}", --json, name]
-#        params:
-#          owner: { type: string, description: user or organisation, required: true }
-#        readonly: true
-#
-#  - id: codex                     # delegate tasks to a coding-agent CLI
-#    kind: workers
-#    preset: codex                 # codex, claude, gemini or agy
+#  - id: ops                       # skills: JavaScript recipes in the sandbox
+#    kind: mcp
+#    command: ops-mcp-server
+#    skills: skills/ops            # *.js files exporting meta and run(tools, args)
+
+# Markdown prompts (front matter: name, description, arguments) served as
+# MCP prompts.
+prompts:
+  dir: .agents/prompts
 
 policy:
   confirm: agent        # agent (confirm: true), token or human (asked by the client)

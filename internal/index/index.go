@@ -81,6 +81,10 @@ type Config struct {
 	AbbrevWeight  float64 // weight of lexicon abbreviation expansions (0 = off)
 	SynonymWeight float64 // weight of lexicon synonym expansions (0 = off)
 
+	// LexiconPhrases: a multi-word lexicon member found as a phrase in a
+	// request ("pull request", "virtual machine") expands like a word.
+	LexiconPhrases bool
+
 	// SegmentNames splits run-together words in a tool's name into words
 	// of its own description, parameters or provider
 	// ("azureterraformbestpractices" -> azure terraform best practices).
@@ -99,6 +103,44 @@ type Config struct {
 	// adds "url", at this weight. 0 disables.
 	ArtifactWeight float64
 
+	// Implied capabilities (implied.go): relative dates imply time tools,
+	// a path with a saving verb implies writing a file, web and shopping
+	// words imply browser/fetch tools. Each weight 0 disables its cue.
+	ImpliedTime, ImpliedWrite, ImpliedWeb float64
+
+	// Pseudo-relevance feedback (prf.go): PRFTerms terms (0 = off) from
+	// each sub-query's top PRFDocs hits are added at up to PRFWeight, and
+	// the request is ranked again.
+	PRFTerms  int
+	PRFDocs   int
+	PRFWeight float64
+
+	// Term association mined from the catalog (prf.go): AssocTerms terms
+	// (0 = off) per rare request word (df <= AssocMaxDF), at up to
+	// AssocWeight.
+	AssocTerms  int
+	AssocMaxDF  int
+	AssocWeight float64
+
+	// PathTerms: the words of file paths and URLs in a request
+	// ("/root/markdown/report.md") weigh this much each, without lexicon
+	// expansion, instead of counting as request words. 0 disables.
+	PathTerms float64
+
+	// PhraseWeight: a word-pair (proximity) feature for the best
+	// candidates: the IDF-weighted share of the request's adjacent word
+	// pairs that are adjacent in the tool's name or description ("text to
+	// speech" is not "speech to text"), times this weight. 0 disables.
+	PhraseWeight float64
+
+	// PairWeight: adjacent word pairs of tool names and of the first
+	// PairSpan terms of descriptions (0 = all) are indexed as terms, and a
+	// request's adjacent word pairs match them at this weight. Unlike
+	// PhraseWeight this also finds candidates, at the cost of a larger
+	// index. 0 disables (and indexes no pairs).
+	PairWeight float64
+	PairSpan   int
+
 	// NameCoverage adds this weight times the IDF-weighted share of the
 	// tool name's terms that the request contains. 0 disables.
 	NameCoverage float64
@@ -115,6 +157,9 @@ type Config struct {
 	ClauseMinTokens int     // a query needs at least this many terms to be split
 	ClauseWeight    float64 // RRF weight of each clause ranking (the whole query has 1)
 	RRFK            float64 // RRF constant
+	ClauseSteps     bool    // also cut at numbered steps and more connectives
+	ClauseVerbs     bool    // merge a clause without an action verb into the previous one
+	ClauseQuota     int     // the best ClauseQuota hits of each clause are kept in the first DefaultLimit (0 = off)
 
 	// Diversity: the n-th hit from an already represented provider has its
 	// score multiplied by (1-Diversity)^n. 0 disables.
@@ -140,6 +185,8 @@ func DefaultConfig() Config {
 		DecompoundWeight: 0.7,
 		ArtifactWeight:   1,
 		NameCoverage:     0.3,
+		PairWeight:       0.4,
+		PairSpan:         16,
 
 		ProviderWeight: 0.5,
 		ProviderFields: [NumFields]float64{FieldName: 1, FieldDescription: 1, FieldParams: 0.2, FieldEnum: 0, FieldProvider: 3},
@@ -167,6 +214,7 @@ type segment struct {
 	lens     [][NumFields]float32 // field lengths of each doc (hot in queries)
 	post     map[string][]posting
 	ptf      map[string]float64 // provider-document term weights
+	fwd      [][]fwdTerm        // per document: its terms (only with pseudo-relevance feedback)
 	plen     float64            // provider-document length
 	lenSum   [NumFields]float64
 }
@@ -176,6 +224,8 @@ type docEntry struct {
 	lens     [NumFields]float64
 	name     []string    // distinct terms of the name, for the name-coverage feature
 	nameTI   []*termInfo // the same terms' entries (resolved on insert)
+	seqTerms []string    // name and description terms in order ("" between), until insert
+	seq      []int32     // the same as term ids (-1 between), for the phrase feature
 }
 
 // segRef is one provider's share of a term: its postings and its weight in
@@ -188,6 +238,7 @@ type segRef struct {
 }
 
 type termInfo struct {
+	term string           // the term itself
 	id   int32            // dense id, reused after the term leaves the index
 	df   int              // documents containing the term
 	fdf  [NumFields]int32 // documents containing the term in each field
@@ -360,7 +411,7 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 		addField := func(f int, terms []string) {
 			n := 0
 			for _, t := range terms {
-				if !strings.HasPrefix(t, exactMark) {
+				if !isAuxTerm(t) {
 					n++
 				}
 				c := tf[t]
@@ -378,13 +429,30 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 		if ix.cfg.SegmentNames {
 			buf = ix.segmentName(buf, d, provider, provDesc)
 		}
+		if ix.cfg.PairWeight > 0 {
+			buf = appendPairs(buf, len(buf))
+		}
 		addField(FieldName, buf)
 		for _, t := range buf {
-			if !strings.HasPrefix(t, exactMark) && !slices.Contains(de.name, t) {
+			if !isAuxTerm(t) && !slices.Contains(de.name, t) {
 				de.name = append(de.name, t)
 			}
 		}
+		if ix.cfg.PhraseWeight > 0 {
+			de.seqTerms = appendPlain(de.seqTerms, buf)
+			de.seqTerms = append(de.seqTerms, "")
+		}
 		buf = an(buf[:0], d.Description)
+		if ix.cfg.PhraseWeight > 0 {
+			de.seqTerms = appendPlain(de.seqTerms, buf)
+		}
+		if ix.cfg.PairWeight > 0 {
+			span := len(buf)
+			if ix.cfg.PairSpan > 0 {
+				span = min(span, ix.cfg.PairSpan)
+			}
+			buf = appendPairs(buf, span)
+		}
 		addField(FieldDescription, buf)
 		buf = buf[:0]
 		for _, p := range d.Params {
@@ -406,7 +474,7 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 		for t, c := range tf {
 			seg.post[t] = append(seg.post[t], posting{doc: uint32(i), tf: *c})
 			for f := range FieldProvider {
-				if c[f] > 0 && pf[f] > 0 {
+				if c[f] > 0 && pf[f] > 0 && !isPair(t) { // word pairs stay out of the provider document
 					seg.ptf[t] += pf[f] * float64(c[f])
 				}
 			}
@@ -518,7 +586,7 @@ func (ix *Index) insertLocked(seg *segment) {
 	term := func(t string) *termInfo {
 		ti := ix.terms[t]
 		if ti == nil {
-			ti = &termInfo{}
+			ti = &termInfo{term: t}
 			if n := len(ix.freeTID); n > 0 {
 				ti.id = ix.freeTID[n-1]
 				ix.freeTID = ix.freeTID[:n-1]
@@ -551,6 +619,19 @@ func (ix *Index) insertLocked(seg *segment) {
 		for j, t := range de.name {
 			de.nameTI[j] = ix.terms[t]
 		}
+		if de.seqTerms != nil {
+			de.seq = make([]int32, len(de.seqTerms))
+			for j, t := range de.seqTerms {
+				de.seq[j] = -1
+				if ti := ix.terms[t]; t != "" && ti != nil {
+					de.seq[j] = ti.id
+				}
+			}
+			de.seqTerms = nil
+		}
+	}
+	if ix.cfg.PRFTerms > 0 || ix.cfg.AssocTerms > 0 {
+		ix.buildForward(seg)
 	}
 	ix.nDocs += len(seg.docs)
 	for f := range NumFields {

@@ -172,6 +172,16 @@ type expansion struct {
 type lexicon struct {
 	abbrev map[string][]lexEntry
 	syn    map[string][]lexEntry
+	// phrases: multi-word members ("pull request", "text to speech"),
+	// which trigger an expansion when their words appear contiguously in a
+	// request (Config.LexiconPhrases).
+	phrases []lexPhrase
+}
+
+type lexPhrase struct {
+	terms   []string
+	targets []lexEntry
+	abbrev  bool // an abbreviation group (else synonyms)
 }
 
 type lexEntry struct {
@@ -180,7 +190,7 @@ type lexEntry struct {
 
 func buildLexicon(stem bool) *lexicon {
 	lx := &lexicon{abbrev: map[string][]lexEntry{}, syn: map[string][]lexEntry{}}
-	add := func(dst map[string][]lexEntry, groups [][]string) {
+	add := func(dst map[string][]lexEntry, groups [][]string, abbrev bool) {
 		for _, g := range groups {
 			members := make([][]string, 0, len(g))
 			for _, m := range g {
@@ -195,7 +205,14 @@ func buildLexicon(stem bool) *lexicon {
 				}
 			}
 			for i, mi := range members {
-				if len(mi) != 1 { // only single words trigger an expansion
+				if len(mi) != 1 { // a phrase triggers only as a phrase
+					ph := lexPhrase{terms: mi, abbrev: abbrev}
+					for j, mj := range members {
+						if i != j && !slices.Equal(mi, mj) {
+							ph.targets = append(ph.targets, lexEntry{terms: mj})
+						}
+					}
+					lx.phrases = append(lx.phrases, ph)
 					continue
 				}
 				key := mi[0]
@@ -208,8 +225,8 @@ func buildLexicon(stem bool) *lexicon {
 			}
 		}
 	}
-	add(lx.abbrev, abbreviationGroups)
-	add(lx.syn, synonymGroups)
+	add(lx.abbrev, abbreviationGroups, true)
+	add(lx.syn, synonymGroups, false)
 	return lx
 }
 
@@ -217,7 +234,7 @@ func buildLexicon(stem bool) *lexicon {
 // term at weight 1 (summed over repeats), plus its lexicon neighbours. A term
 // reached several ways keeps its highest weight; base terms keep theirs.
 func (lx *lexicon) expand(base []string, abbrevW, synW, exactW float64, qtfLog bool) []expansion {
-	return lx.expandInto(nil, base, abbrevW, synW, exactW, qtfLog)
+	return lx.expandInto(nil, base, abbrevW, synW, exactW, qtfLog, false)
 }
 
 // expandBuf is reusable working memory for expandInto.
@@ -227,7 +244,7 @@ type expandBuf struct {
 }
 
 // expandInto is expand with reusable maps (b may be nil).
-func (lx *lexicon) expandInto(b *expandBuf, base []string, abbrevW, synW, exactW float64, qtfLog bool) []expansion {
+func (lx *lexicon) expandInto(b *expandBuf, base []string, abbrevW, synW, exactW float64, qtfLog, phrases bool) []expansion {
 	if b == nil {
 		b = &expandBuf{}
 	}
@@ -280,10 +297,47 @@ func (lx *lexicon) expandInto(b *expandBuf, base []string, abbrevW, synW, exactW
 			}
 		}
 	}
+	if lx != nil && phrases {
+		lx.expandPhrases(base, func(ph *lexPhrase) {
+			x := synW
+			if ph.abbrev {
+				x = abbrevW
+			}
+			if x <= 0 {
+				return
+			}
+			for _, e := range ph.targets {
+				for _, u := range e.terms {
+					put(u, x/float64(len(e.terms)))
+				}
+			}
+		})
+	}
 	out := make([]expansion, 0, len(w))
 	for t, x := range w {
 		out = append(out, expansion{t, x})
 	}
 	slices.SortFunc(out, func(a, b expansion) int { return strings.Compare(a.term, b.term) })
 	return out
+}
+
+// expandPhrases calls f for each lexicon phrase whose words appear
+// contiguously among the plain (non-exact) base terms.
+func (lx *lexicon) expandPhrases(base []string, f func(*lexPhrase)) {
+	var plain []string
+	for _, t := range base {
+		if !strings.HasPrefix(t, exactMark) {
+			plain = append(plain, t)
+		}
+	}
+	for i := range lx.phrases {
+		ph := &lx.phrases[i]
+		n := len(ph.terms)
+		for j := 0; j+n <= len(plain); j++ {
+			if slices.Equal(plain[j:j+n], ph.terms) {
+				f(ph)
+				break
+			}
+		}
+	}
 }

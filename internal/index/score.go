@@ -151,12 +151,13 @@ type scratch struct {
 	qterms      []qterm
 	ws          []qweight
 	groups      []termGroup
-	tmark       []int32              // term id -> 1 + index in groups (name coverage)
-	all         []uint32            // 0, 1, 2, ...: every slot, for dense collection
-	fpos        []int32             // slot -> 1 + position in the fused list (fuseRRF)
+	tmark       []int32    // term id -> 1 + index in groups (name coverage)
+	pairs       []wordPair // a sub-query's word pairs (phrase feature)
+	all         []uint32   // 0, 1, 2, ...: every slot, for dense collection
+	fpos        []int32    // slot -> 1 + position in the fused list (fuseRRF)
 	exp         expandBuf
 	known       map[string]knownTerm // decompound: word -> its index term, if known
-	dense       bool // accumulators filled densely: no touched list
+	dense       bool                 // accumulators filled densely: no touched list
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
@@ -208,12 +209,18 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 	clear(sc.known)
 	for q := range subs {
 		sq := &subs[q]
-		terms := ix.lex.expandInto(&sc.exp, sq.base, cfg.AbbrevWeight, cfg.SynonymWeight, cfg.ExactWeight, cfg.QueryTFLog)
+		terms := ix.lex.expandInto(&sc.exp, sq.base, cfg.AbbrevWeight, cfg.SynonymWeight, cfg.ExactWeight, cfg.QueryTFLog, cfg.LexiconPhrases)
 		terms = mergeTerms(terms, sq.extra)
 		if cfg.DecompoundWeight > 0 {
 			terms = mergeTerms(terms, ix.decompoundMemo(sq.base, sc))
 		}
 		sq.terms = terms
+		if cfg.AssocTerms > 0 && cfg.AssocWeight > 0 {
+			if a := ix.associatedTerms(sq); len(a) > 0 {
+				terms = mergeTerms(terms, a)
+				sq.terms = terms
+			}
+		}
 		for _, t := range terms {
 			sc.qterms = append(sc.qterms, qterm{t.term, int32(q), t.weight})
 		}
@@ -267,7 +274,7 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 		groups = append(groups, g)
 	}
 	sc.groups, sc.ws = groups, ws
-	if cfg.NameCoverage > 0 {
+	if cfg.NameCoverage > 0 || cfg.PhraseWeight > 0 {
 		if len(sc.tmark) < int(ix.nTID) {
 			sc.tmark = make([]int32, ix.nTID)
 		}
@@ -433,8 +440,9 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 			}
 		}
 	}
+	rerank := cfg.NameCoverage > 0 || cfg.PhraseWeight > 0
 	keep := depth
-	if cfg.NameCoverage > 0 {
+	if rerank {
 		keep = depth + depth/2
 	}
 	heaps := make([]topHeap, nq)
@@ -478,15 +486,22 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 	out := make([][]scored, nq)
 	for q := range heaps {
 		h := &heaps[q]
-		if cfg.NameCoverage <= 0 {
+		if !rerank {
 			out[q] = h.sorted()
 			continue
 		}
 		cands := h.items
 		h2 := &topHeap{ix: ix, items: make([]scored, 0, depth)}
+		pairs := ix.queryPairs(sc, &subs[q])
 		for _, c := range cands {
 			ref := ix.slots[c.slot]
-			c.score += cfg.NameCoverage * ix.nameCoverage(sc, ref.seg.docs[ref.i].nameTI, q)
+			de := &ref.seg.docs[ref.i]
+			if cfg.NameCoverage > 0 {
+				c.score += cfg.NameCoverage * ix.nameCoverage(sc, de.nameTI, q)
+			}
+			if len(pairs) > 0 {
+				c.score += cfg.PhraseWeight * phraseShare(sc, pairs, de.seq)
+			}
 			h2.push(c, depth)
 		}
 		out[q] = h2.sorted()
@@ -527,4 +542,71 @@ func (ix *Index) nameCoverage(sc *scratch, name []*termInfo, q int) float64 {
 func (ix *Index) kindOf(slot uint32) string {
 	ref := ix.slots[slot]
 	return ref.seg.docs[ref.i].kind
+}
+
+// wordPair is an adjacent pair of a request's words (term ids) and its
+// weight (the smaller IDF of the two).
+type wordPair struct {
+	a, b int32
+	w    float64
+}
+
+// queryPairs returns sub-query sq's adjacent word pairs whose words are both
+// indexed; the last pair's w is the total weight... see phraseShare.
+func (ix *Index) queryPairs(sc *scratch, sq *subQuery) []wordPair {
+	if ix.cfg.PhraseWeight <= 0 {
+		return nil
+	}
+	sc.pairs = sc.pairs[:0]
+	var prev *termInfo
+	for _, t := range sq.base {
+		if isAuxTerm(t) {
+			continue
+		}
+		ti := ix.terms[t]
+		if ti != nil && ti.df == 0 {
+			ti = nil
+		}
+		if prev != nil && ti != nil && prev != ti {
+			N := float64(ix.nDocs)
+			w := min(bm25IDF(N, float64(prev.df)), bm25IDF(N, float64(ti.df)))
+			if !slices.ContainsFunc(sc.pairs, func(p wordPair) bool { return p.a == prev.id && p.b == ti.id }) {
+				sc.pairs = append(sc.pairs, wordPair{prev.id, ti.id, w})
+			}
+		}
+		prev = ti
+	}
+	return sc.pairs
+}
+
+// phraseShare is the weighted share of the pairs found adjacent in seq.
+// Query terms are marked in sc.tmark, which filters seq cheaply.
+func phraseShare(sc *scratch, pairs []wordPair, seq []int32) float64 {
+	var total, have float64
+	for _, p := range pairs {
+		total += p.w
+	}
+	if total == 0 || len(seq) < 2 {
+		return 0
+	}
+	var found uint64 // pairs already counted (the first 64)
+	for i := 0; i+1 < len(seq); i++ {
+		a, b := seq[i], seq[i+1]
+		if a < 0 || b < 0 || sc.tmark[a] == 0 || sc.tmark[b] == 0 {
+			continue
+		}
+		for k, p := range pairs {
+			if p.a == a && p.b == b {
+				if k < 64 {
+					if found&(1<<k) != 0 {
+						break
+					}
+					found |= 1 << k
+				}
+				have += p.w
+				break
+			}
+		}
+	}
+	return have / total
 }

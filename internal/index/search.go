@@ -21,17 +21,17 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		limit = DefaultLimit
 	}
 	an := ix.analyzer()
-	base := an(nil, query)
-	if len(base) == 0 {
+	all := an(nil, query)
+	if len(all) == 0 {
 		return nil
 	}
 	// Sub-queries: the whole request, then (for a long one) each clause.
-	subs := []subQuery{{base: base, extra: ix.artifactTerms(query)}}
-	if ix.cfg.Clauses && len(base) >= ix.cfg.ClauseMinTokens {
-		if clauses := splitClauses(query); len(clauses) > 1 {
+	subs := []subQuery{ix.subQuery(query, all)}
+	if ix.cfg.Clauses && len(all) >= ix.cfg.ClauseMinTokens {
+		if clauses := splitClausesOpt(query, ix.cfg.ClauseSteps, ix.cfg.ClauseVerbs); len(clauses) > 1 {
 			for _, c := range clauses {
 				if terms := an(nil, c); len(terms) > 0 {
-					subs = append(subs, subQuery{base: terms, extra: ix.artifactTerms(c)})
+					subs = append(subs, ix.subQuery(c, terms))
 				}
 			}
 		}
@@ -46,6 +46,12 @@ func (ix *Index) Search(query string, o Options) []Hit {
 
 	depth := max(limit, fuseDepth)
 	lists := ix.rank(sc, subs, o, depth)
+	if ix.cfg.PRFTerms > 0 && ix.cfg.PRFDocs > 0 && ix.cfg.PRFWeight > 0 {
+		for q := range subs {
+			subs[q].extra = mergeTerms(subs[q].extra, ix.feedbackTerms(&subs[q], lists[q]))
+		}
+		lists = ix.rank(sc, subs, o, depth)
+	}
 	ranking := lists[0]
 	if len(lists) > 2 {
 		weights := make([]float64, len(lists))
@@ -54,6 +60,9 @@ func (ix *Index) Search(query string, o Options) []Hit {
 			weights[i] = ix.cfg.ClauseWeight
 		}
 		ranking = ix.fuseRRF(sc, lists, weights, depth)
+		if ix.cfg.ClauseQuota > 0 {
+			ranking = clauseQuota(ranking, lists[1:], ix.cfg.ClauseQuota, DefaultLimit)
+		}
 	}
 	if ix.cfg.Diversity > 0 {
 		ranking = ix.diversify(ranking, ix.cfg.Diversity)
@@ -70,11 +79,92 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
+// subQuery analyses one (sub-)query whose terms are terms. With
+// Config.PathTerms, the words of file paths and URLs are arguments rather
+// than a description of the capability: they are taken out of the base terms
+// and weigh PathTerms each, without lexicon expansion.
+func (ix *Index) subQuery(text string, terms []string) subQuery {
+	base := terms
+	var pathTerms []expansion
+	if w := ix.cfg.PathTerms; w > 0 {
+		if words, paths := splitPaths(text); paths != "" {
+			an := ix.analyzer()
+			if b := an(nil, words); len(b) > 0 {
+				base = b
+				for _, t := range an(nil, paths) {
+					if !strings.HasPrefix(t, exactMark) {
+						pathTerms = append(pathTerms, expansion{t, w})
+					}
+				}
+			}
+		}
+	}
+	extra := ix.extraTerms(text, base)
+	if len(pathTerms) > 0 {
+		// A word both in the text and in a path keeps its text weight.
+		inBase := map[string]bool{}
+		for _, t := range base {
+			inBase[t] = true
+		}
+		var keep []expansion
+		for _, e := range pathTerms {
+			if !inBase[e.term] {
+				keep = append(keep, e)
+			}
+		}
+		extra = mergeTerms(extra, dedupeMax(keep))
+	}
+	return subQuery{base: base, extra: extra}
+}
+
+// dedupeMax merges repeated terms, keeping the largest weight.
+func dedupeMax(es []expansion) []expansion {
+	if len(es) == 0 {
+		return nil
+	}
+	return mergeTerms([]expansion{}, es)
+}
+
+// splitPaths separates a text's file paths and URLs from its other words.
+func splitPaths(text string) (words, paths string) {
+	var w, p []string
+	for _, f := range strings.Fields(text) {
+		raw := strings.Trim(f, "`'\"()[]<>,;:!?")
+		lf := strings.ToLower(raw)
+		if strings.HasPrefix(lf, "http://") || strings.HasPrefix(lf, "https://") || strings.HasPrefix(lf, "www.") ||
+			looksLikePath(strings.TrimRight(raw, ".")) || (strings.HasPrefix(raw, "/") && strings.Count(raw, "/") >= 2) {
+			p = append(p, raw)
+			continue
+		}
+		w = append(w, f)
+	}
+	if len(p) == 0 {
+		return text, ""
+	}
+	return strings.Join(w, " "), strings.Join(p, " ")
+}
+
+// extraTerms are a (sub-)query's terms beyond its words and their lexicon
+// neighbours: artifacts, implied capabilities and word pairs.
+func (ix *Index) extraTerms(text string, base []string) []expansion {
+	extra := mergeTerms(ix.artifactTerms(text), ix.impliedTerms(text))
+	if w := ix.cfg.PairWeight; w > 0 {
+		var pairs []expansion
+		for _, t := range appendPairs(slices.Clone(base), len(base))[len(base):] {
+			pairs = append(pairs, expansion{t, w})
+		}
+		extra = mergeTerms(extra, dedupeMax(pairs))
+	}
+	return extra
+}
+
 type subQuery struct {
 	base  []string    // analysed terms
 	extra []expansion // artifact terms
 	terms []expansion // weighted terms after expansion
 }
+
+func (ix *Index) termOf(ti *termInfo) string { return ti.term }
 
 func (ix *Index) idOf(slot uint32) string {
 	ref := ix.slots[slot]
@@ -126,6 +216,62 @@ func (ix *Index) cmp(a, b scored) int {
 		return 1
 	}
 	return strings.Compare(ix.idOf(a.slot), ix.idOf(b.slot))
+}
+
+// clauseQuota makes sure that the best quota hits of every clause are in
+// the first n of the fused ranking: missing ones replace the last hits of
+// the first n that no clause needs, keeping the fused order otherwise.
+func clauseQuota(fused []scored, clauses [][]scored, quota, n int) []scored {
+	if len(fused) <= n {
+		return fused
+	}
+	need := map[uint32]bool{}
+	for _, l := range clauses {
+		for _, s := range l[:min(quota, len(l))] {
+			need[s.slot] = true
+		}
+	}
+	pos := map[uint32]int{}
+	for i, s := range fused {
+		pos[s.slot] = i
+	}
+	var missing []int // positions beyond n, in fused order
+	for slot := range need {
+		if p, ok := pos[slot]; ok && p >= n {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return fused
+	}
+	slices.Sort(missing)
+	head := slices.Clone(fused[:n])
+	// Free the last slots of the head held by hits no clause needs.
+	free := 0
+	for i := n - 1; i >= 0 && free < len(missing); i-- {
+		if !need[head[i].slot] {
+			head = append(head[:i], head[i+1:]...)
+			free++
+		}
+	}
+	promoted := map[int]bool{}
+	for _, p := range missing[:free] {
+		head = append(head, fused[p])
+		promoted[p] = true
+	}
+	out := head
+	for i, s := range fused {
+		if i < n {
+			if !slices.ContainsFunc(head, func(h scored) bool { return h.slot == s.slot }) {
+				out = append(out, s)
+			}
+			continue
+		}
+		if !promoted[i] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // diversify re-ranks greedily so that each further hit of an already listed
@@ -224,7 +370,14 @@ func (h *topHeap) sorted() []scored {
 // splitClauses cuts a request into clauses: at sentence ends, semicolons,
 // commas, colons and the connectives "and", "then", "also". Fragments with
 // fewer than two words are merged into the previous clause.
-func splitClauses(q string) []string {
+func splitClauses(q string) []string { return splitClausesOpt(q, false, false) }
+
+// splitClausesOpt is splitClauses with two refinements (Config.ClauseSteps,
+// Config.ClauseVerbs): steps also cuts at numbered steps ("1.", "2)",
+// "step 3") and more connectives ("lastly", "subsequently", "after that");
+// verbs merges a clause without an action verb (a list item such as "green
+// spaces") into the previous clause.
+func splitClausesOpt(q string, steps, verbs bool) []string {
 	var pieces []string
 	var cur strings.Builder
 	rs := []rune(q)
@@ -250,23 +403,47 @@ func splitClauses(q string) []string {
 	for _, p := range pieces {
 		words := strings.Fields(p)
 		start := 0
-		for i, w := range words {
-			switch strings.ToLower(w) {
+		for i := 0; i < len(words); i++ {
+			w := strings.ToLower(words[i])
+			skip := 0 // connective words to drop
+			switch w {
 			case "and", "then", "also", "afterwards", "finally":
-				if i > start {
-					out = append(out, strings.Join(words[start:i], " "))
-				}
-				start = i + 1
+				skip = 1
 			}
+			if steps && skip == 0 {
+				switch {
+				case w == "lastly" || w == "subsequently" || w == "afterward" || w == "additionally":
+					skip = 1
+				case (w == "after" || w == "following") && i+1 < len(words) &&
+					(strings.EqualFold(words[i+1], "that") || strings.EqualFold(words[i+1], "this")):
+					skip = 2
+				case isStepNumber(w):
+					skip = 1
+				case w == "step" && i+1 < len(words) && isStepNumber(strings.ToLower(words[i+1])+"."):
+					skip = 2
+				}
+			}
+			if skip == 0 {
+				continue
+			}
+			if i > start {
+				out = append(out, strings.Join(words[start:i], " "))
+			}
+			start = i + skip
+			i += skip - 1
 		}
 		if start < len(words) {
 			out = append(out, strings.Join(words[start:], " "))
 		}
 	}
-	// Merge fragments that carry fewer than two terms.
+	// Merge fragments that carry fewer than two terms (and, with verbs,
+	// fragments without an action verb).
+	weak := func(c string) bool {
+		return len(Tokens(c)) < 2 || (verbs && !hasActionVerb(c))
+	}
 	var merged []string
 	for _, c := range out {
-		if len(Tokens(c)) < 2 && len(merged) > 0 {
+		if len(merged) > 0 && weak(c) {
 			merged[len(merged)-1] += " " + c
 			continue
 		}
@@ -277,6 +454,50 @@ func splitClauses(q string) []string {
 		merged = merged[1:]
 	}
 	return merged
+}
+
+// isStepNumber recognises a step number: "1.", "2)", "(3)".
+func isStepNumber(w string) bool {
+	w = strings.TrimPrefix(w, "(")
+	if len(w) < 2 || (w[len(w)-1] != '.' && w[len(w)-1] != ')') {
+		return false
+	}
+	for _, c := range w[:len(w)-1] {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(w) <= 3
+}
+
+// actionVerbs are the (stemmed) verbs that make a clause a step of a task:
+// the lexicon's verbs and the common verbs of requests.
+var actionVerbs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, g := range synonymGroups[:31] { // the verb groups
+		for _, w := range g {
+			m[stemWord(w)] = true
+		}
+	}
+	for _, w := range strings.Fields(`find tell give show recommend suggest plan check analyze analyse
+		generate create save write read convert merge extract organize organise summarize summarise compare
+		list search get fetch send draft book calculate translate download upload make build open play
+		explain introduce describe identify look collect gather prepare retrieve track estimate assess
+		research review provide produce design map draw render record report schedule remind notify
+		buy order pay post reply answer determine predict recommend rank sort filter count`) {
+		m[stemWord(w)] = true
+	}
+	return m
+}()
+
+func hasActionVerb(c string) bool {
+	for _, f := range strings.Fields(c) {
+		w := strings.ToLower(strings.Trim(f, "`'\"()[]<>,;:.!?"))
+		if isASCIIAlpha(w) && actionVerbs[stemWord(w)] {
+			return true
+		}
+	}
+	return false
 }
 
 func bm25IDF(n, df float64) float64 {

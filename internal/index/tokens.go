@@ -1,9 +1,9 @@
 package index
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -68,6 +68,16 @@ func rawWords(s string, emit func(w string, cjk bool)) {
 			flushCJK()
 			continue
 		}
+		if r < utf8.RuneSelf { // ASCII fast path
+			if c := byte(r); 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				flushCJK()
+				word = append(word, r)
+			} else {
+				flush()
+				flushCJK()
+			}
+			continue
+		}
 		switch {
 		case isCJK(r):
 			flush()
@@ -99,6 +109,17 @@ const (
 )
 
 func classOf(r rune) runeClass {
+	if r < utf8.RuneSelf {
+		switch {
+		case '0' <= r && r <= '9':
+			return clsDigit
+		case 'A' <= r && r <= 'Z':
+			return clsUpper
+		case 'a' <= r && r <= 'z':
+			return clsLower
+		}
+		return clsOther
+	}
 	switch {
 	case unicode.IsDigit(r):
 		return clsDigit
@@ -208,36 +229,47 @@ func isASCIIAlpha(s string) bool {
 
 // stemWord is the Snowball English stemmer, with a few irregular forms that
 // matter for tool vocabulary folded first.
-var stemCalls atomic.Int64
-
 func stemWord(w string) string {
-	stemCalls.Add(1)
 	if len(w) > 40 { // garbage; stemming buys nothing
 		return w
 	}
-	if v, ok := stemCache.Load(w); ok {
-		return v.(string)
+	sh := &stemCache[maphash.String(stemSeed, w)%stemShards]
+	sh.mu.RLock()
+	v, ok := sh.m[w]
+	sh.mu.RUnlock()
+	if ok {
+		return v
 	}
 	in := w
 	if r, ok := irregular[w]; ok {
 		w = r
 	}
 	out := english.Stem(w, true)
-	// The cache is bounded: past stemCacheMax entries it starts afresh, so
-	// garbage input cannot grow it without limit.
-	if stemCacheN.Add(1) > stemCacheMax {
-		stemCache.Clear()
-		stemCacheN.Store(0)
+	// The cache is bounded: past stemCacheMax entries a shard starts
+	// afresh, so garbage input cannot grow it without limit.
+	sh.mu.Lock()
+	if sh.m == nil || len(sh.m) >= stemCacheMax/stemShards {
+		sh.m = make(map[string]string, 64)
 	}
-	stemCache.Store(in, out)
+	sh.m[in] = out
+	sh.mu.Unlock()
 	return out
 }
 
-const stemCacheMax = 1 << 16
+const (
+	stemCacheMax = 1 << 16
+	stemShards   = 32
+)
 
+// stemCache: word -> stem, sharded so that concurrent analysers rarely
+// contend.
 var (
-	stemCache  sync.Map // word -> stem
-	stemCacheN atomic.Int64
+	stemSeed  = maphash.MakeSeed()
+	stemCache [stemShards]struct {
+		mu sync.RWMutex
+		m  map[string]string
+		_  [32]byte // keep shards on separate cache lines
+	}
 )
 
 var irregular = map[string]string{
@@ -292,4 +324,41 @@ func analyzeWhole(s string, stem bool, dst []string) []string {
 	}
 	flush()
 	return out
+}
+
+// isAuxTerm reports whether t is an auxiliary term (an exact surface form or
+// a word pair) that does not count in field lengths.
+func isAuxTerm(t string) bool {
+	return strings.HasPrefix(t, exactMark) || strings.IndexByte(t, ' ') >= 0
+}
+
+// appendPlain appends the plain (non-auxiliary) terms of terms to dst.
+func appendPlain(dst, terms []string) []string {
+	for _, t := range terms {
+		if !isAuxTerm(t) {
+			dst = append(dst, t)
+		}
+	}
+	return dst
+}
+
+// pairSep joins the words of an indexed word pair ("speech text").
+const pairSep = " "
+
+func isPair(t string) bool { return strings.Contains(t, pairSep) }
+
+// appendPairs appends the pairs of adjacent plain terms among the first span
+// terms of terms.
+func appendPairs(terms []string, span int) []string {
+	prev := ""
+	for _, t := range terms[:span] {
+		if isAuxTerm(t) {
+			continue
+		}
+		if prev != "" {
+			terms = append(terms, prev+pairSep+t)
+		}
+		prev = t
+	}
+	return terms
 }

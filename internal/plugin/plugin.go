@@ -71,7 +71,7 @@ type Plugin struct {
 	// Provider is the provider the plugin declares: Provider.ID is the prefix
 	// (or the name), Provider.Enabled false means the plugin is switched off.
 	Provider config.Provider
-	// Warnings are problems that did not stop the plugin (unknown keys, skills).
+	// Warnings are problems that did not stop the plugin (unknown keys).
 	Warnings []string
 }
 
@@ -176,9 +176,6 @@ func Parse(dir string, data []byte, env func(string) (string, bool)) (*Plugin, e
 		if t == "" {
 			bad("readonlyTools[%d]: empty tool name", i)
 		}
-	}
-	if len(m.Skills) > 0 {
-		pl.Warnings = append(pl.Warnings, fmt.Sprintf("%d skill(s) ignored: seed skills are JavaScript modules, which agent-tools does not run", len(m.Skills)))
 	}
 	var prov map[string]json.RawMessage
 	switch {

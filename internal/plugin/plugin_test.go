@@ -96,7 +96,6 @@ func TestParse(t *testing.T) {
 		t.Errorf("provider:\n%+v\nwant:\n%+v", pc, want)
 	}
 	wantWarn := []string{`unknown key "version" ignored`,
-		"2 skill(s) ignored: seed skills are JavaScript modules, which agent-tools does not run",
 		`adapter "./adapter.mjs" ignored: the provider object is used`}
 	if !reflect.DeepEqual(p.Warnings, wantWarn) {
 		t.Errorf("warnings = %q", p.Warnings)

@@ -18,7 +18,7 @@ import (
 // dialHTTP connects over Streamable HTTP, falling back to the legacy
 // HTTP+SSE transport (2024-11-05) when that fails; the transport that worked
 // is tried first next time.
-func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client) (*session, error) {
+func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client, s *session) error {
 	hc := &http.Client{Transport: &upstreamHTTP{
 		base:    http.DefaultTransport.(*http.Transport).Clone(),
 		headers: p.opts.Headers,
@@ -56,12 +56,13 @@ func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client) (*session, 
 	}
 	if err != nil {
 		cancel(err)
-		return nil, err
+		return err
 	}
 	p.mu.Lock()
 	p.legacySSE = used == "sse"
 	p.mu.Unlock()
-	return &session{cs: cs, transport: used, ctx: sctx, cancel: cancel}, nil
+	s.cs, s.transport, s.ctx, s.cancel = cs, used, sctx, cancel
+	return nil
 }
 
 // detachedConnect connects inner under life instead of the Connect context:

@@ -184,6 +184,9 @@ type Provider struct {
 	everRan   bool      // a session ran once: crashes are restarted automatically
 	timer     *time.Timer
 	legacySSE bool // the HTTP upstream spoke only the legacy SSE transport
+	// listWaitEnd bounds, once for the provider's life, how long Tools waits
+	// for the upstream when there is no tool list yet.
+	listWaitEnd time.Time
 
 	cacheRead bool
 	cacheErr  error
@@ -191,7 +194,6 @@ type Provider struct {
 	fromCache bool           // ... read from the disk cache, not yet confirmed by the upstream
 	listKey   string         // digest of the upstream list tools was built from
 	tools     []catalog.Tool // handed out as is until the list changes
-	upstream  []*sdk.Tool    // the list as the upstream sent it (for the cache)
 	toolDiags []provider.Diagnostic
 	problems  []string // recent protocol problems, newest last
 	starts    int      // sessions started, for doctor
@@ -223,11 +225,7 @@ func defaultDescription(o Options) string {
 		}
 		return "MCP server over HTTP"
 	}
-	d := "MCP server: " + strings.Join(append([]string{filepath.Base(o.Command)}, o.Args...), " ")
-	if len(d) > 100 {
-		d = d[:97] + "..."
-	}
-	return d
+	return "MCP server " + filepath.Base(o.Command) // not the args: they may hold secrets
 }
 
 // Bind sets what the runtime provides after construction: the logger and
@@ -255,13 +253,18 @@ func (p *Provider) Start(context.Context) error {
 	p.readCacheLocked()
 	if !p.listed && p.state == stateIdle {
 		p.beginLocked()
+		// The list wait runs from now, alongside the other providers' starts.
+		p.listWaitEnd = time.Now().Add(p.opts.ListWait)
 	}
 	return nil
 }
 
 // Tools returns the current tools: the upstream's live list, else the cached
 // one. It returns the same slice until the list changes. With no list at all
-// it starts the upstream and waits for it up to Options.ListWait.
+// it starts the upstream; only the first start is waited for, and for at most
+// Options.ListWait in all (Tools is called before every list and call of
+// every provider: a slow upstream must not stall the others). A later attempt
+// runs in the background; its tools appear through OnChange.
 func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	p.mu.Lock()
 	p.readCacheLocked()
@@ -270,28 +273,27 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 		p.mu.Unlock()
 		return t, nil
 	}
-	var wait chan struct{}
 	switch {
 	case p.state == stateClosed:
 		p.mu.Unlock()
 		return nil, errClosed(p.opts.ID)
-	case p.state == stateStarting:
-		wait = p.starting
 	case p.state == stateIdle, p.state == stateFailed && !time.Now().Before(p.nextTry):
-		wait = p.beginLocked()
-	default:
-		err := p.unavailableLocked()
-		p.mu.Unlock()
-		return nil, err
+		p.beginLocked()
 	}
+	if p.listWaitEnd.IsZero() {
+		p.listWaitEnd = time.Now().Add(p.opts.ListWait)
+	}
+	wait, budget := p.starting, time.Until(p.listWaitEnd)
 	p.mu.Unlock()
 
-	t := time.NewTimer(p.opts.ListWait)
-	defer t.Stop()
-	select {
-	case <-wait:
-	case <-t.C:
-	case <-ctx.Done():
+	if wait != nil && budget > 0 {
+		t := time.NewTimer(budget)
+		select {
+		case <-wait:
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -384,7 +386,7 @@ func (p *Provider) unavailableLocked() error {
 	}
 	e := toolerr.New(toolerr.ProviderUnavailable, "", "provider %q is unavailable: %s", p.opts.ID, msg)
 	if wait := time.Until(p.nextTry); wait > 0 {
-		e.Hint = fmt.Sprintf("It is restarted automatically; retry in %s. If it keeps failing, tell the user (agent-tools doctor shows why).", wait.Round(time.Millisecond*100)+time.Millisecond*100)
+		e.Hint = fmt.Sprintf("It is restarted automatically; retry in %s. If it keeps failing, tell the user (agent-tools doctor shows why).", (wait + 99*time.Millisecond).Truncate(100*time.Millisecond))
 		e.With("retry_after_ms", wait.Milliseconds())
 	} else {
 		e.Hint = "Retry once; if it fails again, tell the user (agent-tools doctor shows why)."
@@ -424,7 +426,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 		msg := clip(we.Message, 2000)
 		switch {
 		case we.Code == codeInvalidParams && strings.Contains(strings.ToLower(we.Message), "unknown tool"):
-			p.listChangedFrom(s.cs) // our list is stale: re-read it
+			s.relist() // our list is stale: re-read it
 			return toolerr.New(toolerr.UnknownTool, "The upstream no longer offers this tool; discover the provider's tools again.",
 				"upstream %q does not know the tool %q: %s", p.opts.ID, tool.Name, msg)
 		case we.Code == codeInvalidParams:

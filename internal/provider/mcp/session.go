@@ -112,38 +112,31 @@ func (p *Provider) connect(done chan struct{}) {
 
 // dial connects over the configured transport.
 func (p *Provider) dial(ctx context.Context) (*session, error) {
+	// The session exists before the handshake so that a list_changed sent
+	// at any time, even during it, reaches its list loop.
+	s := &session{listChanged: make(chan struct{}, 1)}
 	client := sdk.NewClient(&sdk.Implementation{Name: "agent-tools", Version: p.opts.ClientVersion}, &sdk.ClientOptions{
 		Logger:       p.log,
 		Capabilities: &sdk.ClientCapabilities{}, // nothing is relayed back (no sampling, roots, elicitation)
-		ToolListChangedHandler: func(_ context.Context, req *sdk.ToolListChangedRequest) {
-			p.listChangedFrom(req.Session)
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			s.relist()
 		},
 	})
-	var (
-		s   *session
-		err error
-	)
+	var err error
 	if p.opts.URL != "" {
-		s, err = p.dialHTTP(ctx, client)
+		err = p.dialHTTP(ctx, client, s)
 	} else {
-		s, err = p.dialStdio(ctx, client)
+		err = p.dialStdio(ctx, client, s)
 	}
 	if err != nil {
 		return nil, err
 	}
 	s.started = time.Now()
-	s.listChanged = make(chan struct{}, 1)
 	return s, nil
 }
 
-// listChangedFrom wakes the list loop of the session that sent list_changed.
-func (p *Provider) listChangedFrom(cs *sdk.ClientSession) {
-	p.mu.Lock()
-	s := p.sess
-	p.mu.Unlock()
-	if s == nil || s.cs != cs {
-		return // a start in flight lists anyway; a dead session does not matter
-	}
+// relist asks the session's list loop to re-read the tools.
+func (s *session) relist() {
 	select {
 	case s.listChanged <- struct{}{}:
 	default: // a refresh is already pending

@@ -89,7 +89,7 @@ func lookPath(s procSpec) (string, error) {
 }
 
 // dialStdio starts the child and runs the MCP handshake over its stdio.
-func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client) (*session, error) {
+func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client, s *session) error {
 	environ := p.opts.Environ
 	if environ == nil {
 		environ = os.Environ
@@ -97,7 +97,7 @@ func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client) (*session,
 	spec := procSpec{command: p.opts.Command, args: p.opts.Args, dir: p.opts.Dir, env: minimalEnv(environ(), p.opts.Env)}
 	pr, err := startProcess(spec)
 	if err != nil {
-		return nil, fmt.Errorf("starting %s: %w", p.opts.Command, err)
+		return fmt.Errorf("starting %s: %w", p.opts.Command, err)
 	}
 	pending := newPendingCalls()
 	t := &stdioTransport{conn: &stdioConn{
@@ -113,10 +113,11 @@ func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client) (*session,
 			err = fmt.Errorf("%w; stderr: %s", err, tail)
 		}
 		pr.stop(0)
-		return nil, err
+		return err
 	}
-	sctx, cancel := context.WithCancelCause(p.base)
-	return &session{cs: cs, proc: pr, transport: "stdio", ctx: sctx, cancel: cancel}, nil
+	s.cs, s.proc, s.transport = cs, pr, "stdio"
+	s.ctx, s.cancel = context.WithCancelCause(p.base)
+	return nil
 }
 
 // wait blocks until the session ends and says why.

@@ -18,7 +18,7 @@ import (
 func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
 	key := listDigest(raw)
 	wasListed := p.listed
-	p.listed, p.fromCache, p.upstream = true, fromCache, raw
+	p.listed, p.fromCache = true, fromCache
 	if wasListed && key == p.listKey {
 		return false
 	}
