@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -294,8 +295,8 @@ func flatSchema(raw json.RawMessage, needsConfirm bool, confirm map[string]any) 
 // splitConfirm removes the confirmation property from a flat call (when the
 // tool does not own a parameter of that name) and returns its value.
 func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
-	if !strip || !isObject(raw) {
-		return raw, nil
+	if !strip || !isObject(raw) || !bytes.Contains(raw, []byte(ConfirmArg)) {
+		return raw, nil // the common case: no confirmation to take out
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(raw, &m) != nil {
