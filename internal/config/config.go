@@ -40,6 +40,8 @@ const (
 	DefaultMode           = "progressive"
 	DefaultLocalDir       = ".agents/tools"
 	DefaultPromptsDir     = ".agents/prompts"
+	// DefaultSessionTimeout reaps idle HTTP sessions (set 0 to keep them forever).
+	DefaultSessionTimeout = time.Hour
 	DefaultConfirm        = "agent"
 	DefaultAddr           = "127.0.0.1:8321"
 	DefaultMaxResultChars = 30000
@@ -178,7 +180,7 @@ type HTTP struct {
 	BodyLimit int `json:"bodyLimit,omitempty" yaml:"bodyLimit,omitempty"`
 	// RateLimit bounds requests per token (or per client address without auth).
 	RateLimit RateLimit `json:"rateLimit,omitzero" yaml:"rateLimit,omitempty"`
-	// SessionTimeout closes sessions idle this long (0 = never).
+	// SessionTimeout closes sessions idle this long (default 1h; 0 = never).
 	SessionTimeout Duration `json:"sessionTimeout,omitzero" yaml:"sessionTimeout,omitempty"`
 	// ShutdownGrace is how long in-flight calls may finish on shutdown (0 = 10s).
 	ShutdownGrace Duration `json:"shutdownGrace,omitzero" yaml:"shutdownGrace,omitempty"`
@@ -258,7 +260,7 @@ func defaults() *Config {
 		},
 		Prompts: Prompts{Dir: DefaultPromptsDir},
 		Policy:  Policy{Confirm: DefaultConfirm},
-		Server:  Server{HTTP: HTTP{Addr: DefaultAddr}},
+		Server:  Server{HTTP: HTTP{Addr: DefaultAddr, SessionTimeout: Duration{DefaultSessionTimeout}}},
 		Limits: Limits{
 			MaxResultChars: DefaultMaxResultChars,
 			LoopGuard: LoopGuard{
