@@ -40,7 +40,7 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "agent-tools: --args is not valid JSON: %s\n", *argsJSON)
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, slog.LevelWarn, nil)
+	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
 	if a == nil {
 		return code
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 )
 
 // Exit statuses (SPEC §10).
@@ -136,15 +137,15 @@ func (f *flags) parse(args []string) ([]string, bool) {
 	}
 }
 
-// load builds the runtime for a command; logs go to stderr at warn level
-// (info with serve), the audit log is off unless the config names a file.
-func load(ctx context.Context, env *Env, f *flags, level slog.Level, audit io.Writer) (*app.App, int) {
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+// load builds the runtime for a command, logging to stderr; the audit log
+// goes to audit (nil: off unless the config names a file) and mw runs in every
+// call's pipeline.
+func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*app.App, int) {
 	if audit == nil {
 		audit = io.Discard
 	}
 	a, err := app.New(ctx, app.Options{
-		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit,
+		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit, Middleware: mw,
 	})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
@@ -155,6 +156,11 @@ func load(ctx context.Context, env *Env, f *flags, level slog.Level, audit io.Wr
 		return nil, ExitFailed
 	}
 	return a, ExitOK
+}
+
+// stderrLog is the commands' structured log on stderr.
+func stderrLog(env *Env, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // errorText prints config errors one per line.

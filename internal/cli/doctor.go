@@ -13,7 +13,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	// Doctor's own report says why things were skipped; keep the log quiet.
-	a, code := load(ctx, env, f, slog.LevelError, nil)
+	a, code := load(ctx, env, f, stderrLog(env, slog.LevelError), nil)
 	if a == nil {
 		return code
 	}

@@ -20,7 +20,7 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		}
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, slog.LevelWarn, nil)
+	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
 	if a == nil {
 		return code
 	}
@@ -62,7 +62,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, slog.LevelWarn, nil)
+	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
 	if a == nil {
 		return code
 	}

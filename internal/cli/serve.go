@@ -14,7 +14,6 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
-	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -57,7 +56,7 @@ func flagSet(f *flags, name string) bool {
 }
 
 func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
-	a, code := load(ctx, env, f, level, env.Stderr)
+	a, code := load(ctx, env, f, stderrLog(env, level), env.Stderr)
 	if a == nil {
 		return code
 	}
@@ -110,7 +109,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 
 	m := metrics.New()
 	drain := transport.NewDrain()
-	a, code := loadWith(ctx, env, f, log, []pipeline.Middleware{m.Middleware(), drain.Middleware()})
+	a, code := load(ctx, env, f, log, env.Stderr, m.Middleware(), drain.Middleware())
 	if a == nil {
 		return code
 	}
@@ -164,23 +163,6 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		return ExitFailed
 	}
 	return ExitOK
-}
-
-// loadWith is load with pipeline middleware and a given logger.
-func loadWith(ctx context.Context, env *Env, f *flags, log *slog.Logger, mw []pipeline.Middleware) (*app.App, int) {
-	a, err := app.New(ctx, app.Options{
-		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log,
-		AuditDefault: env.Stderr, Middleware: mw,
-	})
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
-		var ce *app.ConfigError
-		if errors.As(err, &ce) {
-			return nil, ExitUsage
-		}
-		return nil, ExitFailed
-	}
-	return a, ExitOK
 }
 
 func providerHealth(a *app.App) []metrics.ProviderHealth {

@@ -37,9 +37,9 @@ const MaxIDLen = 32
 
 // Defaults applied when a key is absent.
 const (
-	DefaultMode           = "progressive"
-	DefaultLocalDir       = ".agents/tools"
-	DefaultPromptsDir     = ".agents/prompts"
+	DefaultMode       = "progressive"
+	DefaultLocalDir   = ".agents/tools"
+	DefaultPromptsDir = ".agents/prompts"
 	// DefaultSessionTimeout reaps idle HTTP sessions (set 0 to keep them forever).
 	DefaultSessionTimeout = time.Hour
 	DefaultConfirm        = "agent"

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -229,7 +230,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key 
 			continue
 		}
 		key := k.Value
-		if keys != nil && !contains(keys, key) {
+		if keys != nil && !slices.Contains(keys, key) {
 			msg := fmt.Sprintf("unknown key %q", clip(key))
 			if s := suggest(key, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -299,7 +300,7 @@ func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
 		e := Error{File: d.file, Line: n.Line, Col: n.Column, Path: path, Msg: fmt.Sprintf("environment variable %s is not set", name)}
 		if d.soft != nil {
 			*d.soft = append(*d.soft, e)
-			if !contains(*d.missing, name) {
+			if !slices.Contains(*d.missing, name) {
 				*d.missing = append(*d.missing, name)
 			}
 		} else {
@@ -862,15 +863,6 @@ func yamlError(file string, data []byte, err error) Error {
 		e.Col = 1 + utf8.RuneCount(data[bytes.LastIndexByte(data[:at], '\n')+1:at])
 	}
 	return e
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // orList formats "a, b or c".

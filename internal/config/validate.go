@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,7 +89,7 @@ func (v *validator) line(p string) string {
 
 func (c *Config) validate() []Error {
 	v := &validator{c: c}
-	if !contains(Modes, c.Mode) && !v.bad("mode") {
+	if !slices.Contains(Modes, c.Mode) && !v.bad("mode") {
 		v.errf("mode", "unknown mode %s (want %s)", v.show("mode", c.Mode), orList(Modes))
 	}
 	v.local()
@@ -216,7 +217,7 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		v.errf(pp, `missing required key "id"`)
 	case !validID(p.ID):
 		v.errf(idp, "invalid id %s: use 1 to %d lowercase letters and digits (it becomes the tool-name prefix)", v.show(idp, p.ID), MaxIDLen)
-	case contains(ReservedIDs, p.ID):
+	case slices.Contains(ReservedIDs, p.ID):
 		v.errf(idp, "id %q is reserved (%s)", p.ID, orList(ReservedIDs))
 	default:
 		if first, dup := ids[p.ID]; dup {
@@ -231,11 +232,11 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		kind = "" // already reported; the checks below depend on it
 	} else if p.Kind == "" {
 		v.errf(pp, `missing required key "kind" (want %s)`, orList(Kinds))
-	} else if !contains(Kinds, p.Kind) {
+	} else if !slices.Contains(Kinds, p.Kind) {
 		v.errf(kp, "unknown kind %s (want %s)", v.show(kp, p.Kind), orList(Kinds))
 	} else {
 		for _, f := range kindSpecific {
-			if p.set(f) && !contains(kindFields[p.Kind], f) {
+			if p.set(f) && !slices.Contains(kindFields[p.Kind], f) {
 				v.keyf(pp+"."+f, "%q does not apply to kind %s", f, p.Kind)
 			}
 		}
@@ -305,7 +306,7 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		if !present("preset") && !present("command") {
 			v.errf(pp, `kind workers needs "preset" (%s) or "command"`, orList(WorkerPresets))
 		}
-		if p.Preset != "" && !contains(WorkerPresets, p.Preset) && !v.bad(pp+".preset") {
+		if p.Preset != "" && !slices.Contains(WorkerPresets, p.Preset) && !v.bad(pp+".preset") {
 			v.errf(pp+".preset", "unknown preset %s (want %s, or set command)", v.show(pp+".preset", p.Preset), orList(WorkerPresets))
 		}
 	}
@@ -365,7 +366,7 @@ func (v *validator) cliTool(t *CLITool, tp string, names map[string]string) {
 		if name == "" {
 			v.keyf(pp, "empty parameter name")
 		}
-		if !contains(ParamTypes, prm.Type) && !v.bad(pp+".type") {
+		if !slices.Contains(ParamTypes, prm.Type) && !v.bad(pp+".type") {
 			v.errf(pp+".type", "unknown type %s (want %s)", v.show(pp+".type", prm.Type), orList(ParamTypes))
 		}
 		if len(prm.Enum) > 0 && prm.Type != "string" {
@@ -376,7 +377,7 @@ func (v *validator) cliTool(t *CLITool, tp string, names map[string]string) {
 
 func (v *validator) policy() {
 	pol := v.c.Policy
-	if !contains(ConfirmModes, pol.Confirm) && !v.bad("policy.confirm") {
+	if !slices.Contains(ConfirmModes, pol.Confirm) && !v.bad("policy.confirm") {
 		v.errf("policy.confirm", "unknown confirm policy %s (want %s)", v.show("policy.confirm", pol.Confirm), orList(ConfirmModes))
 	}
 	for _, list := range []struct {

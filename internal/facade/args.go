@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -24,7 +25,7 @@ func decodeArgs(raw json.RawMessage, via string, allowed ...string) (map[string]
 	}
 	var unknown []string
 	for k := range out {
-		if !contains(allowed, k) {
+		if !slices.Contains(allowed, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -36,15 +37,6 @@ func decodeArgs(raw json.RawMessage, via string, allowed ...string) (map[string]
 			With("allowed", allowed)
 	}
 	return out, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func quoteAll(list []string) []string {

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -127,7 +128,7 @@ func Parse(dir string, data []byte, env func(string) (string, bool)) (*Plugin, e
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	var unknown []string
 	for k := range raw {
-		if !contains(fields, k) {
+		if !slices.Contains(fields, k) {
 			unknown = append(unknown, k)
 		}
 	}
@@ -320,15 +321,6 @@ func validID(id string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func firstNonEmpty(s ...string) string {

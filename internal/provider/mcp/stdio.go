@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,7 +38,7 @@ func minimalEnv(host []string, extra map[string]string) []string {
 		if !ok {
 			continue
 		}
-		if strings.HasPrefix(k, "LC_") || contains(hostVars, k) {
+		if strings.HasPrefix(k, "LC_") || slices.Contains(hostVars, k) {
 			m[k] = v
 		}
 	}
@@ -50,15 +51,6 @@ func minimalEnv(host []string, extra map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // lookPath resolves a command without a slash in the child's PATH (not
