@@ -261,4 +261,3 @@ func connect(fac *facade.Facade) (*mcp.ClientSession, func()) {
 	}
 	return cs, func() { cs.Close(); ss.Close(); cancel() }
 }
-
