@@ -103,7 +103,8 @@ func checkPeers(dir string) string {
 	if err := json.Unmarshal(raw, &pkg); err != nil {
 		return "interop/package.json: " + err.Error()
 	}
-	for _, name := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector"} {
+	for _, name := range []string{"@modelcontextprotocol/sdk", "@modelcontextprotocol/inspector",
+		"@modelcontextprotocol/server-everything", "@modelcontextprotocol/server-filesystem", "@modelcontextprotocol/server-memory"} {
 		want := pkg.Dependencies[name]
 		if want == "" {
 			return fmt.Sprintf("interop/package.json does not depend on %s", name)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -64,7 +65,8 @@ type App struct {
 	Mode     facade.Mode
 
 	opts   Options
-	ctx    context.Context // New's, for providers started by a reload
+	ctx    context.Context               // New's, for providers started by a reload
+	fac    atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
 	live   liveState
 	reload reloadState
 	log    *slog.Logger
@@ -123,9 +125,17 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
+	a.fac.Store(a.Facade)
 	g.reg.OnChange(a.Facade.Sync)
 	a.Facade.Sync()
 	return a, nil
+}
+
+// syncPrompts republishes upstream prompts once the facade exists.
+func (a *App) syncPrompts() {
+	if f := a.fac.Load(); f != nil {
+		f.SyncPrompts()
+	}
 }
 
 // build loads the config and builds one generation from it: providers
@@ -154,7 +164,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		return nil, &ConfigError{err}
 	}
 
-	g := &generation{cfg: cfg, mode: mode, rules: rules, reg: registry.New(o.Logger), log: o.Logger}
+	g := &generation{cfg: cfg, mode: mode, rules: rules, reg: registry.New(o.Logger), log: o.Logger, onPrompts: a.syncPrompts}
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}

@@ -47,14 +47,28 @@ type runtimeBound interface {
 }
 
 // bind hands every provider that reports back on its own (an upstream whose
-// tool list changes) its log and a refresh of this generation's catalog; the
-// facade then tells clients list_changed.
+// tool or prompt list changes) its log and a refresh of this generation's
+// catalog; the facade then tells clients list_changed. Providers wrapped
+// with skills are bound too.
 func (g *generation) bind() {
-	onChange := func() { g.reg.Refresh(context.Background()) }
+	onChange := func() {
+		g.reg.Refresh(context.Background())
+		if g.onPrompts != nil {
+			g.onPrompts() // upstream prompts change without the tools changing
+		}
+	}
 	for _, st := range g.reg.Providers() {
 		if p, _, ok := g.reg.Provider(st.Info.ID); ok {
-			if b, ok := p.(runtimeBound); ok {
-				b.Bind(g.log, onChange)
+			for range 8 {
+				if b, ok := p.(runtimeBound); ok {
+					b.Bind(g.log, onChange)
+					break
+				}
+				w, ok := p.(interface{ Unwrap() provider.Provider })
+				if !ok {
+					break
+				}
+				p = w.Unwrap()
 			}
 		}
 	}

@@ -60,6 +60,8 @@ type generation struct {
 	closers    []io.Closer
 	loadErrors []provider.Diagnostic
 	log        *slog.Logger
+	// onPrompts republishes upstream prompts (the facade's SyncPrompts).
+	onPrompts func()
 
 	mu      sync.Mutex
 	calls   int    // in flight on this generation

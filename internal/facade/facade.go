@@ -79,6 +79,8 @@ type Facade struct {
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
 
+	pt *passthrough // upstream prompts and the flat-mode passthrough (passthrough*.go)
+
 	mu            sync.Mutex
 	current       map[string]string // MCP tool name → fingerprint of its definition
 	prompts       map[string]bool   // published prompt names
@@ -106,6 +108,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	}
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
+	f.pt = newPassthrough(f)
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
@@ -113,9 +116,17 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
 		Instructions: instructions(o.Mode),
 		Capabilities: caps,
+		// Passthrough hooks (passthrough.go): they answer only when an
+		// upstream is forwarded; initialize advertises what it offers.
+		SubscribeHandler:            f.pt.subscribe,
+		UnsubscribeHandler:          f.pt.unsubscribe,
+		CompletionHandler:           f.pt.complete,
+		ProgressNotificationHandler: f.pt.progress,
+		RootsListChangedHandler:     f.pt.rootsChanged,
 	})
-	f.server.AddReceivingMiddleware(f.refreshOnList)
-	f.syncPrompts()
+	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.receive)
+	f.server.AddSendingMiddleware(rewriteSends)
+	f.SyncPrompts()
 	return f
 }
 
@@ -154,7 +165,7 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "prompts/list", "prompts/get":
-			f.syncPrompts()
+			f.SyncPrompts()
 		case "tools/list":
 			if f.cat.Refresh(ctx) {
 				f.Sync()
@@ -202,6 +213,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 // Sync publishes the tool set the current catalog calls for, adding, replacing
 // and removing only what changed (clients get one list_changed).
 func (f *Facade) Sync() {
+	defer f.syncUpstreamPrompts() // after the unlock: upstream prompts follow the providers too
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	want := f.desired()
@@ -297,6 +309,9 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
+	if res, ok := f.callForwarded(ctx, mreq, req); ok {
+		return res // a flat call of a passthrough provider's tool (passthrough.go)
+	}
 	f.bindSession(mreq, req)
 	stop := f.heartbeat(ctx, mreq, req)
 	resp := f.run(ctx, req)

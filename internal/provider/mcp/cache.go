@@ -20,9 +20,11 @@ const cacheVersion = 1
 
 // diskCache is one provider's tool list on disk:
 // <dir>/<id>-<key>.json, where key digests the settings that decide which
-// server answers (command, args, cwd, env, url, headers). Only the upstream's
-// tools/list entries are stored; env and header values only ever enter the
-// one-way digest.
+// server answers (command, args, cwd, env, url, headers). Only what the
+// upstream itself said is stored: its tools/list entries, and (optional
+// fields, for the passthrough) its prompts/list entries and its initialize
+// result (capabilities, instructions, serverInfo); env and header values
+// only ever enter the one-way digest.
 type diskCache struct {
 	dir, id, path string
 	disabled      error // why there is no cache
@@ -36,6 +38,15 @@ type cacheFile struct {
 	Provider string          `json:"provider"`
 	Saved    time.Time       `json:"saved"`
 	Tools    json.RawMessage `json:"tools"`
+	Prompts  json.RawMessage `json:"prompts,omitempty"`
+	Init     json.RawMessage `json:"initialize,omitempty"`
+}
+
+// cached is what the cache holds; Prompts and Init are nil when unknown.
+type cached struct {
+	Tools   []*sdk.Tool
+	Prompts []*sdk.Prompt
+	Init    *sdk.InitializeResult
 }
 
 func newDiskCache(o Options) *diskCache {
@@ -65,8 +76,8 @@ func cacheKey(o Options) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// load returns the cached tools, or nil when there are none.
-func (c *diskCache) load() ([]*sdk.Tool, error) {
+// load returns what is cached, or nil when there is no cache.
+func (c *diskCache) load() (*cached, error) {
 	if c.disabled != nil {
 		return nil, nil
 	}
@@ -84,34 +95,63 @@ func (c *diskCache) load() ([]*sdk.Tool, error) {
 	if f.Version != cacheVersion {
 		return nil, nil
 	}
-	var tools []*sdk.Tool
-	if err := json.Unmarshal(f.Tools, &tools); err != nil {
+	out := &cached{}
+	if err := json.Unmarshal(f.Tools, &out.Tools); err != nil {
 		return nil, fmt.Errorf("cache file %s is corrupt (ignored): %v", c.path, err)
 	}
-	if tools == nil {
-		tools = []*sdk.Tool{}
+	if out.Tools == nil {
+		out.Tools = []*sdk.Tool{}
+	}
+	// The optional parts are only hints: a bad one is dropped, not fatal.
+	if len(f.Prompts) > 0 && json.Unmarshal(f.Prompts, &out.Prompts) != nil {
+		out.Prompts = nil
+	}
+	if len(f.Init) > 0 && json.Unmarshal(f.Init, &out.Init) != nil {
+		out.Init = nil
 	}
 	c.mu.Lock()
-	c.saved = f.Tools
+	c.saved = contentKey(f)
 	c.mu.Unlock()
-	return tools, nil
+	return out, nil
 }
 
-// save writes the tools unless they are what the file already holds.
-func (c *diskCache) save(tools []*sdk.Tool) error {
+// contentKey is what a cache file says, without its time stamp (to skip
+// identical writes).
+func contentKey(f cacheFile) []byte {
+	f.Saved = time.Time{}
+	b, _ := json.Marshal(f)
+	return b
+}
+
+// save writes what the upstream said unless the file already holds it.
+// Prompts and init may be nil (unknown).
+func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
 	if c.disabled != nil {
 		return nil
 	}
-	raw, err := json.Marshal(tools)
-	if err != nil {
+	f := cacheFile{Version: cacheVersion, Provider: c.id}
+	var err error
+	if f.Tools, err = json.Marshal(tools); err != nil {
 		return err
 	}
+	if prompts != nil {
+		if f.Prompts, err = json.Marshal(prompts); err != nil {
+			return err
+		}
+	}
+	if init != nil {
+		if f.Init, err = json.Marshal(init); err != nil {
+			return err
+		}
+	}
+	key := contentKey(f)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.saved != nil && bytes.Equal(c.saved, raw) {
+	if c.saved != nil && bytes.Equal(c.saved, key) {
 		return nil
 	}
-	data, err := json.MarshalIndent(cacheFile{Version: cacheVersion, Provider: c.id, Saved: time.Now().UTC(), Tools: raw}, "", "  ")
+	f.Saved = time.Now().UTC()
+	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -132,7 +172,7 @@ func (c *diskCache) save(tools []*sdk.Tool) error {
 		os.Remove(tmp.Name())
 		return err
 	}
-	c.saved = raw
+	c.saved = key
 	// Lists cached under this id's earlier settings are stale now.
 	old, _ := filepath.Glob(filepath.Join(c.dir, c.id+"-*.json"))
 	for _, o := range old {

@@ -218,6 +218,7 @@ type stdioConn struct {
 	out     io.WriteCloser
 	pending *pendingCalls
 	queue   []jsonrpc.Message // the rest of a batch; Read has a single caller
+	notes   *noteCounter      // counts notifications (passthrough sessions)
 
 	outMu     sync.Mutex
 	closeOnce sync.Once
@@ -243,6 +244,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.queue = c.queue[1:]
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.pending.remove(resp.ID)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && c.notes != nil {
+		c.notes.readOne(req)
 	}
 	return msg, nil
 }

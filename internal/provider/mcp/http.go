@@ -24,15 +24,16 @@ func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client, s *session)
 		headers: p.opts.Headers,
 		max:     int64(p.opts.MaxMessageBytes),
 		report:  p.problem,
+		notes:   s.notes,
 	}}
 	max := p.opts.MaxMessageBytes
 	sctx, cancel := context.WithCancelCause(p.base)
 	streamable := func() (*sdk.ClientSession, error) {
-		return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max}, nil)
+		return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max}, s.copts)
 	}
 	legacy := func() (*sdk.ClientSession, error) {
 		sse := &sdk.SSEClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max}
-		return client.Connect(ctx, &detachedConnect{inner: sse, life: sctx}, nil)
+		return client.Connect(ctx, &detachedConnect{inner: sse, life: sctx}, s.copts)
 	}
 	p.mu.Lock()
 	preferSSE := p.legacySSE
@@ -100,6 +101,7 @@ type upstreamHTTP struct {
 	headers map[string]string
 	max     int64
 	report  func(string, ...any)
+	notes   *noteCounter // counts the notifications of SSE answers (passthrough sessions)
 }
 
 func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -114,6 +116,9 @@ func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		if mt == "text/event-stream" && t.notes != nil {
+			resp.Body = &sseNotes{ReadCloser: resp.Body, notes: t.notes}
+		}
 		return resp, nil // SSE streams are bounded per event by the SDK (MaxEventSize)
 	}
 	var data []byte

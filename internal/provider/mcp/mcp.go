@@ -20,6 +20,11 @@
 // Policy data only: a tool is read-only when Options.ReadOnly names it, or when
 // Options.TrustAnnotations is set and the tool says readOnlyHint. Upstream
 // annotations are never trusted otherwise.
+//
+// Passthrough (passthrough.go): the upstream's prompts and initialize result
+// are kept (and cached) with its tools; OpenSession opens further sessions to
+// the same upstream, one per downstream client of the facade's flat-mode
+// passthrough, and BindCall runs a call through the pipeline on one of them.
 package mcp
 
 import (
@@ -194,9 +199,16 @@ type Provider struct {
 	fromCache bool           // ... read from the disk cache, not yet confirmed by the upstream
 	listKey   string         // digest of the upstream list tools was built from
 	tools     []catalog.Tool // handed out as is until the list changes
+	rawTools  []*sdk.Tool    // the upstream's own list tools was built from (for the cache)
 	toolDiags []provider.Diagnostic
-	problems  []string // recent protocol problems, newest last
-	starts    int      // sessions started, for doctor
+	// What else the upstream said (passthrough.go): its initialize result
+	// and its prompts, live or from the cache; nil when unknown.
+	init    *sdk.InitializeResult
+	prompts []*sdk.Prompt
+	// open are the separate sessions of a passthrough (OpenSession).
+	open     map[*sdk.ClientSession]*session
+	problems []string // recent protocol problems, newest last
+	starts   int      // sessions started, for doctor
 }
 
 // New returns a provider; it starts nothing.
@@ -307,8 +319,17 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 }
 
 // Call runs one upstream tool under ctx's deadline.
+// A context from BindCall runs it on that passthrough session instead of
+// the shared one, and hands the upstream's own result over as well.
 func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
-	s, err := p.session(ctx)
+	b := p.binding(ctx)
+	var s *session
+	var err error
+	if b != nil {
+		s, err = p.boundSession(ctx, b)
+	} else {
+		s, err = p.session(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -320,9 +341,19 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 	stop := context.AfterFunc(s.ctx, func() { cancel(errSessionEnded) })
 	defer stop()
 
-	res, err := s.cs.CallTool(callCtx, &sdk.CallToolParams{Name: tool.Name, Arguments: args})
+	params := &sdk.CallToolParams{Name: tool.Name, Arguments: args}
+	if b != nil {
+		params.Meta = b.meta
+	}
+	res, err := s.cs.CallTool(callCtx, params)
+	if b != nil && s.notes != nil {
+		s.notes.drain(callCtx, maxDrain) // what the upstream sent before its answer is relayed first
+	}
 	if err != nil {
 		return nil, p.callError(ctx, s, tool, err)
+	}
+	if b != nil && b.raw != nil {
+		b.raw(res)
 	}
 	return toResult(res, p.opts.MaxResultBytes), nil
 }
@@ -454,14 +485,27 @@ func (p *Provider) Close() error {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
+	open := make([]*session, 0, len(p.open))
+	for _, o := range p.open {
+		open = append(open, o)
+	}
 	p.mu.Unlock()
 	if s != nil {
 		s.cancel(errClosed(p.opts.ID)) // calls in flight fail now, with this reason
+	}
+	for _, o := range open {
+		o.cancel(errClosed(p.opts.ID))
 	}
 	p.stopBase() // aborts a start in flight
 	if s != nil {
 		s.end(errClosed(p.opts.ID), p.opts.StopGrace)
 	}
+	var wg sync.WaitGroup
+	for _, o := range open {
+		wg.Add(1)
+		go func() { defer wg.Done(); o.end(errClosed(p.opts.ID), p.opts.StopGrace) }()
+	}
+	wg.Wait()
 	p.bg.Wait()
 	return nil
 }
@@ -493,6 +537,9 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 		} else {
 			line.Reason = fmt.Sprintf("idle (%s): not started yet", where)
 		}
+	}
+	if n := len(p.open); n > 0 {
+		line.Reason += fmt.Sprintf("; %d passthrough session(s), one per client", n)
 	}
 	if p.state != stateFailed && p.lastErr != nil {
 		line.Reason += fmt.Sprintf("; last error: %v", p.lastErr)
@@ -530,13 +577,14 @@ func (p *Provider) readCacheLocked() {
 		return
 	}
 	p.cacheRead = true
-	tools, err := p.cache.load()
+	c, err := p.cache.load()
 	if err != nil {
 		p.cacheErr = err
 		p.log.Warn("tool-list cache unusable", "err", err)
 	}
-	if tools != nil && !p.listed {
-		p.setToolsLocked(tools, true)
+	if c != nil && !p.listed {
+		p.setToolsLocked(c.Tools, true)
+		p.init, p.prompts = c.Init, c.Prompts
 	}
 }
 

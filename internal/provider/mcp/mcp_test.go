@@ -131,7 +131,7 @@ func diag(p *Provider, item string) provider.Diagnostic {
 	return provider.Diagnostic{}
 }
 
-var sdkTools = []string{"add", "addtool", "crash", "delete", "echo", "env", "fail", "flood", "image", "pids", "slow"}
+var sdkTools = []string{"add", "addprompt", "addtool", "ask", "crash", "delete", "echo", "env", "fail", "flood", "image", "logs", "pids", "slow"}
 
 func TestLazyStartAndDiskCache(t *testing.T) {
 	o, dir := stdioOptions(t, "sdk")

@@ -71,7 +71,32 @@ func text(s string) *sdk.CallToolResult {
 }
 
 func newTestServer(dir string) *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, nil)
+	s := sdk.NewServer(&sdk.Implementation{Name: "testserver", Version: "1"}, &sdk.ServerOptions{Instructions: "Test server instructions."})
+	s.AddPrompt(&sdk.Prompt{Name: "hello", Description: "Say hello."}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello"}}}}, nil
+	})
+	sdk.AddTool(s, &sdk.Tool{Name: "addprompt", Description: "Add a prompt named extra."},
+		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			s.AddPrompt(&sdk.Prompt{Name: "extra", Description: "Added later."}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+				return &sdk.GetPromptResult{}, nil
+			})
+			return text("added"), nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "logs", Description: "Log n messages, then answer at once."},
+		func(ctx context.Context, req *sdk.CallToolRequest, a nArg) (*sdk.CallToolResult, any, error) {
+			for i := range a.N {
+				req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprint(i)})
+			}
+			return text("logged"), nil, nil
+		})
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Ask the client for a sampling; report it, the progress token and our pid."},
+		func(ctx context.Context, req *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
+			res, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 5, Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "?"}}}})
+			if err != nil {
+				return nil, nil, err
+			}
+			return text(fmt.Sprintf("%s token=%v pid=%d", res.Content.(*sdk.TextContent).Text, req.Params.GetProgressToken(), os.Getpid())), nil, nil
+		})
 	yes := true
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *sdk.CallToolRequest, a textArg) (*sdk.CallToolResult, any, error) {

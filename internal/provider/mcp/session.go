@@ -29,8 +29,15 @@ type session struct {
 	// calls in flight are tied to it.
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// listChanged asks the session's list loop to re-read the tools.
-	listChanged chan struct{}
+	// listChanged asks the session's list loop to re-read the tools,
+	// promptsChanged the prompts.
+	listChanged    chan struct{}
+	promptsChanged chan struct{}
+	// copts are the session options of the handshake (nil: the SDK's defaults).
+	copts *sdk.ClientSessionOptions
+	// notes orders a passthrough session's notifications before the results
+	// that follow them (nil for the shared session).
+	notes *noteCounter
 }
 
 // end cancels the session's calls, closes it and stops its process.
@@ -69,11 +76,14 @@ func (p *Provider) connect(done chan struct{}) {
 	start := time.Now()
 	s, err := p.dial(ctx)
 	var tools []*sdk.Tool
+	var prompts []*sdk.Prompt
 	if err == nil {
 		tools, err = p.listTools(ctx, s)
 		if err != nil {
 			err = fmt.Errorf("listing tools: %w", err)
 			s.end(err, p.opts.StopGrace)
+		} else {
+			prompts = p.listPromptsOf(ctx, s)
 		}
 	}
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && p.base.Err() == nil {
@@ -100,10 +110,13 @@ func (p *Provider) connect(done chan struct{}) {
 	p.state, p.sess, p.everRan = stateRunning, s, true
 	p.starts++
 	changed := p.setToolsLocked(tools, false)
+	if p.setUpstreamLocked(s.cs.InitializeResult(), prompts) {
+		changed = true
+	}
 	p.mu.Unlock()
 	close(done)
 	p.log.Info("upstream started", "transport", s.transport, "tools", len(tools), "took", time.Since(start).Round(time.Millisecond))
-	p.afterList(tools, changed)
+	p.afterList(changed)
 
 	p.bg.Add(2)
 	go func() { defer p.bg.Done(); p.watch(s) }()
@@ -114,14 +127,40 @@ func (p *Provider) connect(done chan struct{}) {
 func (p *Provider) dial(ctx context.Context) (*session, error) {
 	// The session exists before the handshake so that a list_changed sent
 	// at any time, even during it, reaches its list loop.
-	s := &session{listChanged: make(chan struct{}, 1)}
-	client := sdk.NewClient(&sdk.Implementation{Name: "agent-tools", Version: p.opts.ClientVersion}, &sdk.ClientOptions{
+	s := newSession()
+	co := &sdk.ClientOptions{
 		Logger:       p.log,
-		Capabilities: &sdk.ClientCapabilities{}, // nothing is relayed back (no sampling, roots, elicitation)
+		Capabilities: &sdk.ClientCapabilities{}, // the shared session relays nothing back (no sampling, roots, elicitation)
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 			s.relist()
 		},
-	})
+		PromptListChangedHandler: func(context.Context, *sdk.PromptListChangedRequest) {
+			select {
+			case s.promptsChanged <- struct{}{}:
+			default:
+			}
+		},
+	}
+	if p.opts.BareNames {
+		sharedClientOfPassthrough(co)
+	}
+	client := sdk.NewClient(p.clientImpl(), co)
+	if err := p.dialWith(ctx, client, s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSession() *session {
+	return &session{listChanged: make(chan struct{}, 1), promptsChanged: make(chan struct{}, 1)}
+}
+
+func (p *Provider) clientImpl() *sdk.Implementation {
+	return &sdk.Implementation{Name: "agent-tools", Version: p.opts.ClientVersion}
+}
+
+// dialWith connects client over the configured transport into s.
+func (p *Provider) dialWith(ctx context.Context, client *sdk.Client, s *session) error {
 	var err error
 	if p.opts.URL != "" {
 		err = p.dialHTTP(ctx, client, s)
@@ -129,10 +168,10 @@ func (p *Provider) dial(ctx context.Context) (*session, error) {
 		err = p.dialStdio(ctx, client, s)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.started = time.Now()
-	return s, nil
+	return nil
 }
 
 // relist asks the session's list loop to re-read the tools.
@@ -143,15 +182,28 @@ func (s *session) relist() {
 	}
 }
 
-// listLoop re-reads the tool list each time the upstream says it changed.
+// listLoop re-reads the tool (or prompt) list each time the upstream says
+// it changed.
 func (p *Provider) listLoop(s *session) {
 	for {
+		prompts := false
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-s.listChanged:
+		case <-s.promptsChanged:
+			prompts = true
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, p.opts.StartTimeout)
+		if prompts {
+			list := p.listPromptsOf(ctx, s)
+			cancel()
+			p.mu.Lock()
+			changed := p.sess == s && p.setUpstreamLocked(p.init, list)
+			p.mu.Unlock()
+			p.afterList(changed)
+			continue
+		}
 		tools, err := p.listTools(ctx, s)
 		cancel()
 		if err != nil {
@@ -166,7 +218,7 @@ func (p *Provider) listLoop(s *session) {
 			changed = p.setToolsLocked(tools, false)
 		}
 		p.mu.Unlock()
-		p.afterList(tools, changed)
+		p.afterList(changed)
 	}
 }
 
@@ -192,14 +244,16 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, erro
 	}
 }
 
-// afterList saves a changed list to the cache and tells the runtime.
-func (p *Provider) afterList(tools []*sdk.Tool, changed bool) {
-	if err := p.cache.save(tools); err != nil {
-		p.log.Warn("cannot write the tool-list cache", "err", err)
-	}
+// afterList saves what the upstream said to the cache and, when the tools
+// or prompts changed, tells the runtime.
+func (p *Provider) afterList(changed bool) {
 	p.mu.Lock()
+	tools, prompts, init := p.rawTools, p.prompts, p.init
 	onChange := p.opts.OnChange
 	p.mu.Unlock()
+	if err := p.cache.save(tools, prompts, init); err != nil {
+		p.log.Warn("cannot write the tool-list cache", "err", err)
+	}
 	if changed && onChange != nil {
 		go onChange() // not waited for by Close: it runs the runtime's refresh
 	}

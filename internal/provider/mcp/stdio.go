@@ -96,8 +96,9 @@ func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client, s *session
 		in:      newLineFilter(pr.stdout, p.opts.MaxMessageBytes, pending, p.problem),
 		out:     pr.stdin,
 		pending: pending,
+		notes:   s.notes,
 	}}
-	cs, err := client.Connect(ctx, t, nil)
+	cs, err := client.Connect(ctx, t, s.copts)
 	if err != nil {
 		if ctx.Err() == nil && pr.waitFor(200*time.Millisecond) {
 			err = fmt.Errorf("the upstream exited during start-up (%s)", pr.describe())

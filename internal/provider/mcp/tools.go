@@ -17,6 +17,7 @@ import (
 // its work) and reports whether the tools changed.
 func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
 	key := listDigest(raw)
+	p.rawTools = raw
 	wasListed := p.listed
 	p.listed, p.fromCache = true, fromCache
 	if wasListed && key == p.listKey {
