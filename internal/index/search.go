@@ -3,10 +3,12 @@ package index
 import (
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 )
+
+// maxClauses caps the clauses a request is ranked by.
+const maxClauses = 32
 
 // fuseDepth is how many hits of each partial ranking take part in fusion.
 const fuseDepth = 50
@@ -25,22 +27,12 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if len(all) == 0 {
 		return nil
 	}
-	// Sub-queries: the whole request, then (for a long one) each clause.
-	subs := []subQuery{ix.subQuery(query, all)}
-	if ix.cfg.Clauses && len(all) >= ix.cfg.ClauseMinTokens {
-		if clauses := splitClausesOpt(query, ix.cfg.ClauseSteps, ix.cfg.ClauseVerbs); len(clauses) > 1 {
-			for _, c := range clauses {
-				if terms := an(nil, c); len(terms) > 0 {
-					subs = append(subs, ix.subQuery(c, terms))
-				}
-			}
-		}
-	}
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if ix.nDocs == 0 {
 		return nil
 	}
+	subs := ix.subQueries(query, all)
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 
@@ -79,6 +71,30 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	return hits
 }
 
+// subQueries returns the sub-queries of a request whose terms are all: the
+// whole request, then (for a long one) each clause, at most maxClauses.
+// Called under the read lock.
+func (ix *Index) subQueries(query string, all []string) []subQuery {
+	an := ix.analyzer()
+	subs := []subQuery{ix.subQuery(query, all)}
+	if ix.cfg.Clauses && len(all) >= ix.cfg.ClauseMinTokens {
+		if clauses := splitClausesOpt(query, ix.cfg.ClauseSteps, ix.cfg.ClauseVerbs); len(clauses) > 1 {
+			if len(clauses) > maxClauses {
+				// Bounded work and memory (accumulators are per clause):
+				// the tail of an endless request is one last clause.
+				clauses[maxClauses-1] = strings.Join(clauses[maxClauses-1:], " ")
+				clauses = clauses[:maxClauses]
+			}
+			for _, c := range clauses {
+				if terms := an(nil, c); len(terms) > 0 {
+					subs = append(subs, ix.subQuery(c, terms))
+				}
+			}
+		}
+	}
+	return subs
+}
+
 // subQuery analyses one (sub-)query whose terms are terms. With
 // Config.PathTerms, the words of file paths and URLs are arguments rather
 // than a description of the capability: they are taken out of the base terms
@@ -114,7 +130,11 @@ func (ix *Index) subQuery(text string, terms []string) subQuery {
 		}
 		extra = mergeTerms(extra, dedupeMax(keep))
 	}
-	return subQuery{base: base, extra: extra}
+	sq := subQuery{base: base, extra: extra}
+	if ix.cfg.ActionWeight > 0 {
+		sq.actions = textActions(text)
+	}
+	return sq
 }
 
 // dedupeMax merges repeated terms, keeping the largest weight.
@@ -151,7 +171,9 @@ func (ix *Index) extraTerms(text string, base []string) []expansion {
 	if w := ix.cfg.PairWeight; w > 0 {
 		var pairs []expansion
 		for _, t := range appendPairs(slices.Clone(base), len(base))[len(base):] {
-			pairs = append(pairs, expansion{t, w})
+			if ti := ix.terms[t]; ti != nil && ti.df > 0 { // (under the read lock)
+				pairs = append(pairs, expansion{t, w})
+			}
 		}
 		extra = mergeTerms(extra, dedupeMax(pairs))
 	}
@@ -159,9 +181,10 @@ func (ix *Index) extraTerms(text string, base []string) []expansion {
 }
 
 type subQuery struct {
-	base  []string    // analysed terms
-	extra []expansion // artifact terms
-	terms []expansion // weighted terms after expansion
+	actions actionClass // action classes the text asks for (ActionWeight)
+	base    []string    // analysed terms
+	extra   []expansion // artifact terms
+	terms   []expansion // weighted terms after expansion
 }
 
 func (ix *Index) termOf(ti *termInfo) string { return ti.term }
@@ -389,9 +412,25 @@ func splitClausesOpt(q string, steps, verbs bool) []string {
 	}
 	for i, r := range rs {
 		switch r {
-		case '.', '!', '?', ';', ',', ':', '\n':
+		case '.', '!', '?', ';', ',', ':', '\n', ')':
+			if r == ')' && !steps {
+				break
+			}
 			// Only a boundary when followed by space or the end ("a.md" is not).
 			if i+1 == len(rs) || unicode.IsSpace(rs[i+1]) {
+				if steps && (r == '.' || r == ')') {
+					// "1." or "2)" ends a step number, not a sentence: the
+					// number goes, the text before it is a clause.
+					if s := cur.String(); endsWithStepNumber(s) {
+						cur.Reset()
+						cur.WriteString(strings.TrimRight(strings.TrimRight(s, "0123456789"), "("))
+						cut()
+						continue
+					}
+				}
+				if r == ')' {
+					break
+				}
 				cut()
 				continue
 			}
@@ -456,6 +495,21 @@ func splitClausesOpt(q string, steps, verbs bool) []string {
 	return merged
 }
 
+// endsWithStepNumber: s ends with a word of one or two digits ("... 2").
+func endsWithStepNumber(s string) bool {
+	j := len(s)
+	for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+		j--
+	}
+	if n := len(s) - j; n == 0 || n > 2 {
+		return false
+	}
+	if j > 0 && s[j-1] == '(' {
+		j--
+	}
+	return j == 0 || s[j-1] == ' ' || s[j-1] == '\n' || s[j-1] == '\t'
+}
+
 // isStepNumber recognises a step number: "1.", "2)", "(3)".
 func isStepNumber(w string) bool {
 	w = strings.TrimPrefix(w, "(")
@@ -505,25 +559,22 @@ func bm25IDF(n, df float64) float64 {
 }
 
 // mergeTerms adds extra terms to terms, keeping the larger weight of a term
-// present in both; the result stays sorted by term.
+// present in both (or repeated); the result is sorted by term.
 func mergeTerms(terms, extra []expansion) []expansion {
 	if len(extra) == 0 {
 		return terms
 	}
-	idx := make(map[string]int, len(terms))
-	for i, t := range terms {
-		idx[t.term] = i
-	}
-	for _, e := range extra {
-		if i, ok := idx[e.term]; ok {
-			terms[i].weight = max(terms[i].weight, e.weight)
+	all := append(terms[:len(terms):len(terms)], extra...)
+	slices.SortFunc(all, func(a, b expansion) int { return strings.Compare(a.term, b.term) })
+	out := all[:0]
+	for _, e := range all {
+		if n := len(out); n > 0 && out[n-1].term == e.term {
+			out[n-1].weight = max(out[n-1].weight, e.weight)
 			continue
 		}
-		idx[e.term] = len(terms)
-		terms = append(terms, e)
+		out = append(out, e)
 	}
-	sort.Slice(terms, func(i, j int) bool { return terms[i].term < terms[j].term })
-	return terms
+	return out
 }
 
 // decompound matches query words the index does not know through known

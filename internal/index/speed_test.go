@@ -84,3 +84,79 @@ func TestSearchAllocations(t *testing.T) {
 		t.Errorf("long query allocates %.0f times", allocs)
 	}
 }
+
+// TestFastPathsAgree: the dense and the sparse accumulation, and the
+// collection with and without its pruning cut, rank identically, under the
+// default configuration and with every optional technique on, on synthetic
+// queries and (when present) on both retrieval data sets.
+func TestFastPathsAgree(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short mode")
+	}
+	defer func() { forceMode, noCut, noSeed = 0, false, false }()
+	for _, cfg := range []Config{DefaultConfig(), allOnConfig()} {
+		for name, suite := range goldenSuites(t, cfg) {
+			ix, cases := suite()
+			run := func() []string {
+				var out []string
+				for _, c := range cases {
+					out = append(out, rankingHash(ix.Search(c.query, c.opts)))
+				}
+				return out
+			}
+			forceMode, noCut, noSeed = modeSparse, true, true
+			ref := run()
+			for _, m := range []struct {
+				mode          int
+				nocut, noseed bool
+			}{{modeDense, true, true}, {modeDense, false, true}, {modeDense, false, false}, {modeSparse, false, false}, {0, true, false}, {0, false, false}} {
+				forceMode, noCut, noSeed = m.mode, m.nocut, m.noseed
+				got := run()
+				for i := range ref {
+					if got[i] != ref[i] {
+						t.Fatalf("suite %s, %+v: %q ranks differently", name, m, cases[i].query)
+					}
+				}
+			}
+			forceMode, noCut, noSeed = 0, false, false
+		}
+	}
+}
+
+// allOnConfig is the default configuration with every optional technique on.
+func allOnConfig() Config {
+	c := DefaultConfig()
+	c.PhraseWeight = 0.4
+	c.ActionWeight = 0.2
+	c.LexiconPhrases = true
+	c.ImpliedTime, c.ImpliedWrite, c.ImpliedWeb = 0.5, 1, 0.4
+	c.PathTerms = 0.5
+	c.PRFTerms, c.PRFDocs, c.PRFWeight = 5, 3, 0.3
+	c.AssocTerms, c.AssocMaxDF, c.AssocWeight = 1, 5, 0.3
+	c.ClauseSteps, c.ClauseVerbs, c.ClauseQuota = true, true, 1
+	c.FieldWeight[FieldSummary], c.FieldB[FieldSummary] = 0.5, 0.75
+	c.SegmentNames = true
+	c.Diversity = 0.3
+	return c
+}
+
+// TestLongRequestIsBounded: a request of thousands of clauses is ranked by
+// at most maxClauses of them (the accumulators are per clause).
+func TestLongRequestIsBounded(t *testing.T) {
+	ix := sampleIndex()
+	var b []byte
+	for i := range 5000 {
+		b = fmt.Appendf(b, "read file %d, ", i)
+	}
+	b = append(b, "then post a message to the channel"...)
+	hs := ix.Search(string(b), Options{})
+	if len(hs) == 0 {
+		t.Fatal("no hits")
+	}
+	all := ix.analyzer()(nil, string(b))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if n := len(ix.subQueries(string(b), all)); n != maxClauses+1 {
+		t.Errorf("%d sub-queries, want %d", n, maxClauses+1)
+	}
+}

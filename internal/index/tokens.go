@@ -38,13 +38,19 @@ const maxWordRunes = 64
 // reports whether the word is a CJK n-gram (never stemmed or stopped).
 func rawWords(s string, emit func(w string, cjk bool)) {
 	var word []rune
-	flush := func() {
+	wstart, ascii := -1, true // byte offset of the current word; all ASCII so far
+	flush := func(end int) {
 		// Runs longer than maxWordRunes are data (base64, hashes), not
 		// words: dropped.
 		if len(word) > 0 && len(word) <= maxWordRunes {
-			splitIdent(word, emit)
+			if ascii {
+				splitIdentASCII(s[wstart:end], emit) // substrings: no allocation
+			} else {
+				splitIdent(word, emit)
+			}
 		}
 		word = word[:0]
+		wstart, ascii = -1, true
 	}
 	var cjkRun []rune
 	flushCJK := func() {
@@ -60,38 +66,89 @@ func rawWords(s string, emit func(w string, cjk bool)) {
 		}
 		cjkRun = cjkRun[:0]
 	}
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
-		s = s[size:]
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		pos := i
+		i += size
 		if r == utf8.RuneError && size <= 1 {
-			flush()
+			flush(pos)
 			flushCJK()
 			continue
 		}
 		if r < utf8.RuneSelf { // ASCII fast path
 			if c := byte(r); 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
 				flushCJK()
+				if wstart < 0 {
+					wstart = pos
+				}
 				word = append(word, r)
 			} else {
-				flush()
+				flush(pos)
 				flushCJK()
 			}
 			continue
 		}
 		switch {
 		case isCJK(r):
-			flush()
+			flush(pos)
 			cjkRun = append(cjkRun, r)
 		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r):
 			flushCJK()
+			if wstart < 0 {
+				wstart = pos
+			}
+			ascii = false
 			word = append(word, r)
 		default:
-			flush()
+			flush(pos)
 			flushCJK()
 		}
 	}
-	flush()
+	flush(len(s))
 	flushCJK()
+}
+
+// splitIdentASCII is splitIdent for an all-ASCII alphanumeric run.
+func splitIdentASCII(w string, emit func(string, bool)) {
+	start := 0
+	mixed := false
+	parts := 0
+	cut := func(end int) {
+		if end > start {
+			emit(lowerASCII(w[start:end]), false)
+			parts++
+		}
+		start = end
+	}
+	for i := 1; i < len(w); i++ {
+		prev, cur := classOf(rune(w[i-1])), classOf(rune(w[i]))
+		switch {
+		case (prev == clsDigit) != (cur == clsDigit):
+			mixed = true
+			cut(i)
+		case prev == clsLower && cur == clsUpper:
+			cut(i)
+		case prev == clsUpper && cur == clsUpper && i+1 < len(w) && classOf(rune(w[i+1])) == clsLower:
+			cut(i)
+		}
+	}
+	cut(len(w))
+	switch {
+	case mixed && parts <= 3 && len(w) <= 5:
+		emit(lowerASCII(w), false)
+	case !mixed && parts > 1:
+		emit(lowerASCII(w), false)
+	}
+}
+
+// lowerASCII lower-cases an ASCII string, allocating only when needed.
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
 }
 
 func isCJK(r rune) bool {
@@ -212,7 +269,8 @@ func normalizeWord(w string, stem bool) string {
 		return ""
 	}
 	if !stem || !isASCIIAlpha(w) {
-		return w
+		// w may be a substring of a long text: terms outlive it.
+		return strings.Clone(w)
 	}
 	return stemWord(w)
 }
@@ -240,11 +298,14 @@ func stemWord(w string) string {
 	if ok {
 		return v
 	}
-	in := w
+	in := strings.Clone(w) // w may be a substring of a long text
 	if r, ok := irregular[w]; ok {
 		w = r
 	}
 	out := english.Stem(w, true)
+	if out == in {
+		out = in // not the caller's (possibly substring) w
+	}
 	// The cache is bounded: past stemCacheMax entries a shard starts
 	// afresh, so garbage input cannot grow it without limit.
 	sh.mu.Lock()
