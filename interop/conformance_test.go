@@ -43,10 +43,10 @@ func TestConformanceServer(t *testing.T) {
 
 // startHTTP starts `agent-tools serve --http` on a free loopback port in
 // project and returns its /mcp URL, read from the server's start-up log line.
-func startHTTP(ctx context.Context, t *testing.T, project string) string {
+func startHTTP(ctx context.Context, t *testing.T, project string, env ...string) string {
 	t.Helper()
 	cmd := peerCommand(ctx, project, binPath, "serve", "--http", "--addr", "127.0.0.1:0", "--log-level", "info")
-	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()) // upstream tool-list caches
+	cmd.Env = append(append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir()), env...) // upstream tool-list caches
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -255,10 +255,18 @@ type observation struct {
 // runTS runs one ts-client.mjs scenario against the binary in project dir.
 func runTS(t *testing.T, scenario, project string, serveArgs ...string) *observation {
 	t.Helper()
+	return runTSWith(t, scenario, nil, append([]string{project, binPath, "serve"}, serveArgs...)...)
+}
+
+// runTSWith runs a ts-client.mjs scenario with extra environment (KEY=VALUE)
+// and the given target arguments: `<workdir> <command> [args]`, or `- <url>`.
+func runTSWith(t *testing.T, scenario string, env []string, target ...string) *observation {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
-	args := append([]string{filepath.Join(interopDir, "ts-client.mjs"), scenario, project, binPath, "serve"}, serveArgs...)
+	args := append([]string{filepath.Join(interopDir, "ts-client.mjs"), scenario}, target...)
 	cmd := peerCommand(ctx, interopDir, "node", args...)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
@@ -705,11 +713,17 @@ func TestTSSDKFlatMode(t *testing.T) {
 // working directory) and decodes its JSON output.
 func inspector(t *testing.T, project string, serveArgs []string, methodArgs ...string) map[string]any {
 	t.Helper()
+	return inspectorAt(t, project, append(append([]string{binPath, "serve"}, serveArgs...), methodArgs...)...)
+}
+
+// inspectorAt runs `mcp-inspector --cli <target and method args>` in dir.
+func inspectorAt(t *testing.T, project string, cliArgs ...string) map[string]any {
+	t.Helper()
+	methodArgs := cliArgs
 	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
 	defer cancel()
 	bin := filepath.Join(interopDir, "node_modules", ".bin", "mcp-inspector")
-	args := append([]string{bin, "--cli", binPath, "serve"}, serveArgs...)
-	args = append(args, methodArgs...)
+	args := append([]string{bin, "--cli"}, cliArgs...)
 	cmd := peerCommand(ctx, project, "node", args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -3,8 +3,11 @@
 //
 // Usage:
 //   node ts-client.mjs <scenario> <workdir> <command> [args...]
+//   node ts-client.mjs <scenario> - <http://host:port/mcp>
 //
-// Spawns `<command> [args...]` over stdio in <workdir>, runs the named
+// Spawns `<command> [args...]` over stdio in <workdir> (or connects to the
+// Streamable HTTP URL, with "Authorization: Bearer $INTEROP_BEARER" when that
+// variable is set), runs the named
 // scenario and prints ONE JSON object on stdout describing what it observed
 // (tool names, per-step isError / text / structuredContent). The Go test
 // (interop_test.go) asserts on that object; this script asserts nothing beyond
@@ -21,6 +24,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const REQUEST_TIMEOUT_MS = Number(process.env.INTEROP_REQUEST_TIMEOUT_MS || 20000);
 const TOTAL_TIMEOUT_MS = Number(process.env.INTEROP_TIMEOUT_MS || 90000);
@@ -124,17 +128,23 @@ async function main() {
   }
 
   let serverStderr = "";
-  const transport = new StdioClientTransport({
-    command,
-    args: commandArgs,
-    cwd: workdir,
-    // Inherit the test's environment (PATH, HOME, GOCOVERDIR...) on top of the SDK's safe defaults.
-    env: { ...getDefaultEnvironment(), ...process.env },
-    stderr: "pipe",
-  });
-  transport.stderr?.on("data", (chunk) => {
-    if (serverStderr.length < STDERR_CAP) serverStderr += chunk.toString("utf8");
-  });
+  let transport;
+  if (/^https?:\/\//.test(command)) {
+    const headers = process.env.INTEROP_BEARER ? { Authorization: `Bearer ${process.env.INTEROP_BEARER}` } : {};
+    transport = new StreamableHTTPClientTransport(new URL(command), { requestInit: { headers } });
+  } else {
+    transport = new StdioClientTransport({
+      command,
+      args: commandArgs,
+      cwd: workdir,
+      // Inherit the test's environment (PATH, HOME, GOCOVERDIR...) on top of the SDK's safe defaults.
+      env: { ...getDefaultEnvironment(), ...process.env },
+      stderr: "pipe",
+    });
+    transport.stderr?.on("data", (chunk) => {
+      if (serverStderr.length < STDERR_CAP) serverStderr += chunk.toString("utf8");
+    });
+  }
 
   const client = new Client({ name: "agent-tools-interop-ts", version: "0.0.0" }, { capabilities: {} });
   const opts = { timeout: REQUEST_TIMEOUT_MS };
