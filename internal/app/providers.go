@@ -11,7 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/plugin"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	)
+)
 
 // buildProvider constructs a configured provider through the kinds table.
 // Construction starts nothing: upstreams start lazily.

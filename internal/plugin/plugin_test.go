@@ -88,7 +88,7 @@ func TestParse(t *testing.T) {
 	pc := p.Provider
 	want := config.Provider{
 		ID: "n8n", Kind: "mcp", Description: "Plugin n8n", DiscoverHint: "workflows and executions", Enabled: true,
-		Spec: &config.MCP{URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"}, TrustAnnotations: true},
+		Spec:     &config.MCP{URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"}, TrustAnnotations: true},
 		ReadOnly: []string{"search_workflows", "get_execution"}, RequireConfirm: false,
 		Timeout: config.Duration{Duration: 45 * time.Second}, Pos: pc.Pos,
 	}

@@ -537,5 +537,3 @@ func suggestTimeout(d time.Duration) time.Duration {
 	}
 	return 2 * d.Round(time.Minute)
 }
-
-
