@@ -72,7 +72,6 @@ type Provider struct {
 	root   string
 	tools  []*tool
 	byName map[string]*tool
-	notes  []provider.Diagnostic // template warnings found at build
 
 	mu       sync.Mutex
 	programs map[string]*program // by argv[0] as the config spells it
@@ -199,9 +198,7 @@ func (p *Provider) buildTool(t config.CLITool, allowed []string) (*tool, error) 
 	unused := tmpl.Unused(params)
 	sort.Strings(unused)
 	for _, name := range unused {
-		reason := fmt.Sprintf("parameter %q is not used in argv: a model may pass it, and it changes nothing", name)
-		p.log.Warn("cli tool", "tool", t.Name, "warning", reason)
-		p.notes = append(p.notes, provider.Diagnostic{Provider: p.opts.ID, Item: "tool " + t.Name, Status: "warning", Reason: reason})
+		p.log.Warn("cli tool parameter is not used in argv: a model may pass it, and it changes nothing", "tool", t.Name, "param", name)
 	}
 	schema, err := inputSchema(t.Params, params, tmpl.OptionSensitive())
 	if err != nil {
@@ -249,7 +246,7 @@ func firstNonEmpty(s ...string) string {
 func (p *Provider) Info() catalog.ProviderInfo {
 	desc := p.opts.Description
 	if desc == "" {
-		names := make([]string, 0, len(p.programs))
+		var names []string
 		for _, n := range p.opts.Spec.Programs() {
 			names = append(names, filepath.Base(n))
 		}

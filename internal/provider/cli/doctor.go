@@ -11,10 +11,10 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
-// Diagnostics reports, for doctor, each allowed program: where it is and
-// the first line of its `--version` (run under a short deadline, and
-// nothing else is ever run), or that it is not found; then the warnings
-// found in the templates.
+// Diagnostics reports, for doctor, each allowed program and nothing else:
+// where it is and the first line of its `--version` (run under a short
+// deadline; nothing else is ever run), or that it is not found (seed 000's
+// probe).
 func (p *Provider) Diagnostics() []provider.Diagnostic {
 	names := p.opts.Spec.Programs()
 	out := make([]provider.Diagnostic, len(names))
@@ -23,7 +23,7 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 		wg.Go(func() { out[i] = p.probe(name) })
 	}
 	wg.Wait()
-	return append(out, p.notes...)
+	return out
 }
 
 func (p *Provider) probe(name string) provider.Diagnostic {
