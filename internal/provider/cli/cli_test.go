@@ -19,7 +19,7 @@ import (
 
 // build loads a config with one cli provider from dir/agent-tools.yaml and
 // builds it the way the runtime does.
-func build(t *testing.T, dir, yaml string) *Provider {
+func build(t testing.TB, dir, yaml string) *Provider {
 	t.Helper()
 	path := filepath.Join(dir, "agent-tools.yaml")
 	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
