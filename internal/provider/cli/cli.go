@@ -361,6 +361,9 @@ func (p *Provider) lookup(name string) *program {
 // workDir checks, at call time and through symbolic links, that dir exists
 // and lies inside the root.
 func (p *Provider) workDir(dir string) (string, error) {
+	if dir == "" {
+		return "", nil // a provider built in code without any directory: ours
+	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return "", fmt.Errorf("working directory %s: %w", dir, errors.Unwrap(err))
