@@ -161,3 +161,36 @@ func TestCLIErrors(t *testing.T) {
 		})
 	}
 }
+
+// FuzzCLIConfig parses cli provider entries: every error has a position,
+// and a config that loads validates again after its paths are resolved.
+func FuzzCLIConfig(f *testing.F) {
+	f.Add("allow: [git]\n    tools:\n      - name: log\n        argv: [git, log, \"-n\", \"{count}\", \"--\", \"{path}\"]\n        params: {count: {type: integer, default: 10}, path: {}}\n")
+	f.Add("tools:\n      - name: c\n        argv: [git, commit, \"--message={m}\", \"{all?--all}\"]\n        params: {m: {required: true}, all: {type: boolean}}\n")
+	f.Add("tools:\n      - name: t\n        argv: [x, \"{{lit}}\", \"{a}{b}\", \"{\"]\n        params: {a: {type: array, items: integer, default: [1]}, b: {default: ${EV_KEY}}}\n        cwd: ../x\n")
+	f.Fuzz(func(t *testing.T, entry string) {
+		if len(entry) > 1024 {
+			return
+		}
+		src := "providers:\n  - id: x\n    kind: cli\n    " + entry
+		c, err := Parse("f.yaml", []byte(src), lookup)
+		if err != nil {
+			e, ok := AsErrors(err)
+			if !ok || len(e.List) == 0 {
+				t.Fatalf("error is not a non-empty *Errors: %v", err)
+			}
+			for _, x := range e.List {
+				if x.Line <= 0 || x.Msg == "" {
+					t.Fatalf("error without position: %#v", x)
+				}
+				if strings.Contains(x.Msg, testEnv["EV_KEY"]) {
+					t.Fatalf("error leaks a variable's value: %s", x.Msg)
+				}
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("loaded, but re-Validate fails: %v", err)
+		}
+	})
+}
