@@ -15,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/cli"
@@ -342,5 +343,50 @@ func TestExamplesLoad(t *testing.T) {
 	}
 	if r := callTool(t, cs, "git_show", nil); !strings.Contains(r.text, "- a list item as the message") || !strings.Contains(r.text, "new.txt") {
 		t.Errorf("example show = %+v", r)
+	}
+}
+
+// TestGhCliExampleArgv runs examples/gh-cli.yaml against a stand-in gh
+// that prints its arguments, one per line: the exact command lines a real
+// gh would get.
+func TestGhCliExampleArgv(t *testing.T) {
+	bin := t.TempDir()
+	write(t, bin, "gh", "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done\n[ \"$GH_PROMPT_DISABLED\" = 1 ] || echo 'prompts enabled' >&2\n")
+	if err := os.Chmod(filepath.Join(bin, "gh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	cfg, err := config.Load(filepath.Join("..", "..", "..", "examples", "gh-cli.yaml"), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := cli.Build(cfg.Providers[0], provider.Deps{ConfigDir: cfg.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, args string
+		want       []string
+	}{
+		{"issue_list", `{"repo":"cli/cli"}`, []string{"issue", "list", "--repo=cli/cli", "--state=open", "--limit=30", "--json", "number,title,state,author,labels,updatedAt,url"}},
+		{"issue_list", `{"repo":"cli/cli","state":"closed","label":"bug","search":"crash in:title","limit":5}`,
+			[]string{"issue", "list", "--repo=cli/cli", "--state=closed", "--limit=5", "--label=bug", "--search=crash in:title", "--json", "number,title,state,author,labels,updatedAt,url"}},
+		{"repo_view", `{"repo":"cli/cli"}`, []string{"repo", "view", "cli/cli", "--json", "name,owner,description,stargazerCount,defaultBranchRef,isPrivate,url"}},
+		{"search_repos", `{"query":"mcp -topic:archived language:go"}`, []string{"search", "repos", "--limit=10", "--json", "fullName,description,stargazersCount,url", "--", "mcp -topic:archived language:go"}},
+		{"issue_comment", `{"repo":"o/r","number":12,"body":"$(rm -rf ~) thanks; | x"}`, []string{"issue", "comment", "12", "--repo=o/r", "--body=$(rm -rf ~) thanks; | x"}},
+		{"issue_create", `{"repo":"o/r","title":"-x crash","body":"- item\n- item"}`, []string{"issue", "create", "--repo=o/r", "--title=-x crash", "--body=- item\n- item"}},
+	}
+	for _, tt := range tests {
+		res, err := p.Call(context.Background(), catalog.Tool{Name: tt.tool}, json.RawMessage(tt.args))
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %+v %v", tt.tool, res, err)
+		}
+		if want := strings.Join(tt.want, "\n") + "\n"; res.Text != want {
+			t.Errorf("%s(%s):\n%s\nwant\n%s", tt.tool, tt.args, res.Text, want)
+		}
+	}
+	// A repository that looks like an option never reaches gh.
+	if _, err := p.Call(context.Background(), catalog.Tool{Name: "repo_view"}, json.RawMessage(`{"repo":"--web"}`)); err == nil {
+		t.Error("repo_view --web was run")
 	}
 }
