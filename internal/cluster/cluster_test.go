@@ -27,7 +27,7 @@ func TestLoadKey(t *testing.T) {
 		{"configured", long, nil, "", false},
 		{"from env", "", map[string]string{EnvKey: long}, "", false},
 		{"generated", "", nil, "", true},
-		{"too short", "short", nil, "too short: 5 bytes", false},
+		{"too short", "tiny1", nil, "too short: 5 bytes", false},
 	}
 	for _, tt := range tests {
 		k, err := LoadKey(tt.configured, env(tt.env))
