@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -319,15 +321,28 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 	return render(resp)
 }
 
+// identityOf is who the caller authenticated as: the transport's bearer
+// identity over HTTP (never the token), else this process (stdio, or HTTP
+// without auth: one local user).
+func identityOf(mreq *mcp.CallToolRequest) string {
+	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil && mreq.Extra.TokenInfo.UserID != "" {
+		return mreq.Extra.TokenInfo.UserID
+	}
+	return processIdentity
+}
+
+var processIdentity = "process:" + strconv.Itoa(os.Getpid())
+
 func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	ss := mreq.Session
 	if ss == nil {
 		return
 	}
+	// Keys never use memory addresses: in stateless HTTP the SDK makes a
+	// throwaway session per request, so the identity (who authenticated) and
+	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
-	if req.Session == "" {
-		req.Session = fmt.Sprintf("stdio-%p", ss)
-	}
+	req.Identity = identityOf(mreq)
 	if ip := ss.InitializeParams(); ip != nil {
 		if ip.ClientInfo != nil {
 			req.Client = ip.ClientInfo.Name
