@@ -123,7 +123,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	// The facade reads the live catalog and call path, so that a config
 	// reload swaps them under connected sessions (watch.go).
 	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{
-		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger,
+		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
 	a.fac.Store(a.Facade)

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/cluster"
@@ -24,8 +25,12 @@ type Shared struct {
 	Replica string
 	// Tokens is the confirmation-token book every generation uses.
 	Tokens *policy.Tokens
+	// Sessions mints stateful session ids that name this replica.
+	Sessions *cluster.Sessions
 	// Redis is the shared store when configured (nil otherwise).
 	Redis *state.Redis
+	// fallback checks Redis for /readyz (nil without Redis).
+	fallback *state.Fallback
 }
 
 // newShared builds the shared state from the first configuration.
@@ -42,7 +47,7 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 		}
 		fb := state.NewFallback(r, log)
 		fb.Check(context.Background()) // logs once if Redis is not there yet
-		s.Store, s.Redis = fb, r
+		s.Store, s.Redis, s.fallback = fb, r, fb
 		if key.Generated {
 			log.Warn("server.redis is set but no cluster key is: confirmation tokens and session ids of this replica cannot be verified by the others; set " + cluster.EnvKey)
 		}
@@ -50,6 +55,9 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 		s.Store = state.NewMemory()
 	}
 	s.Tokens = policy.NewTokensWithKey(key.Derive("confirm-tokens"), s.Store)
+	if s.Sessions, err = cluster.NewSessions(s.Replica, key); err != nil {
+		return nil, &ConfigError{err}
+	}
 	return s, nil
 }
 
@@ -59,6 +67,30 @@ func (s *Shared) Status() state.Status {
 		return r.Status()
 	}
 	return state.Status{Backend: "memory"}
+}
+
+// Check pings Redis now (when configured) and says where state lives.
+func (s *Shared) Check(ctx context.Context) state.Status {
+	if s.fallback != nil {
+		return s.fallback.Check(ctx)
+	}
+	return s.Status()
+}
+
+// Node returns this replica's cluster membership, publishing catalog as its
+// catalog hash; run it with Node.Run while serving.
+func (s *Shared) Node(catalog func() string, log *slog.Logger) *cluster.Node {
+	return &cluster.Node{ID: s.Replica, Store: s.Store, Log: log, Catalog: catalog}
+}
+
+// CatalogHash fingerprints the live catalog and policy (see cluster.CatalogHash).
+func (a *App) CatalogHash() string {
+	g := a.current()
+	pol, _ := json.Marshal(struct {
+		Mode   any
+		Policy config.Policy
+	}{g.mode, g.cfg.Policy})
+	return cluster.CatalogHash(g.reg.Tools(""), string(pol))
 }
 
 // Close releases the Redis connections.

@@ -212,7 +212,10 @@ func (h *HTTP) allow(w http.ResponseWriter, r *http.Request, key string) bool {
 	if h.limits == nil {
 		return true
 	}
-	ok, wait := h.limits.allow(key)
+	ok, wait, shared := h.allowShared(r, key)
+	if !shared {
+		ok, wait = h.limits.allow(key)
+	}
 	if ok {
 		return true
 	}
