@@ -124,6 +124,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 			log.Warn("this replica's catalog differs from other replicas'", "replicas", len(mm), "first", mm[0].ID)
 		}
 	}
+	_ = node.Publish(ctx) // before serving: peers see this replica from its first request
 	go node.Run(ctx)
 	if st := sh.Status(); st.Shared || st.Degraded {
 		log.Info("shared state", "backend", "redis", "replica", sh.Replica, "degraded", st.Degraded)
