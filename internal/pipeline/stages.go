@@ -107,7 +107,9 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 			}
 			resp := next(ctx, req)
 			if !resp.Failed() {
-				g.Succeeded(key)
+				if n > 0 { // nothing to reset otherwise: one state round trip saved
+					g.Succeeded(key)
+				}
 				return resp
 			}
 			if resp.Err != nil && (resp.Err.Code == toolerr.ConfirmationRequired || resp.Err.Code == toolerr.Cancelled) {
