@@ -99,7 +99,8 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			key := loopKey(req)
-			if refused, n := g.Refused(key); refused {
+			refused, n := g.Refused(key)
+			if refused {
 				return fail(toolerr.New(toolerr.RepeatedFailure,
 					"Stop calling this. Change the arguments or the tool, or report the failure to the user.",
 					"this exact call already failed %d times in this session; it is refused for %s", n, g.CoolDown).
