@@ -328,3 +328,24 @@ func TestClusterSessions(t *testing.T) {
 		t.Errorf("owner gone: %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestDoctorSharedState: doctor says where shared state lives, and that
+// Redis is unreachable, without showing the URL's password.
+func TestDoctorSharedState(t *testing.T) {
+	l, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close() // nothing listens there now
+	dir := clusterProject(t, "")
+	var out strings.Builder
+	env := &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: io.Discard, Dir: dir, LookupEnv: func(k string) (string, bool) {
+		if k == "REDIS_URL" {
+			return fmt.Sprintf("redis://app:doctor-secret-pw@127.0.0.1:%d/0", port), true
+		}
+		return "", false
+	}}
+	Run(context.Background(), env, []string{"doctor"})
+	got := out.String()
+	if !strings.Contains(got, "shared state") || !strings.Contains(got, "unreachable") || strings.Contains(got, "doctor-secret-pw") {
+		t.Errorf("doctor:\n%s", got)
+	}
+}
