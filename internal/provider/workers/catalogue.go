@@ -119,7 +119,7 @@ func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnin
 			With("available_models", p.models).With("source", "config (models:)")
 	}
 	w := p.worker
-	if effort != "" {
+	if effort != "" && !w.EffortsPerModel {
 		switch {
 		case w.Efforts == nil && !w.EffortsUnverified:
 			hint := "Call again without effort."
@@ -136,6 +136,9 @@ func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnin
 		}
 	}
 	if model == "" {
+		if effort != "" && w.EffortsPerModel {
+			warnings = append(warnings, "effort unverified: no model named, and "+w.Name+"'s efforts depend on the model")
+		}
 		return warnings, nil
 	}
 	cat := p.catalogue(ctx)

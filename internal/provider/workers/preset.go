@@ -42,6 +42,8 @@ type worker struct {
 	// EffortsUnverified means it has one whose values we cannot list.
 	Efforts           []string
 	EffortsUnverified bool
+	// EffortsPerModel: efforts come from the model catalogue (codex).
+	EffortsPerModel bool
 	// Catalogue names where model availability comes from.
 	Catalogue string
 	// ReadOnly says what analyze/review enforce with this CLI.
@@ -82,12 +84,13 @@ var presets = map[string]*worker{
 			a = append(a, "-s", sandbox, "-C", inv.Project, "-o", inv.OutputFile, "--color", "never")
 			return append(append(a, inv.Extra...), "-") // "-": the prompt is on stdin
 		},
-		Catalogue:    "models_cache.json in CODEX_HOME",
-		ReadOnly:     "enforced: codex's own read-only sandbox (-s read-only); implement runs with -s workspace-write",
-		Flags:        []string{"--json", "--skip-git-repo-check", "-m", "-c", "-s", "-C", "-o", "--color"},
-		HelpArgs:     [][]string{{"exec", "--help"}},
-		FlagsChecked: true,
-		VersionArgs:  []string{"--version"}, AuthArgs: []string{"login", "status"},
+		EffortsPerModel: true,
+		Catalogue:       "models_cache.json in CODEX_HOME",
+		ReadOnly:        "enforced: codex's own read-only sandbox (-s read-only); implement runs with -s workspace-write",
+		Flags:           []string{"--json", "--skip-git-repo-check", "-m", "-c", "-s", "-C", "-o", "--color"},
+		HelpArgs:        [][]string{{"exec", "--help"}},
+		FlagsChecked:    true,
+		VersionArgs:     []string{"--version"}, AuthArgs: []string{"login", "status"},
 	},
 	"claude": {
 		Name: "claude", Bin: "claude", Transport: "stdin", Output: "json",
