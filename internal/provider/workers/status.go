@@ -3,6 +3,7 @@ package workers
 import (
 	"context"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -70,7 +71,7 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 		st.Installed, st.Path = true, bin
 		if len(w.VersionArgs) > 0 {
 			if out, code, ok := p.probe(ctx, bin, w.VersionArgs, env); ok && code == 0 {
-				st.Version = lastLine(out)
+				st.Version = versionLine(out)
 			} else {
 				st.Warnings = append(st.Warnings, "version probe failed")
 			}
@@ -145,7 +146,15 @@ var quietEnv = []string{
 	"GEMINI_TELEMETRY_ENABLED=false", "NO_UPDATE_NOTIFIER=1", "CODEX_DISABLE_UPDATE_CHECK=1",
 }
 
-func lastLine(s string) string {
+// versionLine picks the line with a version number (CLIs print warnings too).
+func versionLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if versionRE.MatchString(l) && !strings.HasPrefix(l, "WARNING") {
+			return strings.TrimSpace(l)
+		}
+	}
 	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
