@@ -21,6 +21,18 @@ var errOutside = errors.New("path outside the project")
 // (anywhere along the existing part of the path) carries out of the root.
 // root must be absolute and clean.
 func NormalizePath(root, p string) (string, error) {
+	rel, err := normalizeLexical(root, p)
+	if err != nil {
+		return "", err
+	}
+	if err := noSymlinkEscape(root, filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+		return "", fmt.Errorf("%q: %w", p, err)
+	}
+	return rel, nil
+}
+
+// normalizeLexical is NormalizePath without the file system (no symlinks).
+func normalizeLexical(root, p string) (string, error) {
 	switch {
 	case p == "":
 		return "", fmt.Errorf("empty path: %w", errOutside)
@@ -42,9 +54,6 @@ func NormalizePath(root, p string) (string, error) {
 	rel, ok := within(root, abs)
 	if !ok {
 		return "", fmt.Errorf("%q is outside the project root: %w", p, errOutside)
-	}
-	if err := noSymlinkEscape(root, abs); err != nil {
-		return "", fmt.Errorf("%q: %w", p, err)
 	}
 	return rel, nil
 }
