@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/proc"
@@ -46,9 +47,10 @@ type result struct {
 
 // isolation reports an implement job run in its own git worktree.
 type isolation struct {
-	Diff    string `json:"diff"`
-	Applied bool   `json:"applied"`
-	Reason  string `json:"reason,omitempty"`
+	Diff          string `json:"diff"`
+	DiffTruncated bool   `json:"diff_truncated,omitempty"`
+	Applied       bool   `json:"applied"`
+	Reason        string `json:"reason,omitempty"`
 }
 
 const resultSchema = `{"type":"object","properties":{` +
@@ -77,7 +79,9 @@ type job struct {
 	debugPrompt, debugOutput string
 }
 
-func (p *Provider) run(ctx context.Context, args json.RawMessage) (*provider.Result, error) {
+func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
+	j := &job{p: p, start: time.Now(), id: fmt.Sprintf("%s-%d", p.id, p.seq.Add(1))}
+	defer func() { p.logJob(j, err) }() // refusals too: every call is one line
 	if p.closing.Load() {
 		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
 	}
@@ -85,7 +89,7 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (*provider.Res
 	if err != nil {
 		return nil, toolerr.New(toolerr.InvalidArguments, "Fix the arguments as the message says and call again.", "%v", err)
 	}
-	j := &job{p: p, req: r, start: time.Now()}
+	j.req = r
 	if te := j.paths(); te != nil {
 		return nil, te
 	}
@@ -96,6 +100,10 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (*provider.Res
 	timeout, err := r.timeout()
 	if err != nil {
 		return nil, toolerr.New(toolerr.InvalidArguments, "Give timeout as a duration such as \"10m\".", "%v", err)
+	}
+	var clamp string
+	if timeout > p.timeout {
+		clamp = fmt.Sprintf("timeout %s exceeds the provider's %s: the job runs with %s", timeout, p.timeout, p.timeout)
 	}
 	if timeout <= 0 || timeout > p.timeout {
 		timeout = p.timeout
@@ -116,7 +124,9 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (*provider.Res
 	if te != nil {
 		return nil, te
 	}
-	j.id = fmt.Sprintf("%s-%d", p.id, p.seq.Add(1))
+	if clamp != "" {
+		warnings = append(warnings, clamp)
+	}
 	if r.Mode == "implement" {
 		release, c := p.locks.acquire(j.id, j.allowed)
 		if c != nil {
@@ -138,9 +148,7 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (*provider.Res
 	if p.worker.Name == "agy" {
 		j.warn("agy's flags come from seed 003 (agy is not on npm): unverified against an installed CLI")
 	}
-	out, err := j.execute(ctx, bin, timeout, cmds)
-	p.logJob(j, err)
-	return out, err
+	return j.execute(ctx, bin, timeout, cmds)
 }
 
 // paths normalises every path of the request against the project root.
@@ -330,8 +338,9 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 		j.applyIsolated(ctx, g, before, tmp)
 	}
 	j.res.DurationMS = time.Since(j.start).Milliseconds()
-	b, _ := json.MarshalIndent(j.res, "", "  ")
-	return &provider.Result{Text: string(b), Structured: j.res}, nil
+	shown := j.res.shown()
+	b, _ := json.Marshal(shown)
+	return &provider.Result{Text: string(b), Structured: shown}, nil
 }
 
 // fail turns the job into a failed envelope that still carries what git saw.
@@ -497,16 +506,28 @@ func (p *Provider) untrack(id string) {
 	p.mu.Unlock()
 }
 
-// logJob writes the job's JSONL record (prompt and output only in debug).
+// logJob writes the call's JSONL record (prompt and output only in debug).
 func (p *Provider) logJob(j *job, err error) {
-	if j.res == nil {
-		return
+	rec := jobRecord{Time: time.Now().UTC(), Job: j.id, Provider: p.id, Status: "failed"}
+	if j.req != nil {
+		rec.Model, rec.Effort, rec.Mode = j.req.Model, j.req.Effort, j.req.Mode
 	}
-	rec := jobRecord{Time: time.Now().UTC(), Job: j.id, Provider: p.id, Model: j.req.Model, Effort: j.req.Effort,
-		Mode: j.req.Mode, Status: j.res.Status, DurationMS: j.res.DurationMS, Category: j.res.ErrorCategory}
-	if j.res.ExitCode != -1 || j.res.Status != "failed" {
-		code := j.res.ExitCode
-		rec.ExitCode = &code
+	if j.res != nil {
+		rec.Status, rec.Category = or(j.res.Status, "failed"), j.res.ErrorCategory
+		if j.res.ExitCode != -1 {
+			code := j.res.ExitCode
+			rec.ExitCode = &code
+		}
+	}
+	rec.DurationMS = time.Since(j.start).Milliseconds()
+	if te, ok := toolerr.As(err); ok {
+		if c, ok := te.Details["category"].(string); ok {
+			rec.Category = c
+		} else {
+			rec.Category = strings.ToLower(string(te.Code))
+		}
+	} else if err != nil {
+		rec.Category = "internal"
 	}
 	if p.debug {
 		rec.Prompt, rec.Output = j.debugPrompt, j.debugOutput
@@ -514,7 +535,24 @@ func (p *Provider) logJob(j *job, err error) {
 	if werr := p.jobs.write(rec); werr != nil {
 		p.log.Warn("workers: job log", "err", werr)
 	}
-	p.log.Info("workers job", "job", j.id, "mode", j.req.Mode, "status", j.res.Status, "category", j.res.ErrorCategory, "duration_ms", j.res.DurationMS)
+	p.log.Info("workers job", "job", j.id, "mode", rec.Mode, "status", rec.Status, "category", rec.Category, "duration_ms", rec.DurationMS)
+}
+
+// diffMax bounds the isolation diff in the result (the full diff is what
+// apply uses).
+const diffMax = 8000
+
+// shown is the envelope as returned: a long diff is cut (head and tail) so
+// that the runtime's result cap never breaks the JSON.
+func (r *result) shown() *result {
+	v := *r
+	if r.Isolation != nil && len(r.Isolation.Diff) > diffMax {
+		iso := *r.Isolation
+		iso.Diff, _ = capSummary(iso.Diff, diffMax)
+		iso.DiffTruncated = true
+		v.Isolation = &iso
+	}
+	return &v
 }
 
 func clip(s string, n int) string {

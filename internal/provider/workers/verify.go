@@ -22,6 +22,9 @@ type check struct {
 	OutputTail string `json:"output_tail"`
 }
 
+// outputTail is how much of a check's output the result keeps.
+const outputTail = 1500
+
 // checkTimeout bounds one verification command.
 const checkTimeout = 10 * time.Minute
 
@@ -66,7 +69,7 @@ func verify(ctx context.Context, dir string, env []string, cmds [][]string) []ch
 		}
 		c.ExitCode, c.TimedOut, c.DurationMS = res.ExitCode, res.TimedOut, res.Duration.Milliseconds()
 		c.OK = res.ExitCode == 0 && !res.TimedOut && !res.Cancelled
-		c.OutputTail = proc.Tail(proc.ResultText(res), 2000)
+		c.OutputTail = proc.Tail(proc.ResultText(res), outputTail)
 		out = append(out, c)
 	}
 	return out
