@@ -174,6 +174,24 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	if !strings.HasPrefix(holder, "codex-") {
 		t.Errorf("conflict does not name the holder: %v", body)
 	}
+	// 4. Status (no inference) shows both running jobs and their scopes.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_tools_codex_call", Arguments: map[string]any{"toolName": "status", "arguments": map[string]any{}}})
+	if err != nil || res.IsError {
+		t.Fatalf("status: %v %v", err, res)
+	}
+	var status struct {
+		Installed  bool                `json:"installed"`
+		Auth       string              `json:"auth"`
+		ActiveJobs []map[string]any    `json:"active_jobs"`
+		Scopes     map[string][]string `json:"write_scopes"`
+		Git        map[string]any      `json:"git_verification"`
+	}
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &status); err != nil {
+		t.Fatal(err)
+	}
+	if !status.Installed || status.Auth != "required" || len(status.ActiveJobs) != 2 || len(status.Scopes) != 2 || status.Git["available"] != true {
+		t.Errorf("status during two jobs: %+v", status)
+	}
 	for range 2 {
 		r := <-results
 		if r.isErr || r.body["status"] != "success" || len(r.body["files_changed"].([]any)) != 1 || len(r.body["scope_violations"].([]any)) != 0 {

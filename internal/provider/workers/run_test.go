@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 func TestEveryPresetRunsAnalyze(t *testing.T) {
@@ -204,27 +205,77 @@ func TestAvailableModelRunsAndUnreadableCatalogueWarns(t *testing.T) {
 	}
 }
 
-func TestTimeoutKillsTheTree(t *testing.T) {
+// TestTimeoutAndCancelKillTheTree: a descendant in the worker's process
+// group dies too, even one that ignores SIGTERM after its parent exited.
+func TestTimeoutAndCancelKillTheTree(t *testing.T) {
 	root := newRepo(t, nil)
-	pidfile := filepath.Join(t.TempDir(), "pid")
-	t.Setenv("FAKE_PIDFILE", pidfile)
-	p := newProvider(t, "codex", root)
-	_, te := call(t, p, map[string]any{"goal": "fake:hang", "mode": "analyze", "timeout": "500ms"})
-	if te == nil || te.Code != "TIMEOUT" {
-		t.Fatalf("%v", te)
+	for _, tc := range []struct{ name, goal, code string }{
+		{"timeout", "fake:hang", "TIMEOUT"},
+		{"timeout, descendant ignores TERM", "fake:hang-trap", "TIMEOUT"},
+		{"client cancels", "fake:hang-trap", "CANCELLED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pid")
+			t.Setenv("FAKE_PIDFILE", pidfile)
+			p := newProvider(t, "codex", root)
+			args := map[string]any{"goal": tc.goal, "mode": "analyze", "timeout": "700ms"}
+			var te *toolerr.Error
+			if tc.code == "CANCELLED" {
+				ctx, cancel := context.WithCancel(context.Background())
+				ctx = provider.WithProgress(ctx, func(_, _ float64, msg string) {
+					if strings.Contains(msg, "elapsed") {
+						cancel()
+					}
+				})
+				args["timeout"] = "1m"
+				b, _ := json.Marshal(args)
+				_, err := p.Call(ctx, tool("run"), b)
+				te, _ = toolerr.As(err)
+			} else {
+				_, te = call(t, p, args)
+			}
+			if te == nil || string(te.Code) != tc.code {
+				t.Fatalf("%v", te)
+			}
+			b, err := os.ReadFile(pidfile)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			deadline := time.Now().Add(5 * time.Second)
+			for syscall.Kill(pid, 0) == nil {
+				if time.Now().After(deadline) {
+					t.Fatalf("descendant %d survived", pid)
+				}
+				time.Sleep(20 * time.Millisecond) // polling a pid: no signal exists for another process's exit
+			}
+		})
 	}
-	b, err := os.ReadFile(pidfile)
-	if err != nil {
-		t.Fatal(err)
+}
+
+func TestDebugLogsPromptsOnlyWhenAsked(t *testing.T) {
+	root := newRepo(t, nil)
+	logPath := filepath.Join(t.TempDir(), "jobs.jsonl")
+	p := newProvider(t, "claude", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog, w.Debug = logPath, true })
+	if _, te := call(t, p, map[string]any{"goal": "debuggable goal", "mode": "analyze"}); te != nil {
+		t.Fatal(te.JSON())
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	// The descendant was in the worker's process group: it must be gone.
-	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("descendant %d survived the timeout", pid)
-		}
-		time.Sleep(20 * time.Millisecond) // polling a pid: no signal exists for another process's exit
+	b, _ := os.ReadFile(logPath)
+	var rec jobRecord
+	if err := json.Unmarshal(b, &rec); err != nil || !strings.Contains(rec.Prompt, "debuggable goal") || !strings.Contains(rec.Output, "Claude finished") {
+		t.Fatalf("%v %s", err, b)
+	}
+}
+
+func TestRefusalsAreLogged(t *testing.T) {
+	root := newRepo(t, nil)
+	logPath := filepath.Join(t.TempDir(), "jobs.jsonl")
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog = logPath })
+	call(t, p, map[string]any{"goal": "g", "mode": "implement", "allowed_paths": []string{"../x"}})
+	b, _ := os.ReadFile(logPath)
+	var rec jobRecord
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Category != "path_outside_project" || rec.Status != "failed" || rec.Mode != "implement" {
+		t.Fatalf("%v %s", err, b)
 	}
 }
 
