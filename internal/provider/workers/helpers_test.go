@@ -16,7 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-func fake(t *testing.T, name string) string {
+func fake(t testing.TB, name string) string {
 	t.Helper()
 	p, err := filepath.Abs(filepath.Join("testdata", "fake-"+name))
 	if err != nil {
@@ -26,7 +26,7 @@ func fake(t *testing.T, name string) string {
 }
 
 // newRepo makes a git repository with one commit of the given files.
-func newRepo(t *testing.T, files map[string]string) string {
+func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -42,7 +42,7 @@ func newRepo(t *testing.T, files map[string]string) string {
 	return dir
 }
 
-func writeFile(t *testing.T, dir, name, body string) {
+func writeFile(t testing.TB, dir, name, body string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -53,7 +53,7 @@ func writeFile(t *testing.T, dir, name, body string) {
 	}
 }
 
-func gitIn(t *testing.T, dir string, args ...string) string {
+func gitIn(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {
@@ -76,7 +76,7 @@ func withEnv(k, v string) opt {
 	}
 }
 
-func newProvider(t *testing.T, preset, root string, opts ...opt) *Provider {
+func newProvider(t testing.TB, preset, root string, opts ...opt) *Provider {
 	t.Helper()
 	pc := config.Provider{ID: preset, Kind: "workers", RequireConfirm: true, Enabled: true}
 	spec := &config.Workers{Preset: preset, Command: fake(t, preset), Cwd: root}
