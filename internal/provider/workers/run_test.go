@@ -430,3 +430,29 @@ func TestCustomWorker(t *testing.T) {
 		t.Fatalf("summary %q", r.Summary)
 	}
 }
+
+func TestLongAnswerKeepsHeadAndTail(t *testing.T) {
+	root := newRepo(t, nil)
+	r, te := call(t, newProvider(t, "codex", root), map[string]any{"goal": "fake:long-answer", "mode": "analyze"})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if !r.SummaryTruncated || !strings.HasPrefix(r.Summary, "START") || !strings.HasSuffix(r.Summary, "END") || len([]rune(r.Summary)) > SummaryMax {
+		t.Fatalf("truncated=%v len=%d", r.SummaryTruncated, len(r.Summary))
+	}
+}
+
+func TestProjectRootBelowTheRepository(t *testing.T) {
+	repo := newRepo(t, map[string]string{"app/src/a.go": "a\n", "shared/lib.go": "l\n"})
+	root := filepath.Join(repo, "app")
+	p := newProvider(t, "codex", root)
+	// The worker runs in app/ (-C); it writes app/src/b.go and, via "..", shared/lib.go.
+	r, te := call(t, p, map[string]any{"goal": "fake:write=src/b.go fake:write=../shared/lib.go", "mode": "implement",
+		"allowed_paths": []string{"src"}, "skip_verification": true})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if strings.Join(r.FilesChanged, ",") != "<repository>/shared/lib.go,src/b.go" || strings.Join(r.ScopeViolations, ",") != "<repository>/shared/lib.go" {
+		t.Fatalf("changed %v violations %v", r.FilesChanged, r.ScopeViolations)
+	}
+}

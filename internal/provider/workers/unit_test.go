@@ -292,3 +292,51 @@ func TestProjectChecks(t *testing.T) {
 		t.Fatalf("checks %q, want %q", got, want)
 	}
 }
+
+func FuzzSplitCommand(f *testing.F) {
+	for _, s := range []string{"go test ./...", `npm test -- "a b"`, "a | b", "x && y", `'unterminated`, "echo `id`"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 512 {
+			return
+		}
+		argv, err := splitCommand(s)
+		if err != nil {
+			return
+		}
+		if len(argv) == 0 {
+			t.Fatalf("accepted %q with no argv", s)
+		}
+		for _, m := range shellMeta {
+			if strings.Contains(s, m) {
+				t.Fatalf("accepted %q containing %q", s, m)
+			}
+		}
+	})
+}
+
+func TestParsePorcelain(t *testing.T) {
+	in := " M src/a.go\x00?? new dir/file with spaces.txt\x00D  gone.txt\x00xx\x00"
+	got := strings.Join(parsePorcelain([]byte(in)), "|")
+	if got != "src/a.go|new dir/file with spaces.txt|gone.txt" {
+		t.Fatalf("%q", got)
+	}
+	if len(parsePorcelain(nil)) != 0 {
+		t.Fatal("empty input")
+	}
+}
+
+func FuzzParsePorcelain(f *testing.F) {
+	f.Add([]byte(" M a\x00?? b\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 4096 {
+			return
+		}
+		for _, p := range parsePorcelain(b) {
+			if p == "" || strings.ContainsRune(p, 0) {
+				t.Fatalf("bad path %q", p)
+			}
+		}
+	})
+}

@@ -134,6 +134,11 @@ func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provide
 	if spec.Preset != "" {
 		p.extraArgs = spec.Args
 	}
+	if strings.Contains(p.command, "/") && !filepath.IsAbs(p.command) {
+		// A relative path with a slash means the config's directory, never
+		// the job's working directory (which may be an isolated worktree).
+		p.command = filepath.Join(or(deps.ConfigDir, p.root), p.command)
+	}
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}

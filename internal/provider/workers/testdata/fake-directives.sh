@@ -9,6 +9,7 @@ run_directives() {
       fake:flood) head -c 9000000 /dev/zero | tr '\0' x; echo ;;
       fake:commit) git add -A && git -c user.name=worker -c user.email=w@example.invalid commit -q -m "worker commit" ;;
       fake:noauth) echo "Error: Not logged in. Please run login first." >&2; exit 1 ;;
+      fake:long-answer) LONG=1 ;;
       fake:garbage) echo "<html>this is not the format you expect</html>"; exit 0 ;;
       fake:hang) (sleep 300; echo late > descendant-survived) & echo $! > "$FAKE_PIDFILE"; sleep 300 ;;
       fake:hang-trap) (trap '' TERM; exec sleep 300) & echo $! > "$FAKE_PIDFILE"; sleep 300 ;;
