@@ -199,3 +199,38 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 		}
 	}
 }
+
+// TestMissingBinaryStillLoads: doctor says so, and run answers
+// EXECUTABLE_NOT_FOUND through the runtime.
+func TestMissingBinaryStillLoads(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte("providers:\n  - id: gem\n    kind: workers\n    preset: gemini\n    command: /no/such/gemini\n"), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	a, err := app.New(ctx, app.Options{ProjectDir: dir, Mode: "flat", AuditDefault: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	found := false
+	for _, d := range a.Diagnostics() {
+		if d.Provider == "gem" && d.Status == "warning" && strings.Contains(d.Reason, "executable not found") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("doctor: %+v", a.Diagnostics())
+	}
+	ct, st := mcp.NewInMemoryTransports()
+	ss, _ := a.Facade.Server().Connect(ctx, st, nil)
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gem_run", Arguments: map[string]any{"goal": "g", "mode": "analyze"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "EXECUTABLE_NOT_FOUND") {
+		t.Fatalf("%v %+v", err, res)
+	}
+}

@@ -137,9 +137,9 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 		}
 		defer release()
 	}
-	p.running.Add(1)
-	defer p.running.Done()
-	p.track(&activeJob{ID: j.id, Mode: r.Mode, Model: r.Model, Scopes: j.allowed, Started: j.start})
+	if !p.track(&activeJob{ID: j.id, Mode: r.Mode, Model: r.Model, Scopes: j.allowed, Started: j.start}) {
+		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
+	}
 	defer p.untrack(j.id)
 
 	j.res = &result{JobID: j.id, Provider: p.id, Model: r.Model, Effort: r.Effort, Mode: r.Mode,
@@ -494,16 +494,24 @@ func (j *job) progress(ctx context.Context) (stop func(msg string)) {
 	}
 }
 
-func (p *Provider) track(a *activeJob) {
+// track registers a running job, unless Close has begun (under the same
+// lock, so that no job starts after Close waits for the running ones).
+func (p *Provider) track(a *activeJob) bool {
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing.Load() {
+		return false
+	}
+	p.running.Add(1)
 	p.active[a.ID] = a
-	p.mu.Unlock()
+	return true
 }
 
 func (p *Provider) untrack(id string) {
 	p.mu.Lock()
 	delete(p.active, id)
 	p.mu.Unlock()
+	p.running.Done()
 }
 
 // logJob writes the call's JSONL record (prompt and output only in debug).

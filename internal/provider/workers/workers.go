@@ -218,7 +218,9 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 // cancels them (their process trees are killed and their results say so).
 func (p *Provider) Close() error {
 	p.closeOne.Do(func() {
+		p.mu.Lock()
 		p.closing.Store(true)
+		p.mu.Unlock()
 		done := make(chan struct{})
 		go func() { p.running.Wait(); close(done) }()
 		t := time.NewTimer(p.grace)
