@@ -36,6 +36,21 @@ func (l *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationCli
 	}
 }
 
+// waitFor returns tok's messages once one contains sub (or ctx ends).
+func (l *progressLog) waitFor(ctx context.Context, tok, sub string) []string {
+	for {
+		msgs := l.of(tok)
+		if slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, sub) }) {
+			return msgs
+		}
+		select {
+		case <-l.seen:
+		case <-ctx.Done():
+			return msgs
+		}
+	}
+}
+
 func (l *progressLog) of(tok string) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -136,7 +151,8 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	if body["status"] != "partial" || body["error_category"] != "verification_failed" || !strings.Contains(fmt.Sprint(body["summary"]), "all tests pass") {
 		t.Errorf("the worker's claim outvoted the tests: %v %v", body["status"], body["error_category"])
 	}
-	if msgs := prog.of("job1"); len(msgs) < 2 || !strings.Contains(msgs[0], "started") || !strings.Contains(msgs[len(msgs)-1], "exited 0") {
+	// Notifications may be delivered after the result: wait for the last one.
+	if msgs := prog.waitFor(ctx, "job1", "exited 0"); len(msgs) < 2 || !strings.Contains(msgs[0], "started") || !strings.Contains(msgs[len(msgs)-1], "exited 0") {
 		t.Errorf("progress notifications: %q", msgs)
 	}
 	git(t, dir, "checkout", "-q", "--", ".")

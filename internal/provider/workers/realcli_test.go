@@ -34,7 +34,7 @@ func quiet(t *testing.T, bin string, args ...string) (string, int) {
 	home := t.TempDir()
 	env := append([]string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "CODEX_HOME=" + filepath.Join(home, ".codex"),
 		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CI=1", "NO_COLOR=1"}, quietEnv...)
-	res, err := proc.Run(context.Background(), proc.Spec{Path: bin, Args: args, Env: env, Dir: home, Timeout: 90 * time.Second, Grace: time.Second})
+	res, err := proc.Run(context.Background(), proc.Spec{Path: bin, Args: args, Env: env, Dir: home, Timeout: 3 * time.Minute, Grace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,11 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 	st := &statusReport{Provider: p.id, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
 		ReadOnly: w.ReadOnly, Efforts: w.Efforts, ModelStatus: []modelStatus{}, Isolation: or(p.isolation, "none"),
 		ActiveJobs: []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
+	p.mu.Lock() // jobs first: the probes below take time
+	for _, a := range p.active {
+		st.ActiveJobs = append(st.ActiveJobs, *a)
+	}
+	p.mu.Unlock()
 	if st.Efforts == nil {
 		st.Efforts = []string{}
 	}
@@ -120,11 +125,6 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 		st.Git = gitStatus{Detail: "not a git work tree: an empty scope_violations would be silence, not a certificate of health"}
 		st.Warnings = append(st.Warnings, st.Git.Detail)
 	}
-	p.mu.Lock()
-	for _, a := range p.active {
-		st.ActiveJobs = append(st.ActiveJobs, *a)
-	}
-	p.mu.Unlock()
 	slices.SortFunc(st.ActiveJobs, func(a, b activeJob) int { return strings.Compare(a.ID, b.ID) })
 	return st
 }
