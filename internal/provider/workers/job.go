@@ -81,7 +81,12 @@ type job struct {
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
 	j := &job{p: p, start: time.Now(), id: fmt.Sprintf("%s-%d", p.id, p.seq.Add(1))}
-	defer func() { p.logJob(j, err) }() // refusals too: every call is one line
+	defer func() {
+		if te, ok := toolerr.As(err); ok {
+			te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.id+"_") // name the real status tool
+		}
+		p.logJob(j, err) // refusals too: every call is one line
+	}()
 	if p.closing.Load() {
 		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
 	}

@@ -1,6 +1,8 @@
 package workers
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -339,4 +341,21 @@ func FuzzParsePorcelain(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolsGolden pins what models see: names, descriptions and schemas.
+func TestToolsGolden(t *testing.T) {
+	p := newProvider(t, "codex", t.TempDir())
+	tools, err := p.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(tools, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, filepath.Join("testdata", "golden", "tools_codex.json"), string(b)+"\n")
+	if strings.Contains(string(b), "<id>") {
+		t.Fatal("placeholder left in a schema")
+	}
 }

@@ -177,7 +177,7 @@ func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) {
 			Description: "Delegate one task to the " + w + " CLI as a worker and get a verified result: files_changed and scope_violations computed from git, " +
 				"the project's checks run after the worker (a failing check makes the result partial). mode analyze/review is read-only; " +
 				"implement needs allowed_paths and confirmation. One call is one attempt; nothing is retried or substituted.",
-			InputSchema: json.RawMessage(runSchema), OutputSchema: json.RawMessage(resultSchema),
+			InputSchema: json.RawMessage(strings.ReplaceAll(runSchema, "<id>_", p.id+"_")), OutputSchema: json.RawMessage(resultSchema),
 		},
 		{
 			Provider: p.id, Name: "status", Title: w + " worker status",
