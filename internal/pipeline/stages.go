@@ -26,7 +26,7 @@ func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
 				return fail(err, "denied")
 			}
-			if !policy.NeedsConfirm(req.Resolved, req.Info) {
+			if !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
 				return withDecision(next(ctx, req), "allowed")
 			}
 			if req.AskHuman != nil {
@@ -62,6 +62,16 @@ func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 			return withDecision(next(ctx, req), "confirmed")
 		}
 	}
+}
+
+// readOnlyCall asks a provider that classifies calls one by one whether
+// this call is read-only (provider.CallClassifier); AlwaysConfirm wins.
+func readOnlyCall(req *Request) bool {
+	if req.Resolved.AlwaysConfirm || req.Backend == nil {
+		return false
+	}
+	c, ok := provider.As[provider.CallClassifier](req.Backend)
+	return ok && c.ReadOnlyCall(req.Resolved, req.Args)
 }
 
 // confirmationRequired teaches the exact retry; confirm is true, or the
