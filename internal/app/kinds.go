@@ -21,4 +21,3 @@ var builders = map[string]Builder{
 	"cli":     cli.Build,
 	"workers": workers.Build,
 }
-
