@@ -180,6 +180,8 @@ type Config struct {
 	// Diversity: the n-th hit from an already represented provider has its
 	// score multiplied by (1-Diversity)^n. 0 disables.
 	Diversity float64
+
+	paths queryPaths // tests only: force internal scoring paths
 }
 
 // DefaultConfig returns the best measured configuration.
