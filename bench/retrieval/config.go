@@ -54,6 +54,7 @@ func setters(c *index.Config) map[string]func(float64) {
 		"assoc":     func(v float64) { c.AssocTerms = int(v) },
 		"assocdf":   func(v float64) { c.AssocMaxDF = int(v) },
 		"assocw":    func(v float64) { c.AssocWeight = v },
+		"cjk":       func(v float64) { c.CJKGloss = v != 0 },
 	}
 	for name, f := range fieldKeys {
 		f := f
@@ -144,6 +145,7 @@ var ablations = []ablation{
 	{"+ description first-sentence field 1.0, description 0.7 (off)", "w.summary=1,b.summary=0.5,w.desc=0.7"},
 	{"+ name segmentation (off)", "segname=1"},
 	{"+ provider diversity 0.3 (off)", "div=0.3"},
+	{"- CJK gloss (CC-CEDICT)", "cjk=0"},
 }
 
 func runAblation(w io.Writer, sets []dataset, base index.Config) error {
