@@ -52,6 +52,9 @@ type Doc struct {
 type Hit struct {
 	ID, Kind, Provider string
 	Score              float64
+	// Why says briefly why the hit matched (with Options.Explain): the
+	// request's words found in each field, or the semantic stage.
+	Why string
 }
 
 // Options narrow a search.
@@ -59,6 +62,7 @@ type Options struct {
 	Provider string // "" = all providers
 	Kind     string // "" = all kinds
 	Limit    int    // <= 0 means DefaultLimit
+	Explain  bool   // fill Hit.Why
 }
 
 // DefaultLimit is the number of hits returned when Options.Limit <= 0.
@@ -189,6 +193,16 @@ type Config struct {
 	// the first text with a Han character.
 	CJKGloss bool
 
+	// Semantic stage (SetSemantic): how its ranking is fused with the
+	// lexical one (FuseRRF or FuseBlend), its weight (RRF: the weight of
+	// its reciprocal ranks, the lexical ranking having 1; blend: the share
+	// of the similarity, 0..1), the RRF constant, and how many hits of
+	// each ranking take part (0 = fuseDepth).
+	SemanticFusion string
+	SemanticWeight float64
+	SemanticRRFK   float64
+	SemanticDepth  int
+
 	paths queryPaths // tests only: force internal scoring paths
 }
 
@@ -227,6 +241,10 @@ func DefaultConfig() Config {
 		ImpliedWrite: 1,
 
 		CJKGloss: true,
+
+		SemanticFusion: FuseRRF,
+		SemanticWeight: 1,
+		SemanticRRFK:   60,
 
 		Diversity: 0,
 	}
@@ -309,6 +327,8 @@ type Index struct {
 	freeTID []int32 // term ids free for reuse
 
 	segBuilds int64 // segments built (for tests of incrementality)
+
+	sem atomic.Pointer[semanticBox] // optional semantic stage
 }
 
 type slotRef struct {
@@ -380,19 +400,25 @@ func (ix *Index) Replace(provider string, docs []Doc) {
 		seg = ix.buildSegment(provider, docs) // outside the lock: the costly part
 	}
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.removeLocked(provider)
 	if seg != nil {
 		ix.insertLocked(seg)
 		ix.segBuilds++
+	}
+	ix.mu.Unlock()
+	if s := ix.semantic(); s != nil {
+		s.Update(provider, docs)
 	}
 }
 
 // Remove drops one provider's documents.
 func (ix *Index) Remove(provider string) {
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.removeLocked(provider)
+	ix.mu.Unlock()
+	if s := ix.semantic(); s != nil {
+		s.Update(provider, nil)
+	}
 }
 
 func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
