@@ -53,7 +53,9 @@ func OpenCache(path string) (*Cache, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("vector cache: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_APPEND: two stores over one file (a config reload) never write
+	// over each other's records.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("vector cache: %w", err)
 	}
@@ -64,16 +66,14 @@ func OpenCache(path string) (*Cache, error) {
 	}
 	if good == 0 { // new or unreadable header: start afresh
 		c.vecs = map[Key][]float32{}
-		if err := f.Truncate(0); err == nil {
-			_, err = f.WriteAt([]byte(cacheMagic), 0)
+		err = f.Truncate(0)
+		if err == nil {
+			_, err = f.Write([]byte(cacheMagic))
 		}
-		good = int64(len(cacheMagic))
+	} else {
+		err = f.Truncate(good) // cut a torn tail
 	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("vector cache: %w", err)
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
+	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("vector cache: %w", err)
 	}

@@ -406,7 +406,7 @@ func (ix *Index) Replace(provider string, docs []Doc) {
 		ix.segBuilds++
 	}
 	ix.mu.Unlock()
-	if s := ix.semantic(); s != nil {
+	if s := ix.Semantic(); s != nil {
 		s.Update(provider, docs)
 	}
 }
@@ -416,7 +416,7 @@ func (ix *Index) Remove(provider string) {
 	ix.mu.Lock()
 	ix.removeLocked(provider)
 	ix.mu.Unlock()
-	if s := ix.semantic(); s != nil {
+	if s := ix.Semantic(); s != nil {
 		s.Update(provider, nil)
 	}
 }

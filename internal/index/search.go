@@ -23,7 +23,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		limit = DefaultLimit
 	}
 	depth := max(limit, fuseDepth)
-	sem := ix.semantic()
+	sem := ix.Semantic()
 	if sem != nil && ix.cfg.SemanticDepth > 0 {
 		depth = max(limit, ix.cfg.SemanticDepth)
 	}

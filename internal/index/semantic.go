@@ -37,7 +37,8 @@ func (ix *Index) SetSemantic(s Semantic) {
 	ix.sem.Store(&semanticBox{s})
 }
 
-func (ix *Index) semantic() Semantic {
+// Semantic returns the semantic stage (nil: lexical ranking only).
+func (ix *Index) Semantic() Semantic {
 	if b := ix.sem.Load(); b != nil {
 		return b.s
 	}
