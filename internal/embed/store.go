@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -260,28 +261,55 @@ func (s *Store) Similar(query string, o index.Options, k int) ([]index.Hit, erro
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	var hits []index.Hit
+	top := topK{k: k}
 	for p, ds := range s.docs {
 		if o.Provider != "" && p != o.Provider {
 			continue
 		}
-		for _, d := range ds {
+		for i := range ds {
+			d := &ds[i]
 			if d.vec == nil || (o.Kind != "" && d.kind != o.Kind) || len(d.vec) != len(qv) {
 				continue
 			}
-			hits = append(hits, index.Hit{ID: d.id, Kind: d.kind, Provider: d.provider, Score: dot(qv, d.vec)})
+			top.offer(d, dot(qv, d.vec))
 		}
 	}
-	slices.SortFunc(hits, func(a, b index.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return hits[:min(k, len(hits))], nil
+	return top.hits(), nil
+}
+
+// topK keeps the k best-scoring documents (ties by ID).
+type topK struct {
+	k     int
+	items []scoredDoc // sorted best first
+}
+
+type scoredDoc struct {
+	d     *vdoc
+	score float64
+}
+
+func (t *topK) offer(d *vdoc, score float64) {
+	if t.k <= 0 {
+		return
+	}
+	better := func(a scoredDoc) bool { return score > a.score || (score == a.score && d.id < a.d.id) }
+	if len(t.items) == t.k && !better(t.items[len(t.items)-1]) {
+		return // the common case: one comparison
+	}
+	i := sort.Search(len(t.items), func(i int) bool { return better(t.items[i]) })
+	if len(t.items) < t.k {
+		t.items = append(t.items, scoredDoc{})
+	}
+	copy(t.items[i+1:], t.items[i:len(t.items)-1])
+	t.items[i] = scoredDoc{d, score}
+}
+
+func (t *topK) hits() []index.Hit {
+	out := make([]index.Hit, len(t.items))
+	for i, it := range t.items {
+		out[i] = index.Hit{ID: it.d.id, Kind: it.d.kind, Provider: it.d.provider, Score: it.score}
+	}
+	return out
 }
 
 func (s *Store) anyVector() bool {
@@ -440,10 +468,20 @@ func unit(v []float32) []float32 {
 	return out
 }
 
+// dot is the inner product of two vectors of one length, four lanes at a
+// time.
 func dot(a, b []float32) float64 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return float64(s)
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64((s0 + s1) + (s2 + s3))
 }

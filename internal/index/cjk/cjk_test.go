@@ -1,6 +1,7 @@
 package cjk
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -115,4 +116,33 @@ func FuzzGloss(f *testing.F) {
 		}
 		_ = Gloss(s)
 	})
+}
+
+// BenchmarkLoad decompresses and indexes the dictionary (what the first
+// Chinese text costs) and reports the memory it holds.
+func BenchmarkLoad(b *testing.B) {
+	var mb float64
+	for b.Loop() {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		d, err := load(packed)
+		if err != nil {
+			b.Fatal(err)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		mb = float64(after.HeapAlloc-before.HeapAlloc) / (1 << 20)
+		runtime.KeepAlive(d)
+	}
+	b.ReportMetric(mb, "dict-MB")
+}
+
+// BenchmarkGloss glosses a typical Chinese tool description.
+func BenchmarkGloss(b *testing.B) {
+	const s = "获取指定城市的实时天气信息和未来七天的天气预报，包括温度、湿度和风速"
+	Gloss(s)
+	for b.Loop() {
+		Gloss(s)
+	}
 }
