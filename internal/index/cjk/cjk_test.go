@@ -1,19 +1,31 @@
 package cjk
 
 import (
+	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
 	"unicode/utf8"
 )
 
+// TestHasHanDoesNotLoad runs in a child process (the dictionary loads once
+// per process): text without Han characters never loads it.
 func TestHasHanDoesNotLoad(t *testing.T) {
+	if os.Getenv("AGENT_TOOLS_CJK_CHILD") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHasHanDoesNotLoad$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "AGENT_TOOLS_CJK_CHILD=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
 	for _, s := range []string{"", "get the weather forecast", "café résumé", "emoji 🙂 and ✓", "only kana: かなカナ", "한국어"} {
 		if HasHan(s) {
 			t.Errorf("HasHan(%q) = true", s)
 		}
-		if Gloss(s) != "" {
-			t.Errorf("Gloss(%q) = %q, want empty", s, Gloss(s))
+		if Gloss(s) != "" || len(Segment(s)) != 0 {
+			t.Errorf("Gloss/Segment(%q) not empty", s)
 		}
 	}
 	if Loaded() {
@@ -21,6 +33,10 @@ func TestHasHanDoesNotLoad(t *testing.T) {
 	}
 	if !HasHan("查询天气") || !HasHan("abc 日本") {
 		t.Error("HasHan misses Han text")
+	}
+	Gloss("天气")
+	if !Loaded() {
+		t.Error("not loaded by Chinese text")
 	}
 }
 
