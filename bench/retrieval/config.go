@@ -122,7 +122,7 @@ type ablation struct {
 // are off by default, on) relative to the default configuration.
 var ablations = []ablation{
 	{"default (all techniques)", "", false},
-	{"plain BM25 (one field weight, no splitting/stemming/lexicon/stages)", "split=0,stem=0,exact=0,abbrev=0,syn=0,prov=0,clauses=0,fieldidf=0,qtflog=0,decomp=0,artifact=0,namecov=0,pair=0,w.name=1,w.desc=1,w.params=1,w.enum=0,w.provider=1,b.name=0.75", false},
+	{"plain BM25 (one field weight, no splitting/stemming/lexicon/stages)", "split=0,stem=0,exact=0,abbrev=0,syn=0,prov=0,clauses=0,fieldidf=0,qtflog=0,decomp=0,artifact=0,namecov=0,pair=0,w.name=1,w.desc=1,w.params=1,w.enum=0,w.provider=1,b.name=0.75,cjk=0", false},
 	{"- identifier splitting", "split=0", false},
 	{"- stemming (and exact-form bonus)", "stem=0", false},
 	{"- exact-form bonus", "exact=0", false},
