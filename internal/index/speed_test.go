@@ -93,15 +93,11 @@ func TestFastPathsAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	for _, base := range []Config{DefaultConfig(), allOnConfig()} {
-		withPaths := func(p queryPaths) map[string]func() (*Index, []goldenCase) {
-			c := base
-			c.paths = p
-			return goldenSuites(t, c)
-		}
-		for name := range withPaths(queryPaths{}) {
+	for _, cfg := range []Config{DefaultConfig(), allOnConfig()} {
+		for name, suite := range goldenSuites(t, cfg) {
+			ix, cases := suite()
 			run := func(p queryPaths) []string {
-				ix, cases := withPaths(p)[name]()
+				ix.setPaths(p)
 				var out []string
 				for _, c := range cases {
 					out = append(out, rankingKey(ix.Search(c.query, c.opts)))
@@ -109,7 +105,6 @@ func TestFastPathsAgree(t *testing.T) {
 				return out
 			}
 			ref := run(queryPaths{mode: modeSparse, noCut: true, noSeed: true})
-			_, cases := withPaths(queryPaths{})[name]()
 			for _, p := range []queryPaths{{modeDense, true, true}, {modeDense, false, true}, {modeDense, false, false},
 				{modeSparse, false, false}, {0, true, false}, {0, false, false}} {
 				got := run(p)
@@ -121,6 +116,14 @@ func TestFastPathsAgree(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setPaths changes this index's scoring paths (its injected Config), so
+// that one built index can be searched through each path.
+func (ix *Index) setPaths(p queryPaths) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.cfg.paths = p
 }
 
 // allOnConfig is the default configuration with every optional technique on.
