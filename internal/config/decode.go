@@ -482,7 +482,7 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits"}
+	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
@@ -544,6 +544,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			}
 		case "local":
 			d.local(v, p, &c.Local)
+		case "index":
+			d.index(v, p, &c.Index)
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {

@@ -53,6 +53,13 @@ func New(log *slog.Logger) *Registry {
 	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New()}
 }
 
+// SetSemantic installs the index's semantic stage (embeddings); call it
+// before adding providers so that every tool is embedded.
+func (r *Registry) SetSemantic(s index.Semantic) { r.index.SetSemantic(s) }
+
+// Semantic returns the index's semantic stage (nil: lexical only).
+func (r *Registry) Semantic() index.Semantic { return r.index.Semantic() }
+
 // Add registers a provider; ids must be unique. It does not load tools: call Refresh.
 func (r *Registry) Add(p provider.Provider) error {
 	info := p.Info()
