@@ -47,9 +47,15 @@ func stdioOptions(t *testing.T, mode string) (Options, string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	env := map[string]string{"MCPTEST_SERVER": mode, "MCPTEST_DIR": dir}
+	if testing.CoverMode() != "" {
+		// A child built with -cover warns on stderr when GOCOVERDIR is unset,
+		// and tests match the child's stderr exactly: give it a place to write.
+		env["GOCOVERDIR"] = t.TempDir()
+	}
 	return Options{
 		ID: "ev", Command: exe, RequireConfirm: true,
-		Env:      map[string]string{"MCPTEST_SERVER": mode, "MCPTEST_DIR": dir},
+		Env:      env,
 		CacheDir: filepath.Join(dir, "cache"), Environ: hostEnv,
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second, StopGrace: 300 * time.Millisecond,
 		StartTimeout: 20 * time.Second, ListWait: 20 * time.Second,
