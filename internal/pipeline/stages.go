@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -31,7 +32,7 @@ func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 			}
 			if req.AskHuman != nil {
 				ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
-					req.Resolved.Canonical, clip(string(req.Args), 500)))
+					req.Resolved.Canonical, textutil.Clip(string(req.Args), 500)))
 				switch {
 				case err == nil && ok:
 					return withDecision(next(ctx, req), "confirmed")
@@ -85,13 +86,6 @@ func withDecision(r *Response, d string) *Response {
 		r.Decision = d
 	}
 	return r
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // LoopGuard escalates and refuses repeated identical failures within a session.
