@@ -1,4 +1,4 @@
-package facade_test
+package passthrough_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -170,6 +171,8 @@ type upProvider struct {
 	shared *mcp.ClientSession
 	opened atomic.Int32
 }
+
+var _ passthrough.Upstream = (*upProvider)(nil)
 
 type bindKey struct{}
 
@@ -396,17 +399,6 @@ func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	}
 	if n := h.prov.opened.Load(); n != 0 {
 		t.Errorf("initialize opened %d passthrough sessions; they open on first use", n)
-	}
-}
-
-func TestPassthroughNoUpstreamAdvertisesNothingExtra(t *testing.T) {
-	h := newHarness(t, setup{mode: facade.Flat, version: "2025-11-25"})
-	caps := h.cs.InitializeResult().Capabilities
-	if caps.Resources != nil || caps.Completions != nil || caps.Logging != nil {
-		t.Errorf("without a passthrough provider: capabilities = %+v", caps)
-	}
-	if _, err := h.cs.ListResources(context.Background(), nil); err != nil {
-		t.Errorf("resources/list without a passthrough: %v", err)
 	}
 }
 
