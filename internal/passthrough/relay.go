@@ -251,4 +251,3 @@ func notifyClientSession(ctx context.Context, cs *mcp.ClientSession, method stri
 	ctx = context.WithValue(ctx, rewriteKey{}, &rewrite{on: "notifications/progress", method: method, req: &mcp.ClientRequest[mcp.Params]{Session: cs, Params: params}})
 	return cs.NotifyProgress(ctx, &mcp.ProgressNotificationParams{})
 }
-

@@ -28,8 +28,8 @@ type downstream struct {
 // upConn is the upstream session of one downstream session and provider.
 type upConn struct {
 	id    string
-	up    Upstream // the provider it was opened on (a reload replaces it)
-	ready chan struct{}       // closed once cs or err is set
+	up    Upstream      // the provider it was opened on (a reload replaces it)
+	ready chan struct{} // closed once cs or err is set
 	cs    *mcp.ClientSession
 	err   error
 	dead  atomic.Bool
