@@ -30,6 +30,12 @@ func Resolve(cat Catalog) Middleware {
 				return fail(req.Malformed, "invalid")
 			}
 			cat.Refresh(ctx)
+			if req.Skill {
+				if resp := resolveSkill(cat, req); resp != nil {
+					return resp
+				}
+				return next(ctx, req)
+			}
 			if req.Tool == "" {
 				return fail(missingToolName(req), "invalid")
 			}
