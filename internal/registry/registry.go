@@ -38,8 +38,8 @@ type entry struct {
 	p       provider.Provider
 	info    catalog.ProviderInfo
 	enabled bool
-	tools   []catalog.Tool // accepted tools, canonical names set, sorted by name
-	raw     []catalog.Tool // as last returned by the provider, for change detection
+	tools   []catalog.Tool  // accepted tools, canonical names set, sorted by name
+	raw     []catalog.Tool  // as last returned by the provider, for change detection
 	skills  []catalog.Skill // accepted skills (see acceptSkillsLocked)
 	rawSk   []catalog.Skill // as last returned by the provider, for change detection
 	loadErr error
