@@ -1,12 +1,10 @@
 package facade_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // skillProvider is a fake whose skills also know how to hang and to fail, so
@@ -38,24 +37,11 @@ func (p skillProvider) RunSkill(ctx context.Context, name string, args json.RawM
 	return p.Fake.RunSkill(ctx, name, args, tools)
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-// records decodes the audit lines written so far.
-func (s *syncBuf) records(t *testing.T) []pipeline.AuditRecord {
+// auditRecords decodes the audit lines written so far.
+func auditRecords(t *testing.T, audit *testutil.SyncBuffer) []pipeline.AuditRecord {
 	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []pipeline.AuditRecord
-	for _, line := range strings.Split(strings.TrimSpace(s.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(audit.String()), "\n") {
 		if line == "" {
 			continue
 		}
@@ -77,7 +63,7 @@ type skillSetup struct {
 
 // newSkillHarness serves provider gh with the skills peek (read-only),
 // change (mutating), hang and broken, in progressive mode, with an audit log.
-func newSkillHarness(t *testing.T, s skillSetup) (*harness, *syncBuf, *int) {
+func newSkillHarness(t *testing.T, s skillSetup) (*harness, *testutil.SyncBuffer, *int) {
 	t.Helper()
 	gh := providertest.New(catalog.ProviderInfo{ID: "gh", Kind: "fake", Description: "GitHub", RequireConfirm: true, Timeout: time.Hour},
 		providertest.Tool("get_repo", "Get a repository.", repoSchema, true),
@@ -92,7 +78,7 @@ func newSkillHarness(t *testing.T, s skillSetup) (*harness, *syncBuf, *int) {
 	if err := reg.Add(skillProvider{gh}); err != nil {
 		t.Fatal(err)
 	}
-	audit := &syncBuf{}
+	audit := &testutil.SyncBuffer{}
 	if s.timeout == 0 {
 		s.timeout = 5 * time.Second
 	}
@@ -132,7 +118,7 @@ func TestSkillRunIsAudited(t *testing.T) {
 	if e != nil || !strings.HasPrefix(text, "peek: get_repo") {
 		t.Fatalf("peek = %s %v", text, e)
 	}
-	recs := audit.records(t)
+	recs := auditRecords(t, audit)
 	if len(recs) != 2 {
 		t.Fatalf("audit has %d records, want the inner call and the run: %+v", len(recs), recs)
 	}
@@ -148,7 +134,7 @@ func TestSkillRunIsAudited(t *testing.T) {
 	if _, e := h.call("agent_tools_gh_run_skill", map[string]any{"skill": "nope"}); e["code"] != "UNKNOWN_SKILL" {
 		t.Fatalf("unknown skill: %v", e)
 	}
-	if recs := audit.records(t); len(recs) != 3 || recs[2].Tool != "nope" || recs[2].ErrorCode != "UNKNOWN_SKILL" {
+	if recs := auditRecords(t, audit); len(recs) != 3 || recs[2].Tool != "nope" || recs[2].ErrorCode != "UNKNOWN_SKILL" {
 		t.Errorf("unknown skill record = %+v", recs[len(recs)-1])
 	}
 }
@@ -180,7 +166,7 @@ func TestSkillRunIsDeadlineBound(t *testing.T) {
 	if e["code"] != "TIMEOUT" || !strings.Contains(e["message"].(string), `"gh_hang" did not finish within 50ms`) {
 		t.Fatalf("hang = %v", e)
 	}
-	if recs := audit.records(t); len(recs) != 1 || recs[0].ErrorCode != "TIMEOUT" || recs[0].Tool != "gh_hang" {
+	if recs := auditRecords(t, audit); len(recs) != 1 || recs[0].ErrorCode != "TIMEOUT" || recs[0].Tool != "gh_hang" {
 		t.Errorf("audit = %+v", recs)
 	}
 }
@@ -194,7 +180,7 @@ func TestSkillRunIsDenyChecked(t *testing.T) {
 	if got := h.gh.Calls(); len(got) != 0 {
 		t.Errorf("a denied skill ran tools: %v", got)
 	}
-	if recs := audit.records(t); len(recs) != 1 || recs[0].Decision != "denied" {
+	if recs := auditRecords(t, audit); len(recs) != 1 || recs[0].Decision != "denied" {
 		t.Errorf("audit = %+v", recs)
 	}
 	// The allow list names skills the same way.
@@ -230,7 +216,7 @@ func TestSkillConfirmationAgentMode(t *testing.T) {
 	if e != nil || text != `change: delete_repo({"owner":"a","repo":"b"})` {
 		t.Fatalf("confirmed = %s %v", text, e)
 	}
-	recs := audit.records(t)
+	recs := auditRecords(t, audit)
 	if last := recs[len(recs)-1]; last.Tool != "gh_change" || last.Decision != "confirmed" {
 		t.Errorf("confirmed run record = %+v", last)
 	}
@@ -318,7 +304,7 @@ func TestGlobalRunSkill(t *testing.T) {
 	if want := `{"arguments":{"arguments":{},"confirm":true,"skill":"gh:change"},"tool":"agent_tools_run_skill"}`; e["code"] != "CONFIRMATION_REQUIRED" || string(retry) != want {
 		t.Fatalf("unconfirmed global run = %v, retry %s", e, retry)
 	}
-	if recs := audit.records(t); len(recs) != 1 || recs[0].Tool != "gh_change" || recs[0].Via != "agent_tools_run_skill" {
+	if recs := auditRecords(t, audit); len(recs) != 1 || recs[0].Tool != "gh_change" || recs[0].Via != "agent_tools_run_skill" {
 		t.Errorf("audit = %+v", recs)
 	}
 	if _, e := h.call("agent_tools_run_skill", map[string]any{"skill": "change"}); e["code"] != "UNKNOWN_SKILL" ||

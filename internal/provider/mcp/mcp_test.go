@@ -22,6 +22,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -108,24 +109,11 @@ func mustCall(t *testing.T, p *Provider, name, args string) *provider.Result {
 	return res
 }
 
-func wantCode(t *testing.T, err error, code toolerr.Code) *toolerr.Error {
-	t.Helper()
-	te, ok := toolerr.As(err)
-	if !ok || te.Code != code {
-		t.Fatalf("err = %v, want code %s", err, code)
-	}
-	return te
-}
+var wantCode = testutil.WantCode
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, what, 15*time.Second, cond)
 }
 
 func diag(p *Provider, item string) provider.Diagnostic {
