@@ -202,21 +202,8 @@ func (pt *Passthrough) rootsChanged(ctx context.Context, req *mcp.RootsListChang
 	if ds == nil {
 		return
 	}
-	ds.mu.Lock()
-	var open []*upConn
-	for _, c := range ds.conns {
-		open = append(open, c)
-	}
-	ds.mu.Unlock()
-	for _, c := range open {
-		select {
-		case <-c.ready:
-		default:
-			continue // still dialling: it asks for the roots when it needs them
-		}
-		if c.cs != nil && !c.dead.Load() {
-			_ = notifyClientSession(context.WithoutCancel(ctx), c.cs, "notifications/roots/list_changed", &mcp.RootsListChangedParams{})
-		}
+	for _, c := range ds.live() {
+		_ = notifyClientSession(context.WithoutCancel(ctx), c.cs, "notifications/roots/list_changed", &mcp.RootsListChangedParams{})
 	}
 }
 

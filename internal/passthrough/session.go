@@ -67,6 +67,29 @@ func (pt *Passthrough) downstream(ss *mcp.ServerSession) *downstream {
 	return ds
 }
 
+// live returns the client's upstream sessions that are open. Those still
+// dialling are left out: they replay the log level and subscriptions, and
+// ask for the roots, themselves once open.
+func (ds *downstream) live() []*upConn {
+	ds.mu.Lock()
+	conns := make([]*upConn, 0, len(ds.conns))
+	for _, c := range ds.conns {
+		conns = append(conns, c)
+	}
+	ds.mu.Unlock()
+	out := conns[:0]
+	for _, c := range conns {
+		select {
+		case <-c.ready:
+			if c.cs != nil && !c.dead.Load() {
+				out = append(out, c)
+			}
+		default:
+		}
+	}
+	return out
+}
+
 // close ends the downstream session's upstream sessions.
 func (ds *downstream) close() {
 	ds.mu.Lock()

@@ -11,11 +11,10 @@ import (
 // UnsubscribeHandler: the subscription lives in the client's own upstream
 // session (and is replayed if that session is replaced).
 func (pt *Passthrough) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	ups := pt.forwarded()
-	if len(ups) == 0 || req.Session == nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this server does not support resource subscriptions"}
+	ds, ups, err := pt.subscriptions(req.Session)
+	if err != nil {
+		return err
 	}
-	ds := pt.downstream(req.Session)
 	uri := req.Params.URI
 	return ds.route(ctx, ups, uri, func(c *upConn) error {
 		if err := c.cs.Subscribe(ctx, req.Params); err != nil {
@@ -29,13 +28,12 @@ func (pt *Passthrough) subscribe(ctx context.Context, req *mcp.SubscribeRequest)
 }
 
 func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	ups := pt.forwarded()
-	if len(ups) == 0 || req.Session == nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this server does not support resource subscriptions"}
+	ds, ups, err := pt.subscriptions(req.Session)
+	if err != nil {
+		return err
 	}
-	ds := pt.downstream(req.Session)
 	uri := req.Params.URI
-	err := ds.route(ctx, ups, uri, func(c *upConn) error {
+	err = ds.route(ctx, ups, uri, func(c *upConn) error {
 		return c.cs.Unsubscribe(ctx, req.Params)
 	})
 	if err == nil {
@@ -46,23 +44,24 @@ func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequ
 	return err
 }
 
+// subscriptions is the client's passthrough state and the forwarded
+// upstreams, or METHOD_NOT_FOUND when nothing is forwarded.
+func (pt *Passthrough) subscriptions(ss *mcp.ServerSession) (*downstream, []upstreamRef, error) {
+	ups := pt.forwarded()
+	if len(ups) == 0 || ss == nil {
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this server does not support resource subscriptions"}
+	}
+	return pt.downstream(ss), ups, nil
+}
+
 // setLevel records the client's log level and passes it to its open
 // upstream sessions (sessions opened later get it when they open).
 func (ds *downstream) setLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) {
 	ds.mu.Lock()
 	ds.level = p.Level
-	var open []*upConn
-	for _, c := range ds.conns {
-		open = append(open, c)
-	}
 	ds.mu.Unlock()
-	for _, c := range open {
-		select {
-		case <-c.ready:
-		default:
-			continue // still dialling: it replays the level itself
-		}
-		if c.cs != nil && !c.dead.Load() && upstreamCaps(c.cs).Logging != nil {
+	for _, c := range ds.live() {
+		if upstreamCaps(c.cs).Logging != nil {
 			_ = c.cs.SetLoggingLevel(ctx, p)
 		}
 	}
