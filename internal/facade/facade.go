@@ -278,15 +278,34 @@ func (f *Facade) Tools() []*mcp.Tool {
 	return out
 }
 
-// visibleProviders are the enabled providers, built-ins first.
+// visibleProviders are the enabled providers, built-ins first, each with the
+// skills policy does not deny.
 func (f *Facade) visibleProviders() []registry.ProviderStatus {
 	var out []registry.ProviderStatus
 	for _, p := range f.cat.Providers() {
 		if p.Enabled {
+			p.Skills = f.visibleSkills(p.Info, p.Skills)
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// visibleSkills are the skills policy does not deny, by their canonical
+// names (denied skills are hidden like denied tools).
+func (f *Facade) visibleSkills(info catalog.ProviderInfo, skills []catalog.Skill) []catalog.Skill {
+	out := skills[:0:0]
+	for _, s := range skills {
+		if f.skillVisible(info, s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (f *Facade) skillVisible(info catalog.ProviderInfo, name string) bool {
+	canonical, err := registry.SkillCanonical(info, name)
+	return err == nil && f.rules().Visible(canonical)
 }
 
 // visibleTools are a provider's tools that policy does not deny.

@@ -183,10 +183,24 @@ func TestSkillRunIsDenyChecked(t *testing.T) {
 	if recs := auditRecords(t, audit); len(recs) != 1 || recs[0].Decision != "denied" {
 		t.Errorf("audit = %+v", recs)
 	}
+	// A denied skill is hidden like a denied tool: not in run_skill's list, not in discover.
+	for _, tool := range h.fac.Tools() {
+		if tool.Name == "agent_tools_gh_run_skill" && (strings.Contains(tool.Description, "peek") || !strings.Contains(tool.Description, "change")) {
+			t.Errorf("run_skill lists = %q", tool.Description)
+		}
+	}
+	if text, _ := h.call("agent_tools_gh_discover", map[string]any{"query": "look at a repository"}); strings.Contains(text, `"name":"peek"`) {
+		t.Errorf("discover shows a denied skill: %s", text)
+	}
 	// The allow list names skills the same way.
-	h2, _, _ := newSkillHarness(t, skillSetup{rules: policy.Rules{Allow: []string{"gh_get_repo"}}})
+	h2, _, _ := newSkillHarness(t, skillSetup{rules: policy.Rules{Allow: []string{"gh_get_repo", "gh_change"}}})
 	if _, e := h2.call("agent_tools_gh_run_skill", map[string]any{"skill": "peek", "arguments": peekArgs}); e["code"] != "DENIED" {
 		t.Errorf("skill outside the allow list = %v", e)
+	}
+	// With every skill denied, there is no run_skill tool at all.
+	h3, _, _ := newSkillHarness(t, skillSetup{rules: policy.Rules{Allow: []string{"gh_get_repo"}}})
+	if _, e := h3.call("agent_tools_gh_run_skill", map[string]any{"skill": "peek"}); e["code"] != "UNKNOWN_TOOL" {
+		t.Errorf("run_skill with every skill denied = %v", e)
 	}
 }
 
