@@ -100,7 +100,6 @@ func skillRequest(raw json.RawMessage, via, providerID string, tokens bool) *pip
 		return req
 	}
 	req.Tool, req.Args = name, rawOrEmpty(m["arguments"])
-	req.Via = via
 	req.Shape = skillShape{via: via, skill: m["skill"]}
 	return req
 }

@@ -88,16 +88,8 @@ func (ds *downstream) clientReceive(c *upConn) mcp.Middleware {
 }
 
 func (ds *downstream) createMessage(ctx context.Context, c *upConn, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	if params == nil {
-		params = &mcp.CreateMessageWithToolsParams{}
-	}
-	rctx, done := ds.relayCtx(ctx)
-	defer done()
-	p := *params
-	var undo func()
-	p.Meta, undo = ds.mapToken(c, p.Meta)
-	defer undo()
-	return ds.ss.CreateMessageWithTools(rctx, &p) // array content kept; one block goes back as one
+	return relayRequest(ctx, ds, c, params, func(p *mcp.CreateMessageWithToolsParams) *mcp.Meta { return &p.Meta },
+		ds.ss.CreateMessageWithTools) // array content kept; one block goes back as one
 }
 
 // elicit relays an elicitation as the upstream wrote it. ServerSession.Elicit
@@ -107,19 +99,31 @@ func (ds *downstream) createMessage(ctx context.Context, c *upConn, params *mcp.
 // Elicit is given the schema-less form for its capability checks, and
 // RewriteSends puts the upstream's own request on the wire.
 func (ds *downstream) elicit(ctx context.Context, c *upConn, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	if params == nil {
-		params = &mcp.ElicitParams{}
+	return relayRequest(ctx, ds, c, params, func(p *mcp.ElicitParams) *mcp.Meta { return &p.Meta },
+		func(rctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+			stub := &mcp.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+			rctx = context.WithValue(rctx, rewriteKey{}, &rewrite{on: "elicitation/create", method: "elicitation/create",
+				req: &mcp.ServerRequest[*mcp.ElicitParams]{Session: ds.ss, Params: p}})
+			return ds.ss.Elicit(rctx, stub)
+		})
+}
+
+// relayRequest relays a request of the upstream to the client: a copy of
+// params (nil: empty) whose progress token is mapped to one of ours (see
+// mapToken) for as long as send runs, under relayCtx.
+func relayRequest[P any, R any](ctx context.Context, ds *downstream, c *upConn, params *P, meta func(*P) *mcp.Meta,
+	send func(context.Context, *P) (R, error)) (R, error) {
+	var p P
+	if params != nil {
+		p = *params
 	}
 	rctx, done := ds.relayCtx(ctx)
 	defer done()
-	p := *params
+	m := meta(&p)
 	var undo func()
-	p.Meta, undo = ds.mapToken(c, p.Meta)
+	*m, undo = ds.mapToken(c, *m)
 	defer undo()
-	stub := &mcp.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
-	rctx = context.WithValue(rctx, rewriteKey{}, &rewrite{on: "elicitation/create", method: "elicitation/create",
-		req: &mcp.ServerRequest[*mcp.ElicitParams]{Session: ds.ss, Params: &p}})
-	return ds.ss.Elicit(rctx, stub)
+	return send(rctx, &p)
 }
 
 // relayCtx is the context to relay something the upstream sent while
