@@ -150,18 +150,6 @@ func (pt *Passthrough) Attach(s *mcp.Server) {
 	pt.promptsMu.Unlock()
 }
 
-// unwrap removes wrappers (skills.Wrap) around a provider.
-func unwrap(p provider.Provider) provider.Provider {
-	for range 8 {
-		w, ok := p.(interface{ Unwrap() provider.Provider })
-		if !ok {
-			break
-		}
-		p = w.Unwrap()
-	}
-	return p
-}
-
 // upstreamRef is one provider backed by an upstream MCP server.
 type upstreamRef struct {
 	id   string
@@ -182,14 +170,13 @@ func (pt *Passthrough) upstreams() []upstreamRef {
 		if !ok {
 			continue
 		}
-		p = unwrap(p)
-		up, ok := p.(PromptUpstream)
+		up, ok := provider.As[PromptUpstream](p) // through wrappers (skills.Wrap)
 		if !ok {
 			continue
 		}
 		r := upstreamRef{id: info.ID, info: info, up: up}
 		if pt.forward && info.HostLocal {
-			r.pt, _ = p.(Upstream)
+			r.pt, _ = provider.As[Upstream](p)
 		}
 		out = append(out, r)
 	}
@@ -206,7 +193,7 @@ func (pt *Passthrough) forwardedRef(id string) (upstreamRef, bool) {
 	if !ok || !info.HostLocal {
 		return upstreamRef{}, false
 	}
-	up, ok := unwrap(p).(Upstream)
+	up, ok := provider.As[Upstream](p)
 	if !ok {
 		return upstreamRef{}, false
 	}
