@@ -234,7 +234,7 @@ func (f *Facade) flatTools() []toolDef {
 	var defs []toolDef
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
-			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
+			needs := policy.NeedsConfirm(t, p.Info)
 			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {

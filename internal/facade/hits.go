@@ -57,7 +57,8 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 		case "skill":
 			name := strings.TrimPrefix(h.ID, "skill:"+h.Provider+":")
 			s, ok := f.cat.Skill(h.Provider, name)
-			if !ok {
+			_, info, loaded := f.cat.Provider(h.Provider)
+			if !ok || !loaded || !f.skillVisible(info, s.Name) {
 				continue
 			}
 			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related, Why: h.Why}
