@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/agent-tools/agent-tools/internal/textutil"
+
 	"fmt"
 	"strings"
 )
@@ -83,14 +85,4 @@ func validVarName(s string) bool {
 }
 
 // clip shortens file text quoted in messages.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	return string(r[:max]) + "…"
-}
+func clip(s string) string { return textutil.Clip(s, 40) }

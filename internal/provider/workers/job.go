@@ -1,6 +1,8 @@
 package workers
 
 import (
+	"github.com/agent-tools/agent-tools/internal/textutil"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -568,9 +570,4 @@ func (r *result) shown() *result {
 	return &v
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
+func clip(s string, n int) string { return textutil.Clip(s, n) }
