@@ -1,10 +1,10 @@
 package config
 
 import (
-	"github.com/agent-tools/agent-tools/internal/textutil"
-
 	"fmt"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // interpolation is the outcome of expanding one scalar value.

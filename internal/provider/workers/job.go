@@ -1,8 +1,6 @@
 package workers
 
 import (
-	"github.com/agent-tools/agent-tools/internal/textutil"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +17,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // result is the job envelope (seed 003's result format, SPEC §4.6).
