@@ -241,7 +241,7 @@ func TestCallErrorsTeach(t *testing.T) {
 		{"missing required", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `expected_schema`, 0},
 		{"extra property", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b", "x": 1}}, "INVALID_ARGUMENTS", `'x'`, 0},
 		{"arguments as string", map[string]any{"toolName": "get_repo", "arguments": `{"owner":"a"}`}, "INVALID_ARGUMENTS", "must be an object", 0},
-		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"]`, 0},
+		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"],"code":"INVALID_ARGUMENTS","correct_shape":{"arguments":{"arguments":{"owner":"a"},"toolName":"get_repo"}`, 0},
 		{"backend failure", map[string]any{"toolName": "list-issues", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "BACKEND_ERROR", `"output":"boom"`, 1},
 	}
 	for _, tc := range tests {
@@ -311,7 +311,7 @@ func TestSearchMode(t *testing.T) {
 		t.Fatalf("tools = %s", got)
 	}
 	text, e := h.call("agent_tools_search", map[string]any{"query": "open issues"})
-	if e != nil || !strings.Contains(text, `"name":"gh_listz2dzissues"`) {
+	if e != nil || !strings.Contains(text, `"name":"gh_list-issues"`) {
 		t.Fatalf("search = %s", text)
 	}
 	_, e = h.call("agent_tools_search", map[string]any{})
@@ -330,7 +330,7 @@ func TestSearchMode(t *testing.T) {
 
 func TestFlatMode(t *testing.T) {
 	h := newHarness(t, setup{mode: facade.Flat})
-	if got := strings.Join(h.names(), ","); got != "gh_delete_repo,gh_get_repo,gh_listz2dzissues" {
+	if got := strings.Join(h.names(), ","); got != "gh_delete_repo,gh_get_repo,gh_list-issues" {
 		t.Fatalf("tools = %s", got)
 	}
 	res, _ := h.cs.ListTools(context.Background(), nil)

@@ -20,7 +20,6 @@ const (
 	callTool      = "agent_tools_call"
 	runSkillTool  = "agent_tools_run_skill"
 	listPageSize  = 50
-	maxPageSize   = 200
 	hitLimit      = 8
 	maxHits       = 50
 	schemaHits    = 3 // top hits that carry their full input schema
@@ -111,7 +110,7 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
 				"query":   prop("string", "What you want to do. Omit to list all tools."),
-				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize},
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": fmt.Sprintf("How many results (1–%d).", maxHits)},
 				"cursor":  prop("string", "next_cursor of the previous page."),
 				"schemas": prop("boolean", "Full input schema for every result, not only the top hits."),
 			}, nil),
@@ -142,8 +141,9 @@ func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverAr
 			return a, nil, fe
 		}
 	}
-	if raw, given := m["limit"]; (given && string(raw) != "null" && a.Limit < 1) || a.Limit > maxPageSize {
-		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxPageSize),
+	// One limit everywhere (schema, hint, validation): 1–maxHits.
+	if raw, given := m["limit"]; (given && string(raw) != "null" && a.Limit < 1) || a.Limit > maxHits {
+		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxHits),
 			"%s: limit %d is out of range", via, a.Limit)
 	}
 	a.Query = strings.TrimSpace(a.Query)

@@ -87,65 +87,6 @@ func (r *Registry) Conflicts() []Conflict {
 	return out
 }
 
-// Sighting is a tool a name the model used refers to, with how it matched.
-type Sighting struct {
-	Tool catalog.Tool
-	// Conflict is set when the tool exists but has no canonical name.
-	Conflict *Conflict
-	// How is "name" (its own name), "canonical", or "lossless"/"readable"
-	// (its canonical name under the other scheme).
-	How string
-}
-
-// Locate finds every tool, of any provider, that name refers to: its own
-// name, its canonical name, its name under the other scheme, or its name
-// without a provider prefix, compared case-insensitively. Misses use it to
-// point at the right provider and tool whatever mode the name came from.
-func (r *Registry) Locate(name string) []Sighting {
-	low := strings.ToLower(strings.TrimSpace(name))
-	if low == "" {
-		return nil
-	}
-	other := r.opts.Scheme.Other()
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	var out []Sighting
-	match := func(t catalog.Tool, c *Conflict) {
-		how := ""
-		switch {
-		case strings.ToLower(t.Name) == low:
-			how = "name"
-		case t.Canonical != "" && strings.ToLower(t.Canonical) == low:
-			how = "canonical"
-		default:
-			e := r.providers[t.Provider]
-			if alt, err := other.Canonical(t.Provider, t.Name, e.info.HostLocal); err == nil && strings.ToLower(alt) == low {
-				how = other.String()
-			} else if !e.info.HostLocal {
-				if rest, ok := strings.CutPrefix(low, strings.ToLower(t.Provider)+"_"); ok && rest == strings.ToLower(t.Name) {
-					how = "name"
-				}
-			}
-		}
-		if how != "" {
-			out = append(out, Sighting{Tool: t, Conflict: c, How: how})
-		}
-	}
-	for _, id := range r.order {
-		e := r.providers[id]
-		if !e.enabled {
-			continue
-		}
-		for _, t := range e.tools {
-			match(t, nil)
-		}
-		for i := range e.conflicts {
-			match(e.conflicts[i].Tool, &e.conflicts[i])
-		}
-	}
-	return out
-}
-
 // Known clients' limits on a published tool name.
 const (
 	apiNameLimit = 64 // OpenAI, Gemini, the Anthropic API

@@ -77,29 +77,6 @@ func TestPassthroughNamesAreVerbatim(t *testing.T) {
 	}
 }
 
-func TestLocateAcrossProvidersAndSchemes(t *testing.T) {
-	fs := providertest.New(catalog.ProviderInfo{ID: "fs"}, providertest.Tool("list_directory_with_sizes", "", "", true))
-	ev := providertest.New(catalog.ProviderInfo{ID: "ev"}, providertest.Tool("get-sum", "", "", true))
-	r := load(t, registry.Options{}, fs, ev)
-	tests := []struct{ in, provider, how string }{
-		{"list_directory_with_sizes", "fs", "name"},
-		{"fs_list_directory_with_sizes", "fs", "canonical"},
-		{"FS_List_Directory_With_Sizes", "fs", "canonical"},
-		{"fs_list_directory_with_siz7azes", "fs", "lossless"},
-		{"ev_getz2dzsum", "ev", "lossless"},
-		{"ev_get-sum", "ev", "canonical"},
-	}
-	for _, tt := range tests {
-		got := r.Locate(tt.in)
-		if len(got) != 1 || got[0].Tool.Provider != tt.provider || got[0].How != tt.how {
-			t.Errorf("Locate(%q) = %+v, want %s by %s", tt.in, got, tt.provider, tt.how)
-		}
-	}
-	if got := r.Locate("nothing_like_it"); len(got) != 0 {
-		t.Errorf("Locate of an unknown name = %+v", got)
-	}
-}
-
 // A rule written for the wrong scheme never silently stops protecting.
 func TestUnmatchedPolicyRules(t *testing.T) {
 	fs := providertest.New(catalog.ProviderInfo{ID: "fs"},
