@@ -284,6 +284,9 @@ func (f *Facade) searchDef() toolDef {
 					return errorResult(toolerr.New(toolerr.ProviderUnavailable, "Call "+helpTool+" for the loaded providers.",
 						"provider %q is not loaded", prov)), nil
 				}
+				if e := f.unavailable(prov); e != nil {
+					return errorResult(e), nil
+				}
 			}
 			return jsonResult(f.rank(a, indexOptions(prov), callTool)), nil
 		},

@@ -56,9 +56,9 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			if !ok {
 				continue
 			}
-			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: skillArgs(s.Args), Related: s.Related}
+			sk := hit{Kind: "skill", Name: s.Name, Provider: h.Provider, Description: firstLine(s.Description, descLen), Args: skillArgs(s.Args), Related: s.Related}
 			if f.opts.Mode == Search {
-				sk.Name = s.Provider + ":" + s.Name
+				sk.Name = h.Provider + ":" + s.Name
 			}
 			results = append(results, sk)
 		default:

@@ -92,6 +92,9 @@ func (f *Facade) help() map[string]any {
 		next = "Call agent_tools_search({query}) to find a tool, then agent_tools_call({tool, arguments})."
 	case Flat:
 		next = "Every tool is listed directly under its own name."
+	case Text:
+		next = "Run `<prefix> discover <words>` to find a provider's tools, then `<prefix> call <tool> key=value`; `search <words>` looks in every provider; `call <canonical-name> key=value` calls a tool by the name search returns."
+		return map[string]any{"providers": lines, "commands": textUsage, "next": next}
 	}
 	return map[string]any{"providers": lines, "next": next}
 }
@@ -156,6 +159,9 @@ func (f *Facade) discover(ctx context.Context, id, via string, raw json.RawMessa
 		return errorResult(e)
 	}
 	f.cat.Refresh(ctx)
+	if e := f.unavailable(id); e != nil { // miss.go: a dead upstream is not an empty one
+		return errorResult(e)
+	}
 	if a.Query == "" {
 		return f.listPage(id, via, a)
 	}
