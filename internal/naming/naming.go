@@ -39,7 +39,7 @@ const (
 
 // Sentinel errors wrapped by *NameError (use errors.Is).
 var (
-	ErrEmpty       = errors.New("empty name component")
+	ErrEmpty = errors.New("empty name component")
 	// ErrTooLong is returned by CheckLength only: a long name is never an
 	// error of identity, only of publication.
 	ErrTooLong     = errors.New("name too long")

@@ -33,8 +33,8 @@ type Registry struct {
 	index     *index.Index
 	listeners []func()
 
-	opts        Options
-	ruleWarned  map[string]bool // unmatched policy rules already logged
+	opts       Options
+	ruleWarned map[string]bool // unmatched policy rules already logged
 }
 
 type entry struct {
