@@ -110,6 +110,10 @@ func (f *Facade) teachMiss(req *pipeline.Request) {
 	}
 }
 
+// Teach sets req.Malformed to a teaching error when req names no tool the
+// way it was called: the same lookups as MCP calls, for the CLI.
+func (f *Facade) Teach(req *pipeline.Request) { f.teachMiss(req) }
+
 // missError is the teaching error for a name that does not reach a tool
 // the way it was called, or nil when nothing better than the pipeline's
 // edit-distance suggestions is known.
