@@ -355,8 +355,14 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 				if err != nil {
 					return false, err
 				}
-				approved, _ := res.Content["approve"].(bool)
-				return res.Action == "accept" && approved, nil
+				if res.Action != "accept" {
+					return false, nil // decline or cancel: the person said no
+				}
+				approved, answered := res.Content["approve"].(bool)
+				if !answered { // an accept without the answer is not a "no"
+					return false, fmt.Errorf("the client accepted the confirmation request without answering it (no approve field)")
+				}
+				return approved, nil
 			}
 		}
 	}

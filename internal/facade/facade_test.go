@@ -429,15 +429,23 @@ func TestSkills(t *testing.T) {
 
 func TestElicitationConfirms(t *testing.T) {
 	for _, tc := range []struct {
-		action string
-		code   string
-	}{{"accept", ""}, {"decline", "DENIED"}} {
-		t.Run(tc.action, func(t *testing.T) {
+		name, action string
+		content      map[string]any
+		code         string
+	}{
+		{"accept", "accept", map[string]any{"approve": true}, ""},
+		{"decline", "decline", map[string]any{"approve": true}, "DENIED"},
+		{"unchecked", "accept", map[string]any{"approve": false}, "DENIED"},
+		// Regression (issue 10 §3.5): an accept without content is no answer,
+		// not "the user declined": the agent's own confirmation is asked for.
+		{"accept without content", "accept", nil, "CONFIRMATION_REQUIRED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
 			h := newHarness(t, setup{version: "2025-11-25", client: &mcp.ClientOptions{
 				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked++
-					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"approve": true}}, nil
+					return &mcp.ElicitResult{Action: tc.action, Content: tc.content}, nil
 				},
 			}})
 			_, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})

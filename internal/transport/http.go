@@ -194,6 +194,9 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
 			return
 		}
+		if !h.sessionRequired(w, r) { // http_session.go
+			return
+		}
 		h.inPosts.Add(1)
 		defer h.inPosts.Add(-1)
 	}
