@@ -151,6 +151,10 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 		meta := h.route("metadata", http.HandlerFunc(h.metadata))
 		mux.Handle(MetadataPath, meta)
 		mux.Handle(MetadataPath+MCPPath, meta)
+	} else { // say why there is none rather than a bare 404
+		none := h.route("metadata", http.HandlerFunc(noMetadata))
+		mux.Handle(MetadataPath, none)
+		mux.Handle(MetadataPath+MCPPath, none)
 	}
 	mux.Handle("/", h.route("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "not found: the MCP endpoint is "+MCPPath)

@@ -50,3 +50,9 @@ func (h *HTTP) sessionRequired(w http.ResponseWriter, r *http.Request) bool {
 	w.Write(append(out, '\n'))
 	return false
 }
+
+// noMetadata answers the protected-resource metadata URL of a server without
+// inbound auth: 404, saying that nothing needs authorising here.
+func noMetadata(w http.ResponseWriter, _ *http.Request) {
+	httpError(w, http.StatusNotFound, "no OAuth protected-resource metadata: this server has no inbound auth configured (server.http.tokens or server.http.oidc), so /mcp needs no token")
+}

@@ -50,3 +50,14 @@ func TestRequestWithoutSessionIsA400(t *testing.T) {
 		t.Fatalf("stateless: %d %s", resp.StatusCode, body)
 	}
 }
+
+func TestMetadataWithoutAuthSaysWhy(t *testing.T) {
+	_, srv, _ := start(t, HTTPOptions{})
+	resp, err := http.Get(srv.URL + MetadataPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := readBody(t, resp); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "no inbound auth configured") {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
