@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
@@ -23,6 +24,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	defer a.Close()
 	diags := append(a.Diagnostics(), readOnlyHints(a.Registry)...)
+	// Names (SPEC §3.6): flat names clients refuse, policy rules that match nothing.
+	diags = append(diags, a.Registry.FlatNameDiagnostics(a.Mode == facade.Flat)...)
+	diags = append(diags, a.Registry.RuleDiagnostics(a.Config.Policy.Deny, a.Config.Policy.Allow)...)
 	failed := false
 	for _, d := range diags {
 		failed = failed || d.Status == "failed"

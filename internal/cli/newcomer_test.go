@@ -109,3 +109,25 @@ func TestInitTwiceSaysTheFileExists(t *testing.T) {
 		t.Fatalf("second init: exit %d\n%s", code, stderr)
 	}
 }
+
+// doctor names flat names a client would refuse, rules that protect
+// nothing, and how to mark read-only tools.
+func TestDoctorExplainsNames(t *testing.T) {
+	env, out, _ := testEnv(t, nil)
+	long := strings.Repeat("very_long_", 7) + "deploy"
+	script(t, env.Dir, long, deployScript)
+	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\npolicy:\n  deny: [\"gh_*\", \"deployz2dzapp\"]\n"), 0o644)
+	script(t, env.Dir, "deploy-app", deployScript)
+	Run(context.Background(), env, []string{"doctor"})
+	text := out.String()
+	for _, want := range []string{
+		"flat mode does not publish it (76 characters, over flat.maxNameLength 64)",
+		"rename: {\"" + long + "\": <shorter name>}",
+		`policy.deny rule "gh_*" matches no loaded tool`,
+		`policy.deny rule "deployz2dzapp" matches no loaded tool, so it protects nothing; it would match "deployz2dzapp" (naming: lossless)`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, text)
+		}
+	}
+}

@@ -23,11 +23,8 @@ type Options struct {
 	Rename map[string]map[string]string
 	// FlatMaxNameLength is the longest name flat mode publishes (0: 64).
 	FlatMaxNameLength int
-	// Flat says flat mode is in force: doctor then lists every name a
-	// client would refuse, not only a count.
-	Flat bool
 	// Deny and Allow are the policy globs; one that matches no loaded tool
-	// is a warning in doctor and the log.
+	// is a warning in the load log and in Diagnostics.
 	Deny, Allow []string
 }
 
@@ -95,9 +92,24 @@ const (
 	claudeCodePrefix = "mcp__agent-tools__"
 )
 
-// nameDiagnostics are doctor's lines about names: flat names that a client
-// would refuse and what to do about them.
-func (r *Registry) nameDiagnosticsLocked(e *entry) []provider.Diagnostic {
+// FlatNameDiagnostics are doctor's lines about names in flat mode: with
+// flat, one line per name a client would refuse and what to do about it;
+// otherwise one summary line per provider that has such names (they are
+// reachable in this mode). The mode is the caller's to say: the registry
+// names tools for every mode.
+func (r *Registry) FlatNameDiagnostics(flat bool) []provider.Diagnostic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []provider.Diagnostic
+	for _, id := range r.order {
+		if e := r.providers[id]; e.enabled {
+			out = append(out, r.flatNamesLocked(e, flat)...)
+		}
+	}
+	return out
+}
+
+func (r *Registry) flatNamesLocked(e *entry, flat bool) []provider.Diagnostic {
 	max := r.FlatMaxNameLength()
 	id := e.info.ID
 	var out []provider.Diagnostic
@@ -115,16 +127,16 @@ func (r *Registry) nameDiagnosticsLocked(e *entry) []provider.Diagnostic {
 			broken = append(broken, fmt.Sprintf("Claude Code names it %s… (%d characters), over the Anthropic API's %d", claudeCodePrefix, cc, apiNameLimit))
 			claude++
 		}
-		if len(broken) == 0 || !r.opts.Flat {
+		if len(broken) == 0 || !flat {
 			continue
 		}
 		out = append(out, provider.Diagnostic{Provider: id, Item: t.Name, Status: "warning",
 			Reason: fmt.Sprintf("flat name %q: %s. Fix: add `rename: {%q: <shorter name>}` to provider %q, or use mode progressive or search (names there have no limit)",
 				t.Canonical, strings.Join(broken, "; "), t.Name, id)})
 	}
-	if !r.opts.Flat && over+claude > 0 {
+	if !flat && over+claude > 0 {
 		out = append(out, provider.Diagnostic{Provider: id, Item: "names", Status: "ok",
-			Reason: fmt.Sprintf("%d tool names are over flat.maxNameLength %d and %d more are too long for Claude Code in flat mode; this mode does not publish tool names, so every tool is reachable", over, max, claude)})
+			Reason: fmt.Sprintf("%d tool names are over flat.maxNameLength %d and %d more are too long for Claude Code's flat names; only flat mode publishes tool names, so in this mode every tool is reachable", over, max, claude)})
 	}
 	return out
 }
@@ -149,13 +161,13 @@ func (w RuleWarning) String() string {
 // UnmatchedRules lists the policy globs that match no loaded tool's
 // canonical name (tools the scheme could not name are checked by their
 // wanted name), saying when one would match under the other scheme.
-func (r *Registry) UnmatchedRules() []RuleWarning {
+func (r *Registry) UnmatchedRules(deny, allow []string) []RuleWarning {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	return r.unmatchedRulesLocked()
+	return r.unmatchedRulesLocked(deny, allow)
 }
 
-func (r *Registry) unmatchedRulesLocked() []RuleWarning {
+func (r *Registry) unmatchedRulesLocked(deny, allow []string) []RuleWarning {
 	var names, others []string
 	other := r.opts.Scheme.Other()
 	for _, id := range r.order {
@@ -179,7 +191,7 @@ func (r *Registry) unmatchedRulesLocked() []RuleWarning {
 	for _, list := range []struct {
 		name  string
 		globs []string
-	}{{"deny", r.opts.Deny}, {"allow", r.opts.Allow}} {
+	}{{"deny", deny}, {"allow", allow}} {
 		for _, g := range list.globs {
 			if slices.ContainsFunc(names, func(n string) bool { ok, _ := path.Match(g, n); return ok }) {
 				continue
@@ -200,7 +212,7 @@ func strconvQuote(s string) string { return fmt.Sprintf("%q", s) }
 func (r *Registry) logRules() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for _, w := range r.unmatchedRulesLocked() {
+	for _, w := range r.unmatchedRulesLocked(r.opts.Deny, r.opts.Allow) {
 		if k := w.List + "\x00" + w.Pattern; !r.ruleWarned[k] {
 			r.ruleWarned[k] = true
 			r.log.Warn(w.String())
@@ -208,10 +220,13 @@ func (r *Registry) logRules() {
 	}
 }
 
-// ruleDiagnostics are doctor's lines for unmatched policy rules.
-func (r *Registry) ruleDiagnosticsLocked() []provider.Diagnostic {
+// RuleDiagnostics are doctor's lines for the policy globs that match no
+// loaded tool.
+func (r *Registry) RuleDiagnostics(deny, allow []string) []provider.Diagnostic {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	var out []provider.Diagnostic
-	for _, w := range r.unmatchedRulesLocked() {
+	for _, w := range r.unmatchedRulesLocked(deny, allow) {
 		out = append(out, provider.Diagnostic{Provider: "policy", Item: w.List + " " + w.Pattern, Status: "warning", Reason: w.String()})
 	}
 	return out

@@ -81,9 +81,10 @@ func TestPassthroughNamesAreVerbatim(t *testing.T) {
 func TestUnmatchedPolicyRules(t *testing.T) {
 	fs := providertest.New(catalog.ProviderInfo{ID: "fs"},
 		providertest.Tool("write_file", "", "", false), providertest.Tool("deleteFile", "", "", false))
-	r := load(t, registry.Options{Deny: []string{"fs_delete*", "fs_deletez46zile", "fs_write_*", "nothing_*"}}, fs)
+	deny := []string{"fs_delete*", "fs_deletez46zile", "fs_write_*", "nothing_*"}
+	r := load(t, registry.Options{Deny: deny}, fs)
 	var got []string
-	for _, w := range r.UnmatchedRules() {
+	for _, w := range r.UnmatchedRules(deny, nil) {
 		got = append(got, w.String())
 	}
 	want := []string{
@@ -94,7 +95,7 @@ func TestUnmatchedPolicyRules(t *testing.T) {
 		t.Fatalf("warnings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	n := 0
-	for _, d := range r.Diagnostics() {
+	for _, d := range r.RuleDiagnostics(deny, nil) {
 		if d.Provider == "policy" && d.Status == "warning" {
 			n++
 		}
@@ -111,9 +112,9 @@ func TestFlatNameDiagnostics(t *testing.T) {
 		return providertest.New(catalog.ProviderInfo{ID: "hub"}, providertest.Tool(long, "", "", true),
 			providertest.Tool(mid, "", "", true), providertest.Tool("short", "", "", true))
 	}
-	r := load(t, registry.Options{Flat: true}, hub())
+	r := load(t, registry.Options{}, hub())
 	var lines []string
-	for _, d := range r.Diagnostics() {
+	for _, d := range r.FlatNameDiagnostics(true) {
 		if d.Status == "warning" {
 			lines = append(lines, d.Item+": "+d.Reason)
 		}
@@ -129,7 +130,7 @@ func TestFlatNameDiagnostics(t *testing.T) {
 	if r.FlatMaxNameLength() != 128 {
 		t.Fatal("flat.maxNameLength not kept")
 	}
-	for _, d := range r.Diagnostics() {
+	for _, d := range r.FlatNameDiagnostics(false) {
 		if d.Status == "warning" {
 			t.Fatalf("outside flat mode long names are only counted: %+v", d)
 		}

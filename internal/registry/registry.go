@@ -417,9 +417,6 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 			out = append(out, d.Diagnostics()...)
 		}
 		out = append(out, e.diags...)
-		if e.enabled {
-			out = append(out, r.nameDiagnosticsLocked(e)...)
-		}
 	}
-	return append(out, r.ruleDiagnosticsLocked()...)
+	return out
 }
