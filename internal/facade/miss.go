@@ -128,7 +128,7 @@ func (f *Facade) missError(req *pipeline.Request) *toolerr.Error {
 	}
 	seen := f.locate(req.Tool)
 	if len(seen) == 0 {
-		return nil
+		return f.nearMiss(req)
 	}
 	s := seen[0]
 	for _, x := range seen { // prefer the provider the call named
@@ -159,6 +159,51 @@ func (f *Facade) missError(req *pipeline.Request) *toolerr.Error {
 		"no tool named %q%s", req.Tool, where).
 		With("did_you_mean", []string{name}).
 		With("correct_shape", shape.Call(name, req.Args, nil))
+}
+
+// nearMiss handles a misspelt name that is close to no tool of the provider
+// the call named but to tools of others: their names, in this mode's terms.
+// Within one provider (or with no provider) the pipeline's edit-distance
+// suggestions answer.
+func (f *Facade) nearMiss(req *pipeline.Request) *toolerr.Error {
+	if req.Provider == "" {
+		return nil
+	}
+	var own, all []string
+	byName := map[string]catalog.Tool{}
+	for _, t := range f.cat.Tools("") {
+		if !f.rules().Visible(t.Canonical) {
+			continue
+		}
+		if t.Provider == req.Provider {
+			own = append(own, t.Name)
+			continue
+		}
+		all = append(all, t.Canonical)
+		byName[t.Canonical] = t
+	}
+	if len(pipeline.Suggest(req.Tool, own, 1)) > 0 {
+		return nil
+	}
+	near := pipeline.Suggest(req.Tool, all, 3)
+	if len(near) == 0 {
+		return nil
+	}
+	var names []string
+	var first pipeline.Shape
+	var firstName string
+	for i, c := range near {
+		t := byName[c]
+		shape, name := f.shapeFor(req, t)
+		names = append(names, t.Provider+": "+name)
+		if i == 0 {
+			first, firstName = shape, name
+		}
+	}
+	return toolerr.New(toolerr.UnknownTool, "No tool of this provider has a similar name; other providers have the ones in did_you_mean: make the call in correct_shape if it is what you meant.",
+		"no tool named %q in provider %q", req.Tool, req.Provider).
+		With("did_you_mean", names).
+		With("correct_shape", first.Call(firstName, req.Args, nil))
 }
 
 // shapeFor is how this mode's call reaches t, and the name it takes.
