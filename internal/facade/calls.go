@@ -103,9 +103,7 @@ func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pi
 		return req
 	}
 	var confirm any
-	if e == nil {
-		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
-	}
+	e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
 	if e == nil {
 		e = setConfirm(req, confirm, via, tokens)
 	}
@@ -166,9 +164,9 @@ func withShape(e *toolerr.Error, raw json.RawMessage, nameKey, alias string, sha
 			args[k], spread = v, true
 		}
 	}
-	var confirm any
-	if c, ok := m["confirm"]; ok && (string(c) == "true" || len(c) > 0 && c[0] == '"') {
-		_ = json.Unmarshal(c, &confirm)
+	var confirm any // kept only when it is certainly right
+	if c, ok := m["confirm"]; ok && string(bytes.TrimSpace(c)) == "true" {
+		confirm = true
 	}
 	if name == "" {
 		name = "<tool name>"
