@@ -70,3 +70,29 @@ func TestStdioStrayLinesKeepTheSession(t *testing.T) {
 		t.Errorf("tools/list after the stray lines: %v", m)
 	}
 }
+
+// FuzzScreen: any line is either handed to the SDK (a JSON-RPC message or
+// a batch) or answered with exactly one JSON-RPC error line; never both,
+// never a panic.
+func FuzzScreen(f *testing.F) {
+	for _, s := range []string{"", "   ", "garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"id":3}`, `[1,2]`, `{"jsonrpc":"2.0","id":{"x":1},"method":"m"}`, "\xff"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if len(line) > 4096 {
+			t.Skip("bounded inputs")
+		}
+		var out strings.Builder
+		pass := screen(line, &out)
+		if pass && out.Len() > 0 {
+			t.Fatalf("%q both passed and answered: %s", line, out.String())
+		}
+		if pass || len(strings.TrimSpace(string(line))) == 0 {
+			return
+		}
+		reply := out.String()
+		if strings.Count(reply, "\n") != 1 || !json.Valid([]byte(reply)) || !strings.Contains(reply, `"error"`) {
+			t.Fatalf("%q answered with %q", line, reply)
+		}
+	})
+}
