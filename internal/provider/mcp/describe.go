@@ -31,11 +31,16 @@ func describeUpstream(init *sdk.InitializeResult) string {
 	return name
 }
 
-// firstSentence is s up to its first line break or sentence end, at most n runes.
+// firstSentence is the first line of s up to its sentence end, at most n
+// runes; "" when that line is a Markdown heading or list item (a manual's
+// title is not a description).
 func firstSentence(s string, n int) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
 		s = s[:i]
+	}
+	if strings.HasPrefix(s, "#") || strings.HasPrefix(s, "- ") || strings.HasPrefix(s, "* ") {
+		return ""
 	}
 	if i := strings.Index(s, ". "); i >= 0 {
 		s = s[:i+1]

@@ -15,6 +15,8 @@ func TestDescriptionDefaultsToTheUpstreamsOwnWords(t *testing.T) {
 		{"unknown yet", nil, "MCP server run by node (it has not described itself yet)"},
 		{"title and instructions", &sdk.InitializeResult{ServerInfo: &sdk.Implementation{Name: "mcp-servers/everything", Title: "Everything"},
 			Instructions: "Testing server. It exercises every protocol feature.\nMore."}, "Everything: Testing server."},
+		{"instructions that are a manual", &sdk.InitializeResult{ServerInfo: &sdk.Implementation{Name: "mcp-servers/everything", Title: "Everything Reference Server"},
+			Instructions: "# Everything Server – Server Instructions\n\nAudience: ..."}, "Everything Reference Server"},
 		{"name only", &sdk.InitializeResult{ServerInfo: &sdk.Implementation{Name: "secure-filesystem-server", Version: "1"}}, "secure-filesystem-server"},
 		{"instructions only", &sdk.InitializeResult{Instructions: "  Knowledge graph memory\n"}, "Knowledge graph memory"},
 		{"nothing said", &sdk.InitializeResult{ServerInfo: &sdk.Implementation{}}, "MCP server run by node (it has not described itself yet)"},
