@@ -122,4 +122,3 @@ func (d *decoder) renameKey(v *yaml.Node, kp string, p *Provider) {
 	}
 	p.Rename = m
 }
-
