@@ -64,6 +64,14 @@ type generation struct {
 	deps provider.Deps
 	// onPrompts republishes upstream prompts (the facade's SyncPrompts).
 	onPrompts func()
+	// startOff are the providers the config (or plugin manifest) declares
+	// disabled; unavailable are declared ones that could not be built, with
+	// why (they cannot be enabled); started are those whose Start ran.
+	startOff    map[string]bool
+	unavailable map[string]string
+	startedMu   sync.Mutex
+	started     map[string]bool
+	all         map[string]provider.Provider // every registered provider, enabled or not
 
 	mu      sync.Mutex
 	calls   int    // in flight on this generation
@@ -137,13 +145,25 @@ func (l *liveState) close() error {
 
 func (a *App) current() *generation { return a.live.cur.Load() }
 
-// Current is the live registry (it changes when the config is reloaded).
-func (a *App) Current() *registry.Registry { return a.current().reg }
+// Registry is the live registry (it changes when the config is reloaded).
+func (a *App) Registry() *registry.Registry { return a.current().reg }
 
-// CurrentConfig is the live config.
-func (a *App) CurrentConfig() *config.Config { return a.current().cfg }
+// Current is Registry (kept for callers written before the rename).
+func (a *App) Current() *registry.Registry { return a.Registry() }
 
-// CurrentCall is the live call pipeline (the CLI and embedders call tools through it).
+// Config is the live config.
+func (a *App) Config() *config.Config { return a.current().cfg }
+
+// CurrentConfig is Config (kept for callers written before the rename).
+func (a *App) CurrentConfig() *config.Config { return a.Config() }
+
+// Call runs a call on the live generation (the CLI and embedders call tools
+// through it). The generation it starts on stays open until it returns.
+func (a *App) Call(ctx context.Context, req *pipeline.Request) *pipeline.Response {
+	return a.dispatch(ctx, req)
+}
+
+// CurrentCall is Call as a pipeline.Handler.
 func (a *App) CurrentCall() pipeline.Handler { return a.dispatch }
 
 // dispatch runs a call on the live generation.
@@ -154,7 +174,10 @@ func (a *App) dispatch(ctx context.Context, req *pipeline.Request) *pipeline.Res
 	return g.call(ctx, req)
 }
 
-// liveCatalog is the facade's view of the live registry.
+// liveCatalog is the facade's view of the live generation's catalog. The
+// facade holds it for its lifetime while generations come and go, so every
+// method must read the current one: the forwarding is the price of keeping
+// the facade unaware of reloads.
 type liveCatalog struct{ a *App }
 
 func (c liveCatalog) reg() *registry.Registry          { return c.a.current().reg }
@@ -195,9 +218,10 @@ func (a *App) Reload(ctx context.Context) error {
 	}
 	old := a.current()
 	a.warnFixed(old.cfg, g.cfg)
-	g.reg.OnChange(a.Facade.Sync)
+	g.reg.OnChange(a.changed)
 	a.live.cur.Store(g)
 	a.Facade.SetRules(g.rules) // re-syncs: sessions get list_changed if the tools changed
+	a.enabled.notify()         // in-process sessions re-list too
 	a.live.retired.Add(1)
 	old.retire(func() {
 		defer a.live.retired.Done()

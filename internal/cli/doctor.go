@@ -28,10 +28,10 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		status = ExitFailed
 	}
 	if f.json {
-		writeJSON(env.Stdout, map[string]any{"config": a.Config.Path, "mode": a.Mode, "ok": !failed, "checks": diags})
+		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags})
 		return status
 	}
-	cfg := a.Config.Path
+	cfg := a.Config().Path
 	if cfg == "" {
 		cfg = "none (zero-config)"
 	}

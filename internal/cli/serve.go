@@ -65,7 +65,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
 	}
 	if isTerminal(env.Stdin) {
-		banner(env.Stderr, string(a.Mode), a.Config.Path, len(a.Facade.Tools()))
+		banner(env.Stderr, string(a.Mode), a.Config().Path, len(a.Facade.Tools()))
 	}
 	err := a.Facade.Server().Run(ctx, transport.Stdio(env.Stdin, env.Stdout, drainOnEOF))
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {

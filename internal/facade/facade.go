@@ -333,20 +333,12 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 			req.Client = ip.ClientInfo.Name
 		}
 		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
-			req.AskHuman = func(ctx context.Context, message string) (bool, error) {
-				res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-					Message: message,
-					RequestedSchema: map[string]any{
-						"type":       "object",
-						"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "Allow this call"}},
-						"required":   []string{"approve"},
-					},
-				})
+			req.AskHuman = func(ctx context.Context, message string) (policy.Approval, error) {
+				res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: approvalSchema})
 				if err != nil {
-					return false, err
+					return policy.Declined, err
 				}
-				approved, _ := res.Content["approve"].(bool)
-				return res.Action == "accept" && approved, nil
+				return approvalOf(res), nil
 			}
 		}
 	}
@@ -455,4 +447,35 @@ func firstLine(s string, n int) string {
 		s = strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
+}
+
+// approvalSchema asks for a yes/no and, optionally, how long the yes lasts:
+// "always allow this tool" is remembered by canonical name (seed 004).
+var approvalSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "description": "Allow this call"},
+		"remember": map[string]any{"type": "string", "enum": []string{"once", "session", "always"},
+			"enumNames":   []string{"Only this call", "Always for this session", "Always allow this tool"},
+			"description": "How long this answer holds", "default": "once"},
+	},
+	"required": []string{"approve"},
+}
+
+// approvalOf reads the person's answer; anything but an explicit accept
+// with approve: true is a decline.
+func approvalOf(res *mcp.ElicitResult) policy.Approval {
+	if res == nil || res.Action != "accept" {
+		return policy.Declined
+	}
+	if ok, _ := res.Content["approve"].(bool); !ok {
+		return policy.Declined
+	}
+	switch res.Content["remember"] {
+	case "session":
+		return policy.ApprovedForSession
+	case "always":
+		return policy.ApprovedAlways
+	}
+	return policy.ApprovedOnce
 }

@@ -13,7 +13,9 @@ type Options struct {
 	Rules   policy.Rules
 	Guard   *policy.LoopGuard
 	// Tokens backs token-mode confirmations (default: a fresh book).
-	Tokens  *policy.Tokens
+	Tokens *policy.Tokens
+	// Decisions are a person's remembered confirmations (nil: none).
+	Decisions Decisions
 	Execute ExecuteOptions
 	AuditTo io.Writer // nil: no audit log
 	Now     func() time.Time
@@ -37,6 +39,6 @@ func New(o Options) Handler {
 	}
 	mw := []Middleware{Audit(o.AuditTo, o.Now)}
 	mw = append(mw, o.Extra...)
-	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens), Execute(o.Execute))
+	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens, o.Decisions), Execute(o.Execute))
 	return Chain(nil, mw...)
 }

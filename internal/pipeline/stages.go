@@ -17,10 +17,11 @@ import (
 )
 
 // Policy applies allow/deny rules and confirmation. A mutating call is
-// confirmed by a human when the client can be asked (elicitation); otherwise,
-// in agent mode, by the agent's explicit confirm flag. In human mode nothing
+// confirmed by a decision the person made earlier (decisions, may be nil),
+// else by a human when the client can be asked (elicitation); otherwise, in
+// agent mode, by the agent's explicit confirm flag. In human mode nothing
 // else counts.
-func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
+func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
@@ -29,11 +30,17 @@ func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 			if !policy.NeedsConfirm(req.Resolved, req.Info) {
 				return withDecision(next(ctx, req), "allowed")
 			}
+			if decisions != nil && decisions.Allowed(req.Resolved, req.Session) {
+				return withDecision(next(ctx, req), "remembered")
+			}
 			if req.AskHuman != nil {
-				ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+				answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
 					req.Resolved.Canonical, clip(string(req.Args), 500)))
 				switch {
-				case err == nil && ok:
+				case err == nil && answer.Approved():
+					if decisions != nil {
+						decisions.Remember(req.Resolved, req.Session, answer)
+					}
 					return withDecision(next(ctx, req), "confirmed")
 				case err == nil:
 					return fail(toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
