@@ -16,9 +16,9 @@ type Options struct {
 	Tokens *policy.Tokens
 	// Decisions are a person's remembered confirmations (nil: none).
 	Decisions Decisions
-	Execute ExecuteOptions
-	AuditTo io.Writer // nil: no audit log
-	Now     func() time.Time
+	Execute   ExecuteOptions
+	AuditTo   io.Writer // nil: no audit log
+	Now       func() time.Time
 	// Extra middleware runs between Audit and LoopGuard (metrics, tracing, logging).
 	Extra []Middleware
 }

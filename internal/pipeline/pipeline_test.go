@@ -143,7 +143,7 @@ func TestPolicyModes(t *testing.T) {
 }
 
 func yes(context.Context, string) (policy.Approval, error) { return policy.ApprovedOnce, nil }
-func no(context.Context, string) (policy.Approval, error) { return policy.Declined, nil }
+func no(context.Context, string) (policy.Approval, error)  { return policy.Declined, nil }
 func broken(context.Context, string) (policy.Approval, error) {
 	return policy.Declined, toolerr.New(toolerr.BackendError, "", "no elicitation")
 }
