@@ -214,7 +214,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard := policy.NewLoopGuard()
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	g.call = pipeline.New(pipeline.Options{
-		Catalog: gatedCatalog{g.reg}, Rules: rules, Decisions: o.Decisions, Guard: guard, AuditTo: audit, Extra: o.Middleware,
+		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Decisions: o.Decisions, Guard: guard, AuditTo: audit, Extra: o.Middleware,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
 	g.start(ctx)
@@ -223,7 +223,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 
 func newGeneration(cfg *config.Config, reg *registry.Registry, log *slog.Logger) *generation {
 	return &generation{cfg: cfg, reg: reg, log: log,
-		startOff: map[string]bool{}, unavailable: map[string]string{}, started: map[string]bool{}, all: map[string]provider.Provider{}}
+		startOff: map[string]bool{}, unavailable: map[string]string{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
 }
 
 // add registers a provider of the generation (and closes it with it).

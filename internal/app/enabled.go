@@ -173,8 +173,14 @@ func (a *App) SetEnabled(ctx context.Context, id string, on bool) error {
 			g.startOne(a.ctx, id, p)
 		}
 	}
+	if !on {
+		g.off.hide(id, g.reg.Tools(id))
+	}
 	if err := g.reg.SetEnabled(ctx, id, on); err != nil {
 		return err
+	}
+	if on {
+		g.off.show(id)
 	}
 	a.log.Info("provider toggled", "provider", id, "enabled", on)
 	return nil
@@ -182,8 +188,54 @@ func (a *App) SetEnabled(ctx context.Context, id string, on bool) error {
 
 // gatedCatalog is the pipeline's view of a generation's registry: the
 // backend it resolves re-checks, as the call starts, that its provider is
-// still enabled.
-type gatedCatalog struct{ *registry.Registry }
+// still enabled; and a tool of a provider disabled at run time resolves to
+// its provider, so the call gets PROVIDER_UNAVAILABLE rather than
+// UNKNOWN_TOOL (the agent learns the tool exists but is switched off).
+type gatedCatalog struct {
+	*registry.Registry
+	off *offTools
+}
+
+func (c gatedCatalog) Lookup(name string) (catalog.Tool, bool) {
+	if t, ok := c.Registry.Lookup(name); ok {
+		return t, true
+	}
+	return c.off.lookup(name)
+}
+
+// offTools are the tools of providers disabled at run time, by canonical name.
+type offTools struct {
+	mu    sync.RWMutex
+	tools map[string]catalog.Tool
+}
+
+func (o *offTools) hide(id string, tools []catalog.Tool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.tools == nil {
+		o.tools = map[string]catalog.Tool{}
+	}
+	for _, t := range tools {
+		o.tools[t.Canonical] = t
+	}
+}
+
+func (o *offTools) show(id string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n, t := range o.tools {
+		if t.Provider == id {
+			delete(o.tools, n)
+		}
+	}
+}
+
+func (o *offTools) lookup(name string) (catalog.Tool, bool) {
+	o.mu.RLock()
+	defer o.mu.RUnlock()
+	t, ok := o.tools[name]
+	return t, ok
+}
 
 func (c gatedCatalog) Provider(id string) (provider.Provider, catalog.ProviderInfo, bool) {
 	p, info, ok := c.Registry.Provider(id)

@@ -72,6 +72,7 @@ type generation struct {
 	startedMu   sync.Mutex
 	started     map[string]bool
 	all         map[string]provider.Provider // every registered provider, enabled or not
+	off         *offTools                    // tools of providers disabled at run time
 
 	mu      sync.Mutex
 	calls   int    // in flight on this generation

@@ -313,6 +313,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 		return res // a flat call of a passthrough provider's tool (passthrough.go)
 	}
 	f.bindSession(mreq, req)
+	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.run(ctx, req)
 	stop()
@@ -447,6 +448,15 @@ func firstLine(s string, n int) string {
 		s = strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
+}
+
+// userOf is the authenticated user of an HTTP call (the transport's
+// identity, never the token); "" over stdio or without auth.
+func userOf(mreq *mcp.CallToolRequest) string {
+	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil {
+		return mreq.Extra.TokenInfo.UserID
+	}
+	return ""
 }
 
 // approvalSchema asks for a yes/no and, optionally, how long the yes lasts:
