@@ -104,7 +104,7 @@ func New(o Options) (*Runtime, error) {
 		return nil, errors.New("agenttools: set ConfigFile or ConfigYAML, not both")
 	}
 	if _, err := facade.ParseMode(o.Mode); err != nil {
-		return nil, fmt.Errorf("agenttools: %w", err)
+		return nil, &app.ConfigError{Err: err}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -13,7 +13,9 @@ import (
 	"os"
 	"strings"
 
+	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 )
@@ -144,9 +146,13 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 	if audit == nil {
 		audit = io.Discard
 	}
-	a, err := app.New(ctx, app.Options{
-		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit, Middleware: mw,
-	})
+	// The binary is built on the public embedding package, as any service is.
+	o := agenttools.Options{ConfigFile: f.config, ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
+	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true})
+	rt, err := agenttools.New(o)
+	if err == nil {
+		err = rt.Start(ctx)
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		var ce *app.ConfigError
@@ -155,7 +161,7 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 		}
 		return nil, ExitFailed
 	}
-	return a, ExitOK
+	return embedhook.App(rt), ExitOK
 }
 
 // stderrLog is the commands' structured log on stderr.

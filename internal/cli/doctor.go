@@ -28,7 +28,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		status = ExitFailed
 	}
 	if f.json {
-		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags})
+		// The provider list is the runtime's Status, as runtime_status reports it.
+		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags,
+			"providers": a.Status().Providers})
 		return status
 	}
 	cfg := a.Config().Path

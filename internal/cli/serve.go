@@ -115,18 +115,10 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	}
 	defer a.Close()
 
-	rate := float64(hc.RateLimit.PerSecond)
-	if hc.RateLimit.Off {
-		rate = -1
-	}
-	h, err := transport.NewHTTP(transport.HTTPOptions{
-		Server: a.Facade.Server(), Addr: addr, Stateless: hf.stateless || hc.Stateless, JSONResponse: hc.JSONResponse,
-		Tokens: hc.Tokens, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
-		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
-		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
-		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
-		Drain: drain, Metrics: m, Logger: log,
-	})
+	ho := a.HTTPOptions()
+	ho.Addr, ho.Stateless = addr, hf.stateless || hc.Stateless
+	ho.Drain, ho.Metrics, ho.Logger = drain, m, log
+	h, err := transport.NewHTTP(ho)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitUsage
