@@ -213,14 +213,12 @@ func (r *Runtime) decisionsPath() string {
 	switch {
 	case o.DecisionsFile != "":
 		return o.DecisionsFile
-	case o.ConfigFile != "":
-		return filepath.Join(filepath.Dir(o.ConfigFile), decisions.FileName)
-	case o.ext.FindConfig && o.ConfigYAML == nil:
+	case o.ConfigFile != "" || (o.ext.FindConfig && o.ConfigYAML == nil):
 		dir, err := r.projectDir()
 		if err != nil {
 			return ""
 		}
-		return filepath.Join(dir, decisions.FileName)
+		return decisions.PathFor(o.ConfigFile, dir)
 	}
 	return ""
 }

@@ -51,6 +51,7 @@ func commands() []command {
 		{"call", "call one tool by its canonical name", runCall},
 		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
 		{"init", "write a commented starter agent-tools.yaml", runInit},
+		{"decisions", "decisions list|revoke NAME|clear: the \"always allow\" answers people gave", runDecisions},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}

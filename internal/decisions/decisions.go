@@ -330,3 +330,13 @@ func Classify(r Record, owner string) Status {
 	}
 	return Stale
 }
+
+// PathFor is where the binary keeps decisions: next to the config file
+// (the named one, else the one in the project directory), or, in
+// zero-config, in the project directory.
+func PathFor(configFile, projectDir string) string {
+	if configFile != "" {
+		return filepath.Join(filepath.Dir(configFile), FileName)
+	}
+	return filepath.Join(projectDir, FileName)
+}
