@@ -82,7 +82,11 @@ func New(info catalog.ProviderInfo) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	info.ID = id
+	// Canonical names are {namespace}_{action} exactly (seed 001): the
+	// provider is host-local and each tool carries its full name, so an
+	// underscore in the namespace ("ai_agents") is not escaped as a provider
+	// prefix's would be.
+	info.ID, info.HostLocal = id, true
 	if info.Kind == "" {
 		info.Kind = "native"
 	}
@@ -112,18 +116,19 @@ func (p *Provider) Add(t Tool) error {
 	if err != nil {
 		return fmt.Errorf("tool %s_%s: output schema: %w", p.info.ID, t.Name, err)
 	}
+	name := p.info.ID + "_" + t.Name
 	p.mu.Lock()
-	if _, dup := p.handlers[t.Name]; dup {
+	if _, dup := p.handlers[name]; dup {
 		p.mu.Unlock()
-		return fmt.Errorf("%w: %s_%s is already registered", ErrDuplicate, p.info.ID, t.Name)
+		return fmt.Errorf("%w: %s is already registered", ErrDuplicate, name)
 	}
 	tools := append(slices.Clone(p.tools), catalog.Tool{
-		Provider: p.info.ID, Name: t.Name, Description: t.Description, InputSchema: in, OutputSchema: out,
+		Provider: p.info.ID, Name: name, Description: t.Description, InputSchema: in, OutputSchema: out,
 		ReadOnly: t.ReadOnly, Timeout: t.Timeout,
 	})
 	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
 	p.tools = tools
-	p.handlers[t.Name] = t.Handler
+	p.handlers[name] = t.Handler
 	notify := p.onChange
 	p.mu.Unlock()
 	if notify != nil {

@@ -96,7 +96,7 @@ func TestAddDuplicateAndDefaults(t *testing.T) {
 		t.Fatalf("duplicate: %v", err)
 	}
 	tools, _ := p.Tools(context.Background())
-	if len(tools) != 2 || tools[0].Name != "a" || tools[1].Name != "b" {
+	if len(tools) != 2 || tools[0].Name != "svc_a" || tools[1].Name != "svc_b" {
 		t.Fatalf("tools = %+v", tools)
 	}
 	if !strings.Contains(string(tools[0].InputSchema), `"type":"object"`) || string(tools[1].InputSchema) != `{"type":"object","properties":{}}` {
@@ -125,7 +125,7 @@ func TestCallRecoversPanics(t *testing.T) {
 	p.Add(Tool{Name: "boom", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
 		panic("secret-value-42")
 	}})
-	_, err := p.Call(context.Background(), catalog.Tool{Name: "boom"}, nil)
+	_, err := p.Call(context.Background(), catalog.Tool{Name: "svc_boom"}, nil)
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Value != "secret-value-42" || len(pe.Stack) == 0 {
 		t.Fatalf("err = %v", err)
@@ -145,7 +145,7 @@ func TestCallAnswersWhenTheHandlerIgnoresCancellation(t *testing.T) {
 	}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	_, err := p.Call(ctx, catalog.Tool{Name: "stuck"}, nil)
+	_, err := p.Call(ctx, catalog.Tool{Name: "svc_stuck"}, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
@@ -163,7 +163,7 @@ func TestConcurrentAddAndCall(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			if r, err := p.Call(context.Background(), catalog.Tool{Name: "a"}, nil); err != nil || r.Text != "ok" {
+			if r, err := p.Call(context.Background(), catalog.Tool{Name: "svc_a"}, nil); err != nil || r.Text != "ok" {
 				t.Errorf("call: %v %v", r, err)
 			}
 			p.Tools(context.Background())
