@@ -97,6 +97,10 @@ var ErrNotStarted = errors.New("agenttools: the runtime is not started (call Sta
 // ErrUnknownProvider is returned by SetEnabled for an id that is not loaded.
 var ErrUnknownProvider = app.ErrUnknownProvider
 
+// ErrUnavailable is returned (wrapped, with the reason) by SetEnabled for a
+// provider of the config that could not be built, e.g. an unset ${VAR}.
+var ErrUnavailable = app.ErrUnavailable
+
 // New checks the options and returns a runtime ready for registration.
 // It reads nothing and starts nothing.
 func New(o Options) (*Runtime, error) {

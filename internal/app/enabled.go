@@ -30,6 +30,9 @@ import (
 // ErrUnknownProvider is returned by SetEnabled for an id no source declares.
 var ErrUnknownProvider = errors.New("unknown provider")
 
+// ErrUnavailable matches every *UnavailableError (errors.Is).
+var ErrUnavailable = errors.New("provider cannot be enabled")
+
 // UnavailableError is returned by SetEnabled for a declared provider that
 // could not be built (so it cannot be enabled); Reason says why.
 type UnavailableError struct {
@@ -40,6 +43,9 @@ type UnavailableError struct {
 func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("provider %q cannot be enabled: %s", e.ID, e.Reason)
 }
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 type enabledSet struct {
 	mu        sync.Mutex
