@@ -121,10 +121,14 @@ func (s *Server) registerTools() error {
 			}),
 		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "create",
 			Description: "Book a free slot for a client. Same as POST /api/v1/booking/bookings."},
-			func(_ context.Context, _ *agenttools.CallInfo, in BookingRequest) (Booking, error) { return svc.Create(in) }),
+			func(_ context.Context, _ *agenttools.CallInfo, in BookingRequest) (Booking, error) {
+				return svc.Create(in)
+			}),
 		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "cancel",
 			Description: "Cancel a booking by id. Same as PATCH /api/v1/booking/bookings/{id}/cancel."},
-			func(_ context.Context, _ *agenttools.CallInfo, in cancelIn) (Booking, error) { return svc.Cancel(in.ID) }),
+			func(_ context.Context, _ *agenttools.CallInfo, in cancelIn) (Booking, error) {
+				return svc.Cancel(in.ID)
+			}),
 		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "list_agenda", ReadOnly: true,
 			Description: "List a day's bookings (today by default). Same as GET /api/v1/booking/agenda."},
 			func(_ context.Context, _ *agenttools.CallInfo, in dayIn) (Agenda, error) {

@@ -15,8 +15,8 @@ import (
 
 	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/internal/app"
-	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 )
 
