@@ -91,6 +91,8 @@ type group struct {
 	opts ProviderOptions
 }
 
+const drainOnEOF = 30 * time.Second
+
 // ErrNotStarted is returned by methods that need a started runtime.
 var ErrNotStarted = errors.New("agenttools: the runtime is not started (call Start)")
 
@@ -131,6 +133,9 @@ func init() {
 		o.ext.Middleware = append(o.ext.Middleware, x.Middleware...)
 		o.ext.Providers = append(o.ext.Providers, x.Providers...)
 		o.ext.FindConfig = o.ext.FindConfig || x.FindConfig
+		if x.Stdin != nil {
+			o.ext.Stdin, o.ext.Stdout = x.Stdin, x.Stdout
+		}
 	}
 }
 
@@ -307,7 +312,13 @@ func (r *Runtime) ServeStdio(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	err = a.Facade.Server().Run(ctx, transport.Stdio(os.Stdin, os.Stdout, 30*time.Second))
+	var in io.Reader = os.Stdin
+	var out io.Writer = os.Stdout
+	if r.opts.ext.Stdin != nil {
+		in, out = r.opts.ext.Stdin, r.opts.ext.Stdout
+	}
+	// After the client closes stdin, calls in flight get drainOnEOF to answer.
+	err = a.Facade.Server().Run(ctx, transport.Stdio(in, out, drainOnEOF))
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}

@@ -144,12 +144,21 @@ func (f *flags) parse(args []string) ([]string, bool) {
 // goes to audit (nil: off unless the config names a file) and mw runs in every
 // call's pipeline.
 func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*app.App, int) {
+	rt, code := loadRuntime(ctx, env, f, log, audit, mw...)
+	if rt == nil {
+		return nil, code
+	}
+	return embedhook.App(rt), ExitOK
+}
+
+// loadRuntime is load returning the public Runtime (serve over stdio uses it).
+func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*agenttools.Runtime, int) {
 	if audit == nil {
 		audit = io.Discard
 	}
 	// The binary is built on the public embedding package, as any service is.
 	o := agenttools.Options{ConfigFile: f.config, ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
-	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true})
+	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
 	rt, err := agenttools.New(o)
 	if err == nil {
 		err = rt.Start(ctx)
@@ -162,7 +171,7 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 		}
 		return nil, ExitFailed
 	}
-	return embedhook.App(rt), ExitOK
+	return rt, ExitOK
 }
 
 // stderrLog is the commands' structured log on stderr.

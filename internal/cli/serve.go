@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,9 +9,9 @@ import (
 	"net"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -56,19 +55,20 @@ func flagSet(f *flags, name string) bool {
 }
 
 func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
-	a, code := load(ctx, env, f, stderrLog(env, level), env.Stderr)
-	if a == nil {
+	rt, code := loadRuntime(ctx, env, f, stderrLog(env, level), env.Stderr)
+	if rt == nil {
 		return code
 	}
-	defer a.Close()
+	defer rt.Close()
+	a := embedhook.App(rt)
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
 	}
 	if isTerminal(env.Stdin) {
 		banner(env.Stderr, string(a.Mode), a.Config().Path, len(a.Facade.Tools()))
 	}
-	err := a.Facade.Server().Run(ctx, transport.Stdio(env.Stdin, env.Stdout, drainOnEOF))
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+	err := rt.ServeStdio(ctx)
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: serve:", err)
 		return ExitFailed
 	}
@@ -180,9 +180,6 @@ or bind a loopback address (--addr %s), or, if something else protects this
 address (a private network, an authenticating proxy), pass --insecure-no-auth.
 `, addr, transport.DefaultAddr)
 }
-
-// drainOnEOF bounds how long serve keeps answering after the client closed stdin.
-const drainOnEOF = 30 * time.Second
 
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)

@@ -6,6 +6,8 @@
 package embedhook
 
 import (
+	"io"
+
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -21,6 +23,10 @@ type Extension struct {
 	// file is named, and falls back to zero-config (repository scripts and
 	// the built-ins) instead of the embedded default.
 	FindConfig bool
+	// Stdin and Stdout replace the process's for ServeStdio (tests run the
+	// binary in-process).
+	Stdin  io.Reader
+	Stdout io.Writer
 }
 
 var (
