@@ -237,15 +237,17 @@ func TestCallsRacingToggles(t *testing.T) {
 			}
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := range 100 {
-			if err := rt.SetEnabled(ctx, "svc", i%2 == 1); err != nil {
-				t.Error(err)
+	for g := range 2 { // two control panels toggling at once
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				if err := rt.SetEnabled(ctx, "svc", (i+g)%2 == 1); err != nil {
+					t.Error(err)
+				}
 			}
-		}
-	}()
+		}()
+	}
 	wg.Wait()
 	if started.Load() != finished.Load() || started.Load() != ok.Load() {
 		t.Fatalf("started %d, finished %d, ok %d: a call half-ran", started.Load(), finished.Load(), ok.Load())
