@@ -62,8 +62,8 @@ type Options struct {
 	// DecisionsFile is where "always allow" answers are kept (default: next
 	// to ConfigFile; with no config file they last as long as the process).
 	DecisionsFile string
-	// Watch reloads the config file and the scripts directory when they
-	// change (what `agent-tools serve` does).
+	// Watch reloads ConfigFile when it changes (what `agent-tools serve`
+	// does); the enabled set survives a reload.
 	Watch bool
 
 	ext embedhook.Extension // the binary's additions (internal/cli)
@@ -173,7 +173,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if r.opts.Watch {
+	if r.opts.Watch && cfg == nil { // a file to watch (a value cannot change)
 		if err := a.Watch(context.WithoutCancel(ctx), 0); err != nil {
 			r.opts.Logger.Warn("file watcher unavailable; config changes need a restart", "err", err)
 		}

@@ -405,3 +405,49 @@ func TestInProcessConfirmAndCaller(t *testing.T) {
 		t.Fatalf("a session decision must not leak to another session: %v", err)
 	}
 }
+
+// Remembered decisions are applied by the one policy step, so every
+// exposure mode honours them ("for this session" here).
+func TestDecisionsInEveryMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode, tool string
+		args       map[string]any
+	}{
+		{"flat", "booking_cancel", map[string]any{}},
+		{"progressive", "agent_tools_booking_call", map[string]any{"toolName": "booking_cancel", "arguments": map[string]any{}}},
+		{"search", "agent_tools_call", map[string]any{"tool": "booking_cancel", "arguments": map[string]any{}}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			rt := newRT(t, agenttools.Options{Mode: tc.mode})
+			rt.RegisterTool("booking", "cancel", "Cancel a booking.", nil, noop)
+			start(t, rt)
+			srv := httptest.NewServer(rt.Handler())
+			defer srv.Close()
+			ctx := context.Background()
+			var asked atomic.Int64
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
+				},
+			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for range 3 {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil || res.IsError {
+					t.Fatalf("call: %v %+v", err, res.Content)
+				}
+			}
+			if asked.Load() != 1 {
+				t.Fatalf("asked %d times, want 1", asked.Load())
+			}
+			// Another session (in-process) is asked again: nothing was persisted.
+			if _, err := rt.Call(ctx, "booking_cancel", nil); code(err) != "CONFIRMATION_REQUIRED" {
+				t.Fatalf("a session decision leaked: %v", err)
+			}
+		})
+	}
+}
