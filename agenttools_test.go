@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -451,3 +452,53 @@ func TestDecisionsInEveryMode(t *testing.T) {
 		})
 	}
 }
+
+// Handler applies the config's server.http auth, and handlers learn who
+// called (the transport's identity, never the token).
+func TestHandlerAuthAndCaller(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "SVC_TOKEN" {
+			return "tok-123456", true
+		}
+		return "", false
+	}
+	rt := newRT(t, agenttools.Options{Mode: "flat", LookupEnv: env,
+		ConfigYAML: []byte("server:\n  http:\n    tokens: [\"${SVC_TOKEN}\"]\n")})
+	rt.AddProvider("svc", agenttools.ProviderOptions{ReadOnly: []string{"whoami"}})
+	rt.RegisterTool("svc", "whoami", "Who is calling.", nil, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+		return c.User + " " + c.Client, nil
+	})
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	connect := func(tok string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+		return mcp.NewClient(&mcp.Implementation{Name: "caller-test"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
+	}
+	if _, err := connect("wrong"); err == nil {
+		t.Fatal("a wrong token connected")
+	}
+	cs, err := connect("tok-123456")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "svc_whoami"})
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.HasPrefix(text, "token:") || !strings.HasSuffix(text, " caller-test") || strings.Contains(text, "tok-123456") {
+		t.Fatalf("caller = %q", text)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
