@@ -174,3 +174,21 @@ func TestConcurrentAddAndCall(t *testing.T) {
 		t.Fatalf("%d tools, want 9", len(tools))
 	}
 }
+
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"booking", "ai-agents", "A", "a__b", "", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 256 {
+			return
+		}
+		got, err := Normalize(s)
+		if err != nil {
+			return
+		}
+		if !snake.MatchString(got) || got != strings.ReplaceAll(s, "-", "_") {
+			t.Fatalf("Normalize(%q) = %q", s, got)
+		}
+	})
+}
