@@ -3,6 +3,7 @@ package app
 import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 )
 
@@ -16,4 +17,5 @@ type Builder func(pc config.Provider, deps provider.Deps) (provider.Provider, er
 // TestEveryKindBuilds keeps it complete.
 var builders = map[string]Builder{
 	"mcp": mcp.Build,
+	"cli": cli.Build,
 }

@@ -11,8 +11,10 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -115,9 +117,22 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	}
 	defer a.Close()
 
+	sh := a.Shared()
+	node := sh.Node(a.CatalogHash, log)
+	node.OnMismatch = func(mm []cluster.Record) {
+		if len(mm) > 0 {
+			log.Warn("this replica's catalog differs from other replicas'", "replicas", len(mm), "first", mm[0].ID)
+		}
+	}
+	_ = node.Publish(ctx) // before serving: peers see this replica from its first request
+	go node.Run(ctx)
+	if st := sh.Status(); st.Shared || st.Degraded {
+		log.Info("shared state", "backend", "redis", "replica", sh.Replica, "degraded", st.Degraded)
+	}
 	ho := a.HTTPOptions()
 	ho.Addr, ho.Stateless = addr, hf.stateless || hc.Stateless
 	ho.Drain, ho.Metrics, ho.Logger = drain, m, log
+	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
 	h, err := transport.NewHTTP(ho)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
@@ -155,6 +170,15 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// sharedStore is the store for rate-limit buckets: shared only with Redis
+// (in one process the transport's own limiter is exact and cheaper).
+func sharedStore(sh *app.Shared) state.Store {
+	if sh.Redis == nil {
+		return nil
+	}
+	return sh.Store
 }
 
 func providerHealth(a *app.App) []metrics.ProviderHealth {

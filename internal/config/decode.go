@@ -488,7 +488,7 @@ var (
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
-	serverKeys    = []string{"http"}
+	serverKeys    = []string{"http", "redis", "clusterKey"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
 	rateLimitKeys = []string{"perSecond", "burst", "off"}
@@ -563,10 +563,15 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 				}
 			})
 		case "server":
-			d.mapping(v, p, serverKeys, func(_ string, _, v *yaml.Node, p string) {
-				d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
-					d.httpKey(key, v, p, &c.Server.HTTP)
-				})
+			d.mapping(v, p, serverKeys, func(key string, _, v *yaml.Node, p string) {
+				switch key {
+				case "http":
+					d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
+						d.httpKey(key, v, p, &c.Server.HTTP)
+					})
+				default:
+					d.clusterKey(key, v, p, &c.Server)
+				}
 			})
 		case "prompts":
 			d.mapping(v, p, promptsKeys, func(_ string, _, v *yaml.Node, p string) {

@@ -238,7 +238,7 @@ func (f *Facade) flatTools() []toolDef {
 			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {
-				desc += " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+				desc += f.confirmNote()
 			}
 			canonical := t.Canonical
 			ro := t.ReadOnly
@@ -317,6 +317,15 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 
 // confirmProp is the schema of the confirmation argument: a boolean, or in
 // token mode also the one-time token a CONFIRMATION_REQUIRED error returns.
+// confirmNote is what a flat mutating tool's description says about
+// confirmation, in the policy's own terms.
+func (f *Facade) confirmNote() string {
+	if f.rules().Confirm == policy.ConfirmToken {
+		return " (Changes state: the first call answers with a confirm_token; repeat it with " + ConfirmArg + " set to that token only when the user wants this change.)"
+	}
+	return " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+}
+
 func (f *Facade) confirmProp() map[string]any {
 	if f.rules().Confirm == policy.ConfirmToken {
 		return map[string]any{"type": []string{"boolean", "string"},

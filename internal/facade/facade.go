@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,6 +66,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Prompts, when set, are served as MCP prompts (re-read on prompts/list).
 	Prompts PromptSource
+	// SessionID mints HTTP session ids (nil = the SDK's random ids).
+	SessionID func() string
 	// ProgressEvery is the heartbeat interval for calls that carry a progress
 	// token (default 5s).
 	ProgressEvery time.Duration
@@ -114,7 +118,10 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
 	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions: instructions(o.Mode),
+		Instructions: instructions(o.Mode, o.Rules.Confirm),
+		// SessionID mints stateful HTTP session ids; replicas put their own
+		// name in them (internal/cluster) so a balancer can route on it.
+		GetSessionID: o.SessionID,
 		Capabilities: caps,
 		// Passthrough hooks (passthrough.go): they answer only when an
 		// upstream is forwarded; initialize advertises what it offers.
@@ -145,11 +152,17 @@ func (f *Facade) Server() *mcp.Server { return f.server }
 // Mode reports the exposure mode.
 func (f *Facade) Mode() Mode { return f.opts.Mode }
 
-func instructions(m Mode) string {
+func instructions(m Mode, confirm policy.ConfirmMode) string {
 	switch m {
 	case Search:
 		return "Tools are behind a search index: call agent_tools_search with what you need, then agent_tools_call with the tool name it returns. agent_tools_help lists the providers."
 	case Flat:
+		switch confirm {
+		case policy.ConfirmToken:
+			return "Every tool is listed directly. A tool that changes state first answers CONFIRMATION_REQUIRED with a one-time confirm_token; if the user wants the change, repeat the exact call with agent_tools_confirm set to that token."
+		case policy.ConfirmHuman:
+			return "Every tool is listed directly. Tools that change state run only after a person approves them in the client."
+		}
 		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
 	case Text:
 		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
@@ -320,15 +333,28 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 	return render(resp)
 }
 
+// identityOf is who the caller authenticated as: the transport's bearer
+// identity over HTTP (never the token), else this process (stdio, or HTTP
+// without auth: one local user).
+func identityOf(mreq *mcp.CallToolRequest) string {
+	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil && mreq.Extra.TokenInfo.UserID != "" {
+		return mreq.Extra.TokenInfo.UserID
+	}
+	return processIdentity
+}
+
+var processIdentity = "process:" + strconv.Itoa(os.Getpid())
+
 func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	ss := mreq.Session
 	if ss == nil {
 		return
 	}
+	// Keys never use memory addresses: in stateless HTTP the SDK makes a
+	// throwaway session per request, so the identity (who authenticated) and
+	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
-	if req.Session == "" {
-		req.Session = fmt.Sprintf("stdio-%p", ss)
-	}
+	req.Identity = identityOf(mreq)
 	if ip := ss.InitializeParams(); ip != nil {
 		if ip.ClientInfo != nil {
 			req.Client = ip.ClientInfo.Name

@@ -25,8 +25,14 @@ import (
 
 // Request is one call as the facade understood it.
 type Request struct {
-	Session string // loop-guard and audit scope
-	Client  string // client name from initialize, for audit
+	// Identity is who the caller authenticated as ("token:<hash prefix>",
+	// "oidc:<issuer>|<subject>", "process:<pid>" on stdio; never a token):
+	// with Session it scopes the loop guard, tokens and audit.
+	Identity string
+	Session  string // the client's session id where one exists ("" when stateless)
+	Client   string // client name from initialize, for audit
+	// RequestID tags the call's audit record (generated when empty).
+	RequestID string
 	// Via is the MCP tool the client called (a meta-tool or a flat name).
 	Via string
 	// Provider scopes Tool to one provider (progressive call); "" means Tool is canonical.

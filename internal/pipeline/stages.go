@@ -106,7 +106,8 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			key := loopKey(req)
-			if refused, n := g.Refused(key); refused {
+			refused, n := g.Refused(key)
+			if refused {
 				return fail(toolerr.New(toolerr.RepeatedFailure,
 					"Stop calling this. Change the arguments or the tool, or report the failure to the user.",
 					"this exact call already failed %d times in this session; it is refused for %s", n, g.CoolDown).
@@ -114,7 +115,9 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 			}
 			resp := next(ctx, req)
 			if !resp.Failed() {
-				g.Succeeded(key)
+				if n > 0 { // nothing to reset otherwise: one state round trip saved
+					g.Succeeded(key)
+				}
 				return resp
 			}
 			if resp.Err != nil && (resp.Err.Code == toolerr.ConfirmationRequired || resp.Err.Code == toolerr.Cancelled) {
@@ -147,15 +150,7 @@ func repeated(resp *Response, n int) *toolerr.Error {
 	return e
 }
 
-func loopKey(req *Request) string {
-	h := sha256.New()
-	for _, s := range []string{req.Session, req.Via, req.Provider, req.Tool} {
-		io.WriteString(h, s)
-		h.Write([]byte{0})
-	}
-	h.Write(req.Args)
-	return string(h.Sum(nil))
-}
+func loopKey(req *Request) string { return CallKey(req) }
 
 // ArgsHash is the audit's fingerprint of the arguments: never their values.
 func ArgsHash(args json.RawMessage) string {
@@ -166,6 +161,9 @@ func ArgsHash(args json.RawMessage) string {
 // AuditRecord is one line of the audit log.
 type AuditRecord struct {
 	Time       time.Time `json:"time"`
+	Replica    string    `json:"replica,omitempty"`
+	RequestID  string    `json:"request_id"`
+	Identity   string    `json:"identity,omitempty"`
 	Session    string    `json:"session,omitempty"`
 	Client     string    `json:"client,omitempty"`
 	Tool       string    `json:"tool"`
@@ -180,7 +178,10 @@ type AuditRecord struct {
 
 // Audit writes one JSON line per call to w (nil disables). It also stamps the
 // response's Duration.
-func Audit(w io.Writer, now func() time.Time) Middleware {
+func Audit(w io.Writer, now func() time.Time) Middleware { return audit(w, now, "") }
+
+// audit is Audit stamping every record with the replica that wrote it.
+func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 	var mu sync.Mutex
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
@@ -190,8 +191,11 @@ func Audit(w io.Writer, now func() time.Time) Middleware {
 			if w == nil {
 				return resp
 			}
+			if req.RequestID == "" {
+				req.RequestID = newRequestID()
+			}
 			rec := AuditRecord{
-				Time: start.UTC(), Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
 			}
