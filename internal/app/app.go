@@ -214,6 +214,9 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		g.all[p.Info().ID] = p
 	}
 	g.applyEnabled(ctx, a.enabled.snapshot())
+	if prev := a.current(); prev != nil { // a reload: tools switched off stay known as off
+		g.off.inherit(prev.off, g.reg)
+	}
 	g.bind()
 
 	lg := cfg.Limits.LoopGuard

@@ -236,6 +236,27 @@ func (o *offTools) show(id string) {
 	}
 }
 
+// inherit keeps the previous generation's switched-off tools whose
+// provider is registered but disabled in this one.
+func (o *offTools) inherit(prev *offTools, reg *registry.Registry) {
+	off := map[string]bool{}
+	for _, st := range reg.Providers() {
+		off[st.Info.ID] = !st.Enabled
+	}
+	prev.mu.RLock()
+	defer prev.mu.RUnlock()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for n, t := range prev.tools {
+		if off[t.Provider] {
+			if o.tools == nil {
+				o.tools = map[string]catalog.Tool{}
+			}
+			o.tools[n] = t
+		}
+	}
+}
+
 func (o *offTools) lookup(name string) (catalog.Tool, bool) {
 	o.mu.RLock()
 	defer o.mu.RUnlock()

@@ -90,4 +90,11 @@ func TestEnabledSetOwnedByTheApp(t *testing.T) {
 	if resp.Err == nil || resp.Err.Code != "PROVIDER_UNAVAILABLE" {
 		t.Fatalf("call after disable: %+v", resp.Err)
 	}
+	if err := a.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resp = a.Call(ctx, &pipeline.Request{Tool: "ev_echo", Args: []byte(`{"text":"y"}`)})
+	if resp.Err == nil || resp.Err.Code != "PROVIDER_UNAVAILABLE" {
+		t.Fatalf("call after disable and reload: %+v", resp.Err)
+	}
 }
