@@ -51,7 +51,7 @@ func commands() []command {
 		{"call", "call one tool by its canonical name", runCall},
 		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
 		{"init", "write a commented starter agent-tools.yaml", runInit},
-		{"decisions", "decisions list|revoke NAME|clear: the \"always allow\" answers people gave", runDecisions},
+		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}
@@ -90,7 +90,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "agent-tools: one MCP server for every tool your team already has.")
 	fmt.Fprintln(w, "\nUsage: agent-tools <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'agent-tools <command> -h' for a command's flags.")
 }
