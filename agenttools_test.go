@@ -502,3 +502,31 @@ func TestHandlerAuthAndCaller(t *testing.T) {
 type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestLifecycle(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	rt.RegisterTool("svc", "a", "A.", nil, noop)
+	rec := httptest.NewRecorder()
+	rt.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
+	if rec.Code != 503 {
+		t.Errorf("Handler before Start: %d", rec.Code)
+	}
+	if _, err := rt.Call(context.Background(), "svc_a", nil); !errors.Is(err, agenttools.ErrNotStarted) {
+		t.Errorf("Call before Start: %v", err)
+	}
+	start(t, rt)
+	if err := rt.Start(context.Background()); err == nil {
+		t.Error("Start twice must fail")
+	}
+	s := rt.NewSession(agenttools.SessionOptions{})
+	s.Close()
+	if _, err := s.Call(context.Background(), "svc_a", nil); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Call on a closed session: %v", err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Call(context.Background(), "svc_a", nil); !errors.Is(err, agenttools.ErrNotStarted) {
+		t.Errorf("Call after Close: %v", err)
+	}
+}
