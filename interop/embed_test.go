@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // TestTSSDKSeesPluginToggles: the embedded booking example (examples/booking)
@@ -38,7 +40,7 @@ func TestTSSDKSeesPluginToggles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stderr syncBuffer
+	var stderr testutil.SyncBuffer
 	node.Stderr = &stderr
 	if err := node.Start(); err != nil {
 		t.Fatal(err)

@@ -190,6 +190,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
+	g.withEmbeddings(cfg.Index.Embeddings)
 	g.add(builtin.New(builtin.Options{Status: a.status}))
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{
@@ -299,6 +300,7 @@ func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 func (a *App) Diagnostics() []provider.Diagnostic {
 	g := a.current()
 	out := append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
+	out = append(out, semanticDiagnostics(g.reg)...)
 	_, _, problems := prompts.NewDir(g.cfg.Prompts.Dir, nil).Load()
 	for _, p := range problems {
 		out = append(out, provider.Diagnostic{Provider: "prompts", Item: p.File, Status: "skipped", Reason: p.Reason})

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	agenttools "github.com/agent-tools/agent-tools"
@@ -114,6 +115,15 @@ func newFlags(env *Env, name, usageLine string) *flags {
 	return f
 }
 
+// configPath is --config, a relative path taken from the project directory
+// (the working directory of the real command; Env.Dir for Run).
+func (f *flags) configPath(env *Env) string {
+	if f.config == "" || filepath.IsAbs(f.config) {
+		return f.config
+	}
+	return filepath.Join(env.Dir, f.config)
+}
+
 func (f *flags) withJSON() *flags {
 	f.BoolVar(&f.json, "json", false, "machine-readable output")
 	return f
@@ -157,7 +167,7 @@ func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audi
 		audit = io.Discard
 	}
 	// The binary is built on the public embedding package, as any service is.
-	o := agenttools.Options{ConfigFile: f.config, ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
+	o := agenttools.Options{ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
 	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
 	rt, err := agenttools.New(o)
 	if err == nil {

@@ -22,7 +22,7 @@ func runDecisions(ctx context.Context, env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	path := decisions.PathFor(f.config, env.Dir)
+	path := decisions.PathFor(f.configPath(env), env.Dir)
 	store, err := decisions.Open(path, nil)
 	var corrupt *decisions.CorruptError
 	switch {

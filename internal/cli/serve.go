@@ -87,7 +87,7 @@ type httpFlags struct {
 // shuts down gracefully.
 func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf httpFlags) int {
 	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
-	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		return ExitUsage

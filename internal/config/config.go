@@ -68,6 +68,7 @@ type Config struct {
 	Server    Server     `json:"server" yaml:"server"`
 	Audit     Audit      `json:"audit" yaml:"audit"`
 	Limits    Limits     `json:"limits" yaml:"limits"`
+	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -348,6 +349,7 @@ func (c *Config) Redacted() *Config {
 		r.Server.ClusterKey = "***"
 	}
 	r.Server.Redis.URL = redactURLPassword(c.Server.Redis.URL)
+	r.Index = c.Index.redacted()
 	if c.Server.HTTP.Tokens != nil {
 		r.Server.HTTP.Tokens = make([]string, len(c.Server.HTTP.Tokens))
 		for i := range r.Server.HTTP.Tokens {

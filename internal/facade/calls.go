@@ -167,7 +167,7 @@ func (f *Facade) searchDef() toolDef {
 	for _, p := range f.visibleProviders() {
 		ids = append(ids, p.Info.ID)
 	}
-	desc := "Search every provider's tools and skills by what you want to do. Returns the best matches with their exact names, required arguments and (for the top hits) full input schema; then call " + callTool + "."
+	desc := "Search every provider's tools and skills by the capability you need (\"weather forecast for a city\", \"create a pull request\"), not by pasting the user's whole task: for a task of several steps, search once per step. Returns the best matches (more when several fit, fewer when one clearly wins) with their exact names, required arguments, why each matched and (for the top hits) full input schema; then call " + callTool + "."
 	if len(ids) > 0 {
 		desc += " Providers: " + strings.Join(ids, ", ") + "."
 	}
@@ -175,9 +175,9 @@ func (f *Facade) searchDef() toolDef {
 		tool: &mcp.Tool{
 			Name: searchTool, Description: desc,
 			InputSchema: objectSchema(map[string]any{
-				"query":    prop("string", "What you want to do, in plain words."),
+				"query":    prop("string", queryHelp),
 				"provider": prop("string", "Only search this provider (a prefix from agent_tools_help)."),
-				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default 8)."},
+				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default: as many as match well, at most 15)."},
 				"schemas":  prop("boolean", "Include every result's full input schema."),
 			}, []string{"query"}),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Search tools"},
@@ -234,7 +234,7 @@ func (f *Facade) flatTools() []toolDef {
 	var defs []toolDef
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
-			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
+			needs := policy.NeedsConfirm(t, p.Info)
 			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {

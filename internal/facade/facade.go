@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -83,7 +84,7 @@ type Facade struct {
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
 
-	pt *passthrough // upstream prompts and the flat-mode passthrough (passthrough*.go)
+	pt *passthrough.Passthrough // upstream prompts and the flat-mode passthrough
 
 	mu            sync.Mutex
 	current       map[string]string // MCP tool name → fingerprint of its definition
@@ -112,27 +113,23 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	}
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
-	f.pt = newPassthrough(f)
+	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
-	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
+	sopts := &mcp.ServerOptions{
 		Instructions: instructions(o.Mode, o.Rules.Confirm),
+		Capabilities: caps,
 		// SessionID mints stateful HTTP session ids; replicas put their own
 		// name in them (internal/cluster) so a balancer can route on it.
 		GetSessionID: o.SessionID,
-		Capabilities: caps,
-		// Passthrough hooks (passthrough.go): they answer only when an
-		// upstream is forwarded; initialize advertises what it offers.
-		SubscribeHandler:            f.pt.subscribe,
-		UnsubscribeHandler:          f.pt.unsubscribe,
-		CompletionHandler:           f.pt.complete,
-		ProgressNotificationHandler: f.pt.progress,
-		RootsListChangedHandler:     f.pt.rootsChanged,
-	})
-	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.receive)
-	f.server.AddSendingMiddleware(rewriteSends)
+	}
+	f.pt.Hooks(sopts) // they answer only when an upstream is forwarded; initialize advertises what it offers
+	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, sopts)
+	f.pt.Attach(f.server)
+	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.Receive)
+	f.server.AddSendingMiddleware(passthrough.RewriteSends)
 	f.SyncPrompts()
 	return f
 }
@@ -226,7 +223,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 // Sync publishes the tool set the current catalog calls for, adding, replacing
 // and removing only what changed (clients get one list_changed).
 func (f *Facade) Sync() {
-	defer f.syncUpstreamPrompts() // after the unlock: upstream prompts follow the providers too
+	defer f.pt.SyncPrompts() // after the unlock: upstream prompts follow the providers too
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	want := f.desired()
@@ -297,15 +294,34 @@ func (f *Facade) Tools() []*mcp.Tool {
 	return out
 }
 
-// visibleProviders are the enabled providers, built-ins first.
+// visibleProviders are the enabled providers, built-ins first, each with the
+// skills policy does not deny.
 func (f *Facade) visibleProviders() []registry.ProviderStatus {
 	var out []registry.ProviderStatus
 	for _, p := range f.cat.Providers() {
 		if p.Enabled {
+			p.Skills = f.visibleSkills(p.Info, p.Skills)
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// visibleSkills are the skills policy does not deny, by their canonical
+// names (denied skills are hidden like denied tools).
+func (f *Facade) visibleSkills(info catalog.ProviderInfo, skills []catalog.Skill) []catalog.Skill {
+	out := skills[:0:0]
+	for _, s := range skills {
+		if f.skillVisible(info, s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (f *Facade) skillVisible(info catalog.ProviderInfo, name string) bool {
+	canonical, err := registry.SkillCanonical(info, name)
+	return err == nil && f.rules().Visible(canonical)
 }
 
 // visibleTools are a provider's tools that policy does not deny.
@@ -322,8 +338,15 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
-	if res, ok := f.callForwarded(ctx, mreq, req); ok {
-		return res // a flat call of a passthrough provider's tool (passthrough.go)
+	if _, flat := req.Shape.(flatShape); flat {
+		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*mcp.CallToolResult, bool) {
+			f.bindSession(mreq, req)
+			resp := f.run(ctx, req)
+			return render(resp), resp.Result != nil
+		})
+		if ok {
+			return res // a flat call of a forwarded provider's tool
+		}
 	}
 	f.bindSession(mreq, req)
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})

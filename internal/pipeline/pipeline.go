@@ -3,7 +3,8 @@
 //
 //  1. Audit     — one JSON line per call, whatever happened below
 //  2. LoopGuard — escalates and then refuses identical failing calls
-//  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL)
+//  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL,
+//     UNKNOWN_SKILL: a skill run resolves to a tool-like entry, see skill.go)
 //  4. Validate  — arguments against the tool's JSON Schema (INVALID_ARGUMENTS)
 //  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED)
 //  6. Execute   — the provider call under a deadline, then result shaping
@@ -52,6 +53,16 @@ type Request struct {
 	// Malformed is set by a facade that could not parse the call; it is
 	// returned as the call's error, still audited and loop-guarded.
 	Malformed *toolerr.Error
+
+	// Skill marks a skill run: Tool names a skill of Provider. It takes the
+	// same path as a tool call, under the skill's canonical name.
+	Skill bool
+	// Caller runs the tool calls a skill makes (back through the pipeline).
+	Caller provider.ToolCaller
+	// Confirmed is set by Policy once this call is confirmed; a caller may
+	// set it on the calls a confirmed skill makes, which its confirmation
+	// covers.
+	Confirmed bool
 
 	Resolved catalog.Tool
 	Info     catalog.ProviderInfo

@@ -16,12 +16,13 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 )
 
 // Defaults of the HTTP transport.
 const (
-	DefaultAddr          = "127.0.0.1:8321"
+	DefaultAddr          = config.DefaultAddr // one definition: the config's default is the transport's
 	DefaultBodyLimit     = 4 << 20
 	DefaultShutdownGrace = 10 * time.Second
 	DefaultRatePerSecond = 50

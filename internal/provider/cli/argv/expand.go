@@ -8,6 +8,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Limits on an expanded argv, below what execve accepts on Linux (128 KiB
@@ -298,9 +300,5 @@ func number(n json.Number) (string, error) {
 	return strconv.FormatFloat(f, 'f', -1, 64), nil
 }
 
-func clip(s string) string {
-	if len(s) > 40 {
-		return s[:40] + "…"
-	}
-	return s
-}
+// clip shortens a value quoted in an error, never splitting a character.
+func clip(s string) string { return textutil.Clip(s, 40) }

@@ -1,11 +1,11 @@
-package facade
+package passthrough
 
 // Upstream prompts: every provider backed by an upstream MCP server has its
 // prompts served next to the runtime's own (.agents/prompts): a prefixed
 // provider's under canonical names (`<id>_<prompt>`, §3.6's encoding, as its
 // tools), a provider with bare names' under the upstream's own names
 // (prompt names have none of the constraints clients put on tool names). They are registered on the
-// facade's server, so prompts/list, pagination and prompts/list_changed are
+// attached server, so prompts/list, pagination and prompts/list_changed are
 // the SDK's; prompts/get (and completion of their arguments) is forwarded:
 // for a passthrough provider in flat mode on the client's own upstream
 // session, otherwise on the provider's shared one. The lists come from the
@@ -29,22 +29,17 @@ type promptOwner struct {
 	name string // the upstream's own name
 }
 
-// SyncPrompts publishes the upstream prompts (and the runtime's own) as they
-// are now; clients get prompts/list_changed when they changed. The runtime
-// calls it when a provider reports a change.
-func (f *Facade) SyncPrompts() {
-	f.syncPrompts()
-	f.syncUpstreamPrompts()
-}
-
-func (f *Facade) syncUpstreamPrompts() {
+// SyncPrompts publishes the upstream prompts as they are now on the attached
+// server; clients get prompts/list_changed when they changed. The runtime
+// calls it when a provider reports a change (after its own prompts).
+func (pt *Passthrough) SyncPrompts() {
 	type def struct {
 		prompt *mcp.Prompt
 		owner  promptOwner
 		fp     string
 	}
 	want := map[string]def{}
-	for _, r := range f.upstreams() {
+	for _, r := range pt.upstreams() {
 		for _, p := range r.up.UpstreamPrompts() {
 			if p == nil || p.Name == "" {
 				continue
@@ -53,12 +48,12 @@ func (f *Facade) syncUpstreamPrompts() {
 			if !r.info.HostLocal {
 				var err error
 				if name, err = naming.Canonical(r.id, p.Name, false); err != nil {
-					f.log.Warn("upstream prompt skipped", "provider", r.id, "prompt", p.Name, "err", err)
+					pt.log.Warn("upstream prompt skipped", "provider", r.id, "prompt", p.Name, "err", err)
 					continue
 				}
 			}
 			if _, dup := want[name]; dup {
-				f.log.Warn("upstream prompt skipped: its name is taken", "provider", r.id, "prompt", p.Name, "name", name)
+				pt.log.Warn("upstream prompt skipped: its name is taken", "provider", r.id, "prompt", p.Name, "name", name)
 				continue
 			}
 			cp := *p
@@ -68,26 +63,29 @@ func (f *Facade) syncUpstreamPrompts() {
 		}
 	}
 
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	pt := f.pt
+	pt.promptsMu.Lock()
+	defer pt.promptsMu.Unlock()
+	if pt.server == nil {
+		return
+	}
 	var stale []string
 	for name := range pt.prompts {
-		if _, ok := want[name]; ok && !f.prompts[name] {
+		local := pt.localPrompt(name)
+		if _, ok := want[name]; ok && !local {
 			continue
 		}
-		if !f.prompts[name] { // a runtime prompt that took the name is not ours to remove
+		if !local { // a runtime prompt that took the name is not ours to remove
 			stale = append(stale, name)
 		}
 		delete(pt.prompts, name)
 		delete(pt.owners, name)
 	}
 	if len(stale) > 0 {
-		f.server.RemovePrompts(stale...)
+		pt.server.RemovePrompts(stale...)
 	}
 	for name, d := range want {
-		if f.prompts[name] {
-			f.log.Debug("upstream prompt hidden by the runtime's prompt of the same name", "provider", d.owner.ref.id, "name", name)
+		if pt.localPrompt(name) {
+			pt.log.Debug("upstream prompt hidden by the runtime's prompt of the same name", "provider", d.owner.ref.id, "name", name)
 			continue
 		}
 		pt.owners[name] = d.owner // the live provider (a reload replaces it)
@@ -95,27 +93,21 @@ func (f *Facade) syncUpstreamPrompts() {
 			continue
 		}
 		pt.prompts[name] = d.fp
-		f.server.AddPrompt(d.prompt, pt.getPrompt(name))
+		pt.server.AddPrompt(d.prompt, pt.getPrompt(name))
 	}
 }
 
-func (pt *passthrough) owner(name string) (promptOwner, bool) {
-	pt.f.mu.Lock()
-	defer pt.f.mu.Unlock()
+func (pt *Passthrough) owner(name string) (promptOwner, bool) {
+	pt.promptsMu.Lock()
+	defer pt.promptsMu.Unlock()
 	o, ok := pt.owners[name]
 	return o, ok
 }
 
-func (f *Facade) localPrompt(name string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.prompts[name]
-}
-
 // promptSession is the upstream session a prompt request goes to: the
 // client's own for a forwarded provider, else the provider's shared one.
-func (pt *passthrough) promptSession(ctx context.Context, ss *mcp.ServerSession, o promptOwner) (*mcp.ClientSession, error) {
-	if o.ref.pt != nil && ss != nil && pt.f.opts.Mode == Flat {
+func (pt *Passthrough) promptSession(ctx context.Context, ss *mcp.ServerSession, o promptOwner) (*mcp.ClientSession, error) {
+	if o.ref.pt != nil && ss != nil && pt.forward {
 		c, err := pt.downstream(ss).conn(ctx, o.ref)
 		if err != nil {
 			return nil, err
@@ -126,7 +118,7 @@ func (pt *passthrough) promptSession(ctx context.Context, ss *mcp.ServerSession,
 }
 
 // getPrompt forwards prompts/get of a published upstream prompt.
-func (pt *passthrough) getPrompt(name string) mcp.PromptHandler {
+func (pt *Passthrough) getPrompt(name string) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		o, ok := pt.owner(name)
 		if !ok {

@@ -1,4 +1,4 @@
-package facade_test
+package passthrough_test
 
 import (
 	"context"
@@ -15,10 +15,12 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // upstream is an in-memory MCP server standing for a passthrough provider's
@@ -170,6 +172,8 @@ type upProvider struct {
 	shared *mcp.ClientSession
 	opened atomic.Int32
 }
+
+var _ passthrough.Upstream = (*upProvider)(nil)
 
 type bindKey struct{}
 
@@ -369,17 +373,6 @@ func textOf(res *mcp.CallToolResult) string {
 	return strings.Join(out, "\n")
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	h := newPTHarness(t, false)
 	c := h.connect("a")
@@ -396,17 +389,6 @@ func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	}
 	if n := h.prov.opened.Load(); n != 0 {
 		t.Errorf("initialize opened %d passthrough sessions; they open on first use", n)
-	}
-}
-
-func TestPassthroughNoUpstreamAdvertisesNothingExtra(t *testing.T) {
-	h := newHarness(t, setup{mode: facade.Flat, version: "2025-11-25"})
-	caps := h.cs.InitializeResult().Capabilities
-	if caps.Resources != nil || caps.Completions != nil || caps.Logging != nil {
-		t.Errorf("without a passthrough provider: capabilities = %+v", caps)
-	}
-	if _, err := h.cs.ListResources(context.Background(), nil); err != nil {
-		t.Errorf("resources/list without a passthrough: %v", err)
 	}
 }
 
@@ -473,7 +455,7 @@ func TestPassthroughProgressBothWays(t *testing.T) {
 	if _, err := c.cs.CallTool(context.Background(), params); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "3 progress notifications", func() bool {
+	testutil.WaitFor(t, "3 progress notifications", 5*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.progress) >= 3
@@ -524,7 +506,7 @@ func TestPassthroughLogging(t *testing.T) {
 		t.Fatal(err)
 	}
 	callTool(t, c.cs, "log", map[string]any{})
-	waitFor(t, "3 log messages", func() bool {
+	testutil.WaitFor(t, "3 log messages", 5*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return len(c.logs) >= 3
@@ -613,7 +595,7 @@ func TestPassthroughResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.up.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://a"})
-	waitFor(t, "resources/updated", func() bool {
+	testutil.WaitFor(t, "resources/updated", 5*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return slices.Contains(c.updated, "test://a")
@@ -635,7 +617,7 @@ func TestPassthroughCancellationReachesUpstream(t *testing.T) {
 	<-h.up.slowStarted
 	cancel()
 	<-done
-	waitFor(t, "the upstream call to be cancelled", func() bool {
+	testutil.WaitFor(t, "the upstream call to be cancelled", 5*time.Second, func() bool {
 		h.up.mu.Lock()
 		defer h.up.mu.Unlock()
 		return h.up.cancelled
@@ -651,7 +633,7 @@ func TestPassthroughSessionsEndWithTheClient(t *testing.T) {
 		t.Fatalf("upstream sessions = %d, want %d", n, base+1)
 	}
 	c.cs.Close()
-	waitFor(t, "the passthrough session to close", func() bool { return h.up.sessions.Load() == base })
+	testutil.WaitFor(t, "the passthrough session to close", 5*time.Second, func() bool { return h.up.sessions.Load() == base })
 }
 
 // A client of the sessionless protocol (2026-07-28) gets the upstream's
