@@ -163,7 +163,7 @@ func measure(ctx context.Context, tools []datasetTool) (Result, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		a.Registry.Refresh(ctx)
+		a.Registry().Refresh(ctx)
 		a.Facade.Sync()
 		ct, st := mcp.NewInMemoryTransports()
 		if _, err := a.Facade.Server().Connect(ctx, st, nil); err != nil {
@@ -190,7 +190,7 @@ func measure(ctx context.Context, tools []datasetTool) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	loaded := a.Registry.Tools("hub")
+	loaded := a.Registry().Tools("hub")
 	res.Loaded = len(loaded)
 	for _, t := range loaded {
 		res.LongestName = max(res.LongestName, len(t.Canonical))

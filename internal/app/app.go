@@ -35,6 +35,9 @@ type Options struct {
 	// ConfigPath is an explicit --config; "" looks for ./agent-tools.yaml in
 	// ProjectDir and falls back to zero-config.
 	ConfigPath string
+	// Config, when set, is used instead of reading a file (an embedder's
+	// config value); ConfigPath is then ignored and a reload re-applies it.
+	Config *config.Config
 	// ProjectDir is the directory served (default: the working directory).
 	ProjectDir string
 	// Mode overrides the config's exposure mode when non-empty.
@@ -52,25 +55,28 @@ type Options struct {
 	// the local scripts (embedding, benchmarks). The caller owns them: the
 	// app never starts or closes them.
 	Providers []provider.Provider
+	// Disabled lists providers (of any origin) that start disabled; SetEnabled
+	// turns them on. The config's own enabled: false is honoured too.
+	Disabled []string
+	// Decisions remembers a person's "always allow" answers (nil: none).
+	Decisions pipeline.Decisions
 }
 
-// App is a loaded runtime. Config, Registry and Call are those built at
-// start; after a config reload (see Watch) Current has the live ones, while
-// Facade stays the same and follows them.
+// App is a loaded runtime. The live generation (config, registry, call
+// path) is swapped by a reload; read it through Config, Registry and Call,
+// which never go stale. Facade is built once and follows every generation.
 type App struct {
-	Config   *config.Config
-	Registry *registry.Registry
-	Call     pipeline.Handler
-	Facade   *facade.Facade
-	Mode     facade.Mode
+	Facade *facade.Facade
+	Mode   facade.Mode
 
-	opts   Options
-	ctx    context.Context               // New's, for providers started by a reload
-	fac    atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
-	shared *Shared                       // outlives reloads: see shared.go
-	live   liveState
-	reload reloadState
-	log    *slog.Logger
+	opts    Options
+	ctx     context.Context               // New's, for providers started by a reload
+	fac     atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
+	shared  *Shared                       // outlives reloads: see shared.go
+	live    liveState
+	reload  reloadState
+	enabled enabledSet // outlives reloads: see enabled.go
+	log     *slog.Logger
 }
 
 // ConfigError marks a configuration problem (exit status 2).
@@ -81,6 +87,9 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadConfig finds and loads the config as Options say.
 func LoadConfig(o Options) (*config.Config, error) {
+	if o.Config != nil {
+		return o.Config, nil
+	}
 	dir := o.ProjectDir
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -114,11 +123,12 @@ func New(ctx context.Context, o Options) (*App, error) {
 		o.AuditDefault = os.Stderr
 	}
 	a := &App{opts: o, ctx: ctx, log: o.Logger}
+	a.enabled.init(o.Disabled)
 	g, err := a.build(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a.Config, a.Registry, a.Call, a.Mode = g.cfg, g.reg, g.call, g.mode
+	a.Mode = g.mode
 	a.live.cur.Store(g)
 	// The facade reads the live catalog and call path, so that a config
 	// reload swaps them under connected sessions (watch.go).
@@ -127,7 +137,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
 	a.fac.Store(a.Facade)
-	g.reg.OnChange(a.Facade.Sync)
+	g.reg.OnChange(a.changed)
 	a.Facade.Sync()
 	return a, nil
 }
@@ -170,7 +180,10 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		return nil, &ConfigError{err}
 	}
 
-	g := &generation{cfg: cfg, mode: mode, rules: rules, reg: registry.New(o.Logger), log: o.Logger, onPrompts: a.syncPrompts}
+	reg := registry.NewWith(o.Logger, registry.Options{Scheme: cfg.Scheme(), Rename: cfg.Renames(),
+		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow})
+	g := newGeneration(cfg, reg, o.Logger)
+	g.mode, g.rules, g.onPrompts = mode, rules, a.syncPrompts
 	project := o.ProjectDir
 	if project == "" {
 		project, _ = os.Getwd()
@@ -188,21 +201,24 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		}))
 	}
 	for _, pc := range cfg.Providers {
-		if !pc.Enabled {
-			continue
-		}
 		p, err := buildProvider(pc, g.deps)
 		if err != nil {
-			g.failed(pc.ID, "", err)
+			g.unbuilt(pc, "", err)
 			continue
 		}
-		g.add(withSkills(p, pc.Skills, nil, o.Logger))
+		g.addAs(withSkills(p, pc.Skills, nil, o.Logger), pc.Enabled)
 	}
 	g.addPlugins(o)
 	for _, p := range o.Providers {
 		if err := g.reg.Add(p); err != nil {
 			g.failed(p.Info().ID, "", err)
+			continue
 		}
+		g.all[p.Info().ID] = p
+	}
+	g.applyEnabled(ctx, a.enabled.snapshot())
+	if prev := a.current(); prev != nil { // a reload: tools switched off stay known as off
+		g.off.inherit(prev.off, g.reg)
 	}
 	g.bind()
 
@@ -213,12 +229,17 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	guard.Store = a.shared.Store
 	g.call = pipeline.New(pipeline.Options{
-		Catalog: g.reg, Rules: rules, Guard: guard, Tokens: a.shared.Tokens, Replica: a.shared.Replica,
-		AuditTo: audit, Extra: o.Middleware,
+		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Decisions: o.Decisions, Guard: guard,
+		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
 	g.start(ctx)
 	return g, nil
+}
+
+func newGeneration(cfg *config.Config, reg *registry.Registry, log *slog.Logger) *generation {
+	return &generation{cfg: cfg, reg: reg, log: log,
+		startOff: map[string]bool{}, unavailable: map[string]string{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
 }
 
 // add registers a provider of the generation (and closes it with it).
@@ -227,6 +248,7 @@ func (g *generation) add(p provider.Provider) {
 		g.failed(p.Info().ID, "", err)
 		return
 	}
+	g.all[p.Info().ID] = p
 	if c, ok := p.(provider.Closer); ok {
 		g.closers = append(g.closers, c)
 	}
@@ -250,11 +272,8 @@ func withSkills(p provider.Provider, dir string, files []string, log *slog.Logge
 // checks the skills' related links across providers.
 func (g *generation) start(ctx context.Context) {
 	for _, st := range g.reg.Providers() {
-		p, _, ok := g.reg.Provider(st.Info.ID)
-		if s, isStarter := p.(provider.Starter); ok && isStarter {
-			if err := s.Start(ctx); err != nil {
-				g.log.Error("provider failed to start", "provider", st.Info.ID, "err", err)
-			}
+		if p, _, ok := g.reg.Provider(st.Info.ID); ok { // disabled ones start when enabled
+			g.startOne(ctx, st.Info.ID, p)
 		}
 	}
 	g.reg.Refresh(ctx)
@@ -310,35 +329,7 @@ func closeAll(closers []io.Closer) error {
 }
 
 // status is what the runtime_status tool reports.
-func (a *App) status(context.Context) any {
-	type prov struct {
-		ID      string `json:"id"`
-		Kind    string `json:"kind"`
-		Enabled bool   `json:"enabled"`
-		Tools   int    `json:"tools"`
-		Skills  int    `json:"skills"`
-		Error   string `json:"error,omitempty"`
-	}
-	var ps []prov
-	g := a.current()
-	for _, st := range g.reg.Providers() {
-		p := prov{ID: st.Info.ID, Kind: st.Info.Kind, Enabled: st.Enabled, Tools: st.Tools, Skills: len(st.Skills)}
-		if st.Err != nil {
-			p.Error = st.Err.Error()
-		}
-		ps = append(ps, p)
-	}
-	var problems []provider.Diagnostic
-	for _, d := range a.Diagnostics() {
-		if d.Status != "ok" {
-			problems = append(problems, d)
-		}
-	}
-	return map[string]any{
-		"version": Version(), "mode": a.Mode, "config": g.cfg.Path, "projectDir": g.cfg.Dir,
-		"providers": ps, "problems": problems,
-	}
-}
+func (a *App) status(context.Context) any { return a.Status() }
 
 // Version is the module version stamped by the Go toolchain ("devel" in a checkout).
 func Version() string {

@@ -29,9 +29,9 @@ func TestEmbeddingsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, ok := a.Registry.Semantic().(*embed.Store)
+	st, ok := a.Registry().Semantic().(*embed.Store)
 	if !ok {
-		t.Fatalf("semantic stage %T, want *embed.Store", a.Registry.Semantic())
+		t.Fatalf("semantic stage %T, want *embed.Store", a.Registry().Semantic())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -39,11 +39,11 @@ func TestEmbeddingsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	found := false
-	for _, h := range a.Registry.Search("will it rain", index.Options{Explain: true}) {
+	for _, h := range a.Registry().Search("will it rain", index.Options{Explain: true}) {
 		found = found || (h.ID == "forecast" && strings.Contains(h.Why, "embeddings"))
 	}
 	if !found {
-		t.Errorf("search did not use the embeddings: %+v", a.Registry.Search("will it rain", index.Options{Explain: true}))
+		t.Errorf("search did not use the embeddings: %+v", a.Registry().Search("will it rain", index.Options{Explain: true}))
 	}
 	line := func() string {
 		for _, d := range a.Diagnostics() {
@@ -57,7 +57,7 @@ func TestEmbeddingsFromConfig(t *testing.T) {
 		t.Errorf("doctor: %q", got)
 	}
 	srv.Fail.Store(true)
-	a.Registry.Search("something never asked before", index.Options{})
+	a.Registry().Search("something never asked before", index.Options{})
 	if got := line(); !strings.HasPrefix(got, "warning embeddings unavailable") {
 		t.Errorf("doctor after a failure: %q", got)
 	}

@@ -88,15 +88,14 @@ func (g *generation) addPlugins(o Options) {
 			continue
 		case !pc.Enabled:
 			note(pc.ID, pl.Dir, "skipped", "plugin disabled (provider.enabled: false)")
-			continue
 		}
 		p, err := buildProvider(pc, g.deps)
 		if err != nil {
 			g.log.Error("plugin skipped", "plugin", pl.Dir, "provider", pc.ID, "err", err)
-			note(pc.ID, pl.Dir, "failed", "plugin skipped: "+err.Error())
+			g.unbuilt(pc, pl.Dir, fmt.Errorf("plugin skipped: %w", err))
 			continue
 		}
-		g.log.Info("plugin loaded", "plugin", pl.Dir, "provider", pc.ID, "kind", pc.Kind)
-		g.add(withSkills(p, pl.Dir, pl.Manifest.Skills, g.log))
+		g.log.Info("plugin loaded", "plugin", pl.Dir, "provider", pc.ID, "kind", pc.Kind, "enabled", pc.Enabled)
+		g.addAs(withSkills(p, pl.Dir, pl.Manifest.Skills, g.log), pc.Enabled)
 	}
 }

@@ -75,7 +75,7 @@ func TestPluginsLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &generation{cfg: c, reg: registry.New(nil), log: slog.New(slog.DiscardHandler)}
+	g := newGeneration(c, registry.New(nil), slog.New(slog.DiscardHandler))
 	defer closeAll(g.closers)
 	p, _ := buildProvider(c.Providers[0], provider.Deps{})
 	g.add(p)

@@ -25,23 +25,18 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
@@ -50,100 +45,27 @@ import (
 // (an editor's write, rename and chmod) to settle.
 const DefaultDebounce = 150 * time.Millisecond
 
-// generation is the catalog and call path built from one config.
-type generation struct {
-	cfg        *config.Config
-	mode       facade.Mode
-	rules      policy.Rules
-	reg        *registry.Registry
-	call       pipeline.Handler
-	closers    []io.Closer
-	loadErrors []provider.Diagnostic
-	log        *slog.Logger
-	// deps is what the kinds' builders get from this generation.
-	deps provider.Deps
-	// onPrompts republishes upstream prompts (the facade's SyncPrompts).
-	onPrompts func()
-
-	mu      sync.Mutex
-	calls   int    // in flight on this generation
-	retired func() // run once retired and idle
-	done    bool
-}
-
-func (g *generation) acquire() {
-	g.mu.Lock()
-	g.calls++
-	g.mu.Unlock()
-}
-
-func (g *generation) release() {
-	g.mu.Lock()
-	g.calls--
-	f := g.idleLocked()
-	g.mu.Unlock()
-	if f != nil {
-		f()
-	}
-}
-
-// retire runs f (closing the generation's providers) once no call is running on it.
-func (g *generation) retire(f func()) {
-	g.mu.Lock()
-	g.retired = f
-	f = g.idleLocked()
-	g.mu.Unlock()
-	if f != nil {
-		f()
-	}
-}
-
-func (g *generation) idleLocked() func() {
-	if g.calls > 0 || g.retired == nil || g.done {
-		return nil
-	}
-	g.done = true
-	return g.retired
-}
-
-type liveState struct {
-	cur     atomic.Pointer[generation]
-	mu      sync.Mutex
-	retired sync.WaitGroup // closers of retired generations still pending
-	closed  bool
-}
-
-// close closes the current generation and waits (bounded) for retired ones.
-func (l *liveState) close() error {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return nil
-	}
-	l.closed = true
-	l.mu.Unlock()
-	g := l.cur.Load()
-	if g == nil {
-		return nil
-	}
-	done := make(chan struct{})
-	go func() { l.retired.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-	}
-	return closeAll(g.closers)
-}
-
 func (a *App) current() *generation { return a.live.cur.Load() }
 
-// Current is the live registry (it changes when the config is reloaded).
-func (a *App) Current() *registry.Registry { return a.current().reg }
+// Registry is the live registry (it changes when the config is reloaded).
+func (a *App) Registry() *registry.Registry { return a.current().reg }
 
-// CurrentConfig is the live config.
-func (a *App) CurrentConfig() *config.Config { return a.current().cfg }
+// Current is Registry (kept for callers written before the rename).
+func (a *App) Current() *registry.Registry { return a.Registry() }
 
-// CurrentCall is the live call pipeline (the CLI and embedders call tools through it).
+// Config is the live config.
+func (a *App) Config() *config.Config { return a.current().cfg }
+
+// CurrentConfig is Config (kept for callers written before the rename).
+func (a *App) CurrentConfig() *config.Config { return a.Config() }
+
+// Call runs a call on the live generation (the CLI and embedders call tools
+// through it). The generation it starts on stays open until it returns.
+func (a *App) Call(ctx context.Context, req *pipeline.Request) *pipeline.Response {
+	return a.dispatch(ctx, req)
+}
+
+// CurrentCall is Call as a pipeline.Handler.
 func (a *App) CurrentCall() pipeline.Handler { return a.dispatch }
 
 // dispatch runs a call on the live generation.
@@ -154,7 +76,10 @@ func (a *App) dispatch(ctx context.Context, req *pipeline.Request) *pipeline.Res
 	return g.call(ctx, req)
 }
 
-// liveCatalog is the facade's view of the live registry.
+// liveCatalog is the facade's view of the live generation's catalog. The
+// facade holds it for its lifetime while generations come and go, so every
+// method must read the current one: the forwarding is the price of keeping
+// the facade unaware of reloads.
 type liveCatalog struct{ a *App }
 
 func (c liveCatalog) reg() *registry.Registry          { return c.a.current().reg }
@@ -173,6 +98,8 @@ func (c liveCatalog) Tools(p string) []catalog.Tool                { return c.re
 func (c liveCatalog) Providers() []registry.ProviderStatus         { return c.reg().Providers() }
 func (c liveCatalog) Search(q string, o index.Options) []index.Hit { return c.reg().Search(q, o) }
 func (c liveCatalog) Skill(p, n string) (catalog.Skill, bool)      { return c.reg().Skill(p, n) }
+func (c liveCatalog) FlatMaxNameLength() int                       { return c.reg().FlatMaxNameLength() }
+func (c liveCatalog) Conflicts() []registry.Conflict               { return c.reg().Conflicts() }
 
 type reloadState struct {
 	mu   sync.Mutex // one reload at a time
@@ -195,9 +122,10 @@ func (a *App) Reload(ctx context.Context) error {
 	}
 	old := a.current()
 	a.warnFixed(old.cfg, g.cfg)
-	g.reg.OnChange(a.Facade.Sync)
+	g.reg.OnChange(a.changed)
 	a.live.cur.Store(g)
 	a.Facade.SetRules(g.rules) // re-syncs: sessions get list_changed if the tools changed
+	a.enabled.notify()         // in-process sessions re-list too
 	a.live.retired.Add(1)
 	old.retire(func() {
 		defer a.live.retired.Done()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 )
 
 // cliShape renders the retry of a call as the command to type.
@@ -52,7 +53,7 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	a.Facade.Teach(req) // a name from another mode, scheme or provider points at the right one
 	if *confirm {
 		// A person typed --confirm: that is a human confirmation in every mode.
-		req.AskHuman = func(context.Context, string) (bool, error) { return true, nil }
+		req.AskHuman = func(context.Context, string) (policy.Approval, error) { return policy.ApprovedOnce, nil }
 	}
 	resp := a.Call(ctx, req)
 	if f.json {

@@ -14,8 +14,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 )
 
@@ -50,6 +52,7 @@ func commands() []command {
 		{"call", "call one tool by its canonical name", runCall},
 		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
 		{"init", "write a commented starter agent-tools.yaml", runInit},
+		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}
@@ -88,7 +91,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "agent-tools: one MCP server for every tool your team already has.")
 	fmt.Fprintln(w, "\nUsage: agent-tools <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'agent-tools <command> -h' for a command's flags.")
 }
@@ -151,12 +154,25 @@ func (f *flags) parse(args []string) ([]string, bool) {
 // goes to audit (nil: off unless the config names a file) and mw runs in every
 // call's pipeline.
 func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*app.App, int) {
+	rt, code := loadRuntime(ctx, env, f, log, audit, mw...)
+	if rt == nil {
+		return nil, code
+	}
+	return embedhook.App(rt), ExitOK
+}
+
+// loadRuntime is load returning the public Runtime (serve over stdio uses it).
+func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*agenttools.Runtime, int) {
 	if audit == nil {
 		audit = io.Discard
 	}
-	a, err := app.New(ctx, app.Options{
-		ConfigPath: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit, Middleware: mw,
-	})
+	// The binary is built on the public embedding package, as any service is.
+	o := agenttools.Options{ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
+	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
+	rt, err := agenttools.New(o)
+	if err == nil {
+		err = rt.Start(ctx)
+	}
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		var ce *app.ConfigError
@@ -165,7 +181,7 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 		}
 		return nil, ExitFailed
 	}
-	return a, ExitOK
+	return rt, ExitOK
 }
 
 // stderrLog is the commands' structured log on stderr.

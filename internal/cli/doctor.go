@@ -24,10 +24,10 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	diags := append(a.Diagnostics(), readOnlyHints(a.Registry)...)
+	diags := append(a.Diagnostics(), readOnlyHints(a.Registry())...)
 	// Names (SPEC §3.6): flat names clients refuse, policy rules that match nothing.
-	diags = append(diags, a.Registry.FlatNameDiagnostics(a.Mode == facade.Flat)...)
-	diags = append(diags, a.Registry.RuleDiagnostics(a.Config.Policy.Deny, a.Config.Policy.Allow)...)
+	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
+	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
 	failed := false
 	for _, d := range diags {
@@ -38,10 +38,12 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		status = ExitFailed
 	}
 	if f.json {
-		writeJSON(env.Stdout, map[string]any{"config": a.Config.Path, "mode": a.Mode, "ok": !failed, "checks": diags})
+		// The provider list is the runtime's Status, as runtime_status reports it.
+		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags,
+			"providers": a.Status().Providers})
 		return status
 	}
-	cfg := a.Config.Path
+	cfg := a.Config().Path
 	if cfg == "" {
 		cfg = "none (zero-config)"
 	}

@@ -29,7 +29,7 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	tools := a.Registry.Tools("")
+	tools := a.Registry().Tools("")
 	if f.json {
 		type row struct {
 			Name        string          `json:"name"`
@@ -73,7 +73,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	hits := a.Registry.Search(query, index.Options{Limit: *limit})
+	hits := a.Registry().Search(query, index.Options{Limit: *limit})
 	type row struct {
 		Rank        int     `json:"rank"`
 		Kind        string  `json:"kind"`
@@ -85,7 +85,7 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 	rows := make([]row, 0, len(hits))
 	for i, h := range hits {
 		r := row{Rank: i + 1, Kind: h.Kind, Name: h.ID, Provider: h.Provider, Score: h.Score}
-		if t, ok := a.Registry.Lookup(h.ID); ok {
+		if t, ok := a.Registry().Lookup(h.ID); ok {
 			r.Description = t.Description
 		}
 		rows = append(rows, r)

@@ -11,10 +11,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
+	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/transport"
@@ -59,19 +59,20 @@ func flagSet(f *flags, name string) bool {
 }
 
 func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
-	a, code := load(ctx, env, f, stderrLog(env, level), env.Stderr)
-	if a == nil {
+	rt, code := loadRuntime(ctx, env, f, stderrLog(env, level), env.Stderr)
+	if rt == nil {
 		return code
 	}
-	defer a.Close()
+	defer rt.Close()
+	a := embedhook.App(rt)
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
 	}
 	if isTerminal(env.Stdin) {
-		banner(env.Stderr, string(a.Mode), a.Config.Path, len(a.Facade.Tools()))
+		banner(env.Stderr, string(a.Mode), a.Config().Path, len(a.Facade.Tools()))
 	}
-	err := a.Facade.Server().Run(ctx, transport.Stdio(env.Stdin, env.Stdout, drainOnEOF))
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+	err := rt.ServeStdio(ctx)
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: serve:", err)
 		return ExitFailed
 	}
@@ -139,19 +140,11 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if st := sh.Status(); st.Shared || st.Degraded {
 		log.Info("shared state", "backend", "redis", "replica", sh.Replica, "degraded", st.Degraded)
 	}
-	rate := float64(hc.RateLimit.PerSecond)
-	if hc.RateLimit.Off {
-		rate = -1
-	}
-	h, err := transport.NewHTTP(transport.HTTPOptions{
-		Server: a.Facade.Server(), Addr: addr, Stateless: hf.stateless || hc.Stateless, JSONResponse: hc.JSONResponse,
-		Tokens: hc.Tokens, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
-		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
-		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
-		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
-		Drain: drain, Metrics: m, Logger: log,
-		Cluster: &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check},
-	})
+	ho := a.HTTPOptions()
+	ho.Addr, ho.Stateless = addr, hf.stateless || hc.Stateless
+	ho.Drain, ho.Metrics, ho.Logger = drain, m, log
+	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
+	h, err := transport.NewHTTP(ho)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitUsage
@@ -234,9 +227,6 @@ or bind a loopback address (--addr %s), or, if something else protects this
 address (a private network, an authenticating proxy), pass --insecure-no-auth.
 `, addr, transport.DefaultAddr)
 }
-
-// drainOnEOF bounds how long serve keeps answering after the client closed stdin.
-const drainOnEOF = 30 * time.Second
 
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)

@@ -359,6 +359,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 	}
 	f.teachMiss(req) // miss.go
 	f.bindSession(mreq, req)
+	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.run(ctx, req)
 	stop()
@@ -392,26 +393,16 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 			req.Client = ip.ClientInfo.Name
 		}
 		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
-			req.AskHuman = func(ctx context.Context, message string) (bool, error) {
-				res, err := ss.Elicit(ctx, &mcp.ElicitParams{
-					Message: message,
-					RequestedSchema: map[string]any{
-						"type":       "object",
-						"properties": map[string]any{"approve": map[string]any{"type": "boolean", "description": "Allow this call"}},
-						"required":   []string{"approve"},
-					},
-				})
+			req.AskHuman = func(ctx context.Context, message string) (policy.Approval, error) {
+				res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: approvalSchema})
 				if err != nil {
-					return false, err
+					return policy.Declined, err
 				}
-				if res.Action != "accept" {
-					return false, nil // decline or cancel: the person said no
+				if _, answered := res.Content["approve"].(bool); res.Action == "accept" && !answered {
+					// an accept without the answer is not a "no"
+					return policy.Declined, fmt.Errorf("the client accepted the confirmation request without answering it (no approve field)")
 				}
-				approved, answered := res.Content["approve"].(bool)
-				if !answered { // an accept without the answer is not a "no"
-					return false, fmt.Errorf("the client accepted the confirmation request without answering it (no approve field)")
-				}
-				return approved, nil
+				return approvalOf(res), nil
 			}
 		}
 	}
@@ -520,4 +511,44 @@ func firstLine(s string, n int) string {
 		s = strings.TrimSpace(string(r[:n-1])) + "…"
 	}
 	return s
+}
+
+// userOf is the authenticated user of an HTTP call (the transport's
+// identity, never the token); "" over stdio or without auth.
+func userOf(mreq *mcp.CallToolRequest) string {
+	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil {
+		return mreq.Extra.TokenInfo.UserID
+	}
+	return ""
+}
+
+// approvalSchema asks for a yes/no and, optionally, how long the yes lasts:
+// "always allow this tool" is remembered by canonical name (seed 004).
+var approvalSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"approve": map[string]any{"type": "boolean", "description": "Allow this call"},
+		"remember": map[string]any{"type": "string", "enum": []string{"once", "session", "always"},
+			"enumNames":   []string{"Only this call", "Always for this session", "Always allow this tool"},
+			"description": "How long this answer holds", "default": "once"},
+	},
+	"required": []string{"approve"},
+}
+
+// approvalOf reads the person's answer; anything but an explicit accept
+// with approve: true is a decline.
+func approvalOf(res *mcp.ElicitResult) policy.Approval {
+	if res == nil || res.Action != "accept" {
+		return policy.Declined
+	}
+	if ok, _ := res.Content["approve"].(bool); !ok {
+		return policy.Declined
+	}
+	switch res.Content["remember"] {
+	case "session":
+		return policy.ApprovedForSession
+	case "always":
+		return policy.ApprovedAlways
+	}
+	return policy.ApprovedOnce
 }

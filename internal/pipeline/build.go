@@ -13,10 +13,12 @@ type Options struct {
 	Rules   policy.Rules
 	Guard   *policy.LoopGuard
 	// Tokens backs token-mode confirmations (default: a fresh book).
-	Tokens  *policy.Tokens
-	Execute ExecuteOptions
-	AuditTo io.Writer // nil: no audit log
-	Now     func() time.Time
+	Tokens *policy.Tokens
+	// Decisions are a person's remembered confirmations (nil: none).
+	Decisions Decisions
+	Execute   ExecuteOptions
+	AuditTo   io.Writer // nil: no audit log
+	Now       func() time.Time
 	// Extra middleware runs between Audit and LoopGuard (metrics, tracing, logging).
 	Extra []Middleware
 	// Replica names this process in audit records ("" for a single instance).
@@ -39,6 +41,6 @@ func New(o Options) Handler {
 	}
 	mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
 	mw = append(mw, o.Extra...)
-	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens), Execute(o.Execute))
+	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens, o.Decisions), Execute(o.Execute))
 	return Chain(nil, mw...)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -44,8 +45,9 @@ type Request struct {
 	Confirm bool
 	// ConfirmToken is the one-time token of a CONFIRMATION_REQUIRED error (token mode).
 	ConfirmToken string
-	// AskHuman asks a person to confirm (elicitation); nil when the client cannot.
-	AskHuman func(ctx context.Context, message string) (bool, error)
+	// AskHuman asks a person to confirm (elicitation); nil when the client
+	// cannot. The answer may extend to later calls (policy.Approval).
+	AskHuman func(ctx context.Context, message string) (policy.Approval, error)
 	// Shape is the facade's knowledge of its own argument shape, for hints.
 	Shape Shape
 	// Malformed is set by a facade that could not parse the call; it is

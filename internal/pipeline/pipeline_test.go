@@ -142,10 +142,10 @@ func TestPolicyModes(t *testing.T) {
 	}
 }
 
-func yes(context.Context, string) (bool, error) { return true, nil }
-func no(context.Context, string) (bool, error)  { return false, nil }
-func broken(context.Context, string) (bool, error) {
-	return false, toolerr.New(toolerr.BackendError, "", "no elicitation")
+func yes(context.Context, string) (policy.Approval, error) { return policy.ApprovedOnce, nil }
+func no(context.Context, string) (policy.Approval, error)  { return policy.Declined, nil }
+func broken(context.Context, string) (policy.Approval, error) {
+	return policy.Declined, toolerr.New(toolerr.BackendError, "", "no elicitation")
 }
 
 func TestArgumentsMustBeAnObject(t *testing.T) {

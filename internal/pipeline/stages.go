@@ -20,12 +20,13 @@ import (
 // Policy applies allow/deny rules and confirmation, for tool calls and skill
 // runs alike: this is the one place the confirmation rule is applied
 // (policy.NeedsConfirm says which calls need one). A mutating call is
-// confirmed by a human when the client can be asked (elicitation);
-// otherwise, in agent mode, by the agent's explicit confirm flag, and in
-// token mode by the one-time token its CONFIRMATION_REQUIRED error carried.
-// In human mode nothing else counts. A call already Confirmed (a confirmed
-// skill's own calls) needs nothing more.
-func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
+// confirmed by a decision the person made earlier ("always allow", "for
+// this session": decisions, which may be nil), else by a human when the
+// client can be asked (elicitation); otherwise, in agent mode, by the
+// agent's explicit confirm flag, and in token mode by the one-time token its
+// CONFIRMATION_REQUIRED error carried. In human mode nothing else counts. A
+// call already Confirmed (a confirmed skill's own calls) needs nothing more.
+func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
@@ -37,7 +38,11 @@ func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 			if req.Confirmed {
 				return withDecision(next(ctx, req), "confirmed")
 			}
-			if err, decision := confirm(ctx, rules.Confirm, tokens, req); err != nil {
+			if decisions != nil && decisions.Allowed(req.Resolved, req.Session) {
+				req.Confirmed = true
+				return withDecision(next(ctx, req), "remembered")
+			}
+			if err, decision := confirm(ctx, rules.Confirm, tokens, decisions, req); err != nil {
 				return fail(err, decision)
 			}
 			req.Confirmed = true
@@ -58,12 +63,15 @@ func readOnlyCall(req *Request) bool {
 
 // confirm decides whether a call that needs confirmation has it; nil means
 // confirmed, else the error and the audit decision.
-func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens, req *Request) (*toolerr.Error, string) {
+func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens, decisions Decisions, req *Request) (*toolerr.Error, string) {
 	if req.AskHuman != nil {
-		ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+		answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
 			req.Resolved.Canonical, textutil.Clip(string(req.Args), 500)))
 		switch {
-		case err == nil && ok:
+		case err == nil && answer.Approved():
+			if decisions != nil {
+				decisions.Remember(req.Resolved, req.Session, answer) // "for this session", "always"
+			}
 			return nil, ""
 		case err == nil:
 			return toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",

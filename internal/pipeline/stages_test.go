@@ -225,7 +225,10 @@ func TestConfirmationRetryShape(t *testing.T) {
 
 func TestHumanPromptIsClippedRuneSafe(t *testing.T) {
 	var asked string
-	ask := func(_ context.Context, msg string) (bool, error) { asked = msg; return true, nil }
+	ask := func(_ context.Context, msg string) (policy.Approval, error) {
+		asked = msg
+		return policy.ApprovedOnce, nil
+	}
 	run, _ := newPipeline(t, policy.Rules{}, nil, nil)
 	long := `{"token":"` + strings.Repeat("é", 600) + `"}`
 	if resp := run(context.Background(), &pipeline.Request{Tool: "svc_write", Args: json.RawMessage(long), AskHuman: ask}); resp.Failed() {

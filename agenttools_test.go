@@ -1,0 +1,532 @@
+package agenttools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	agenttools "github.com/agent-tools/agent-tools"
+)
+
+func noop(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "ok", nil }
+
+func newRT(t *testing.T, o agenttools.Options) *agenttools.Runtime {
+	t.Helper()
+	rt, err := agenttools.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	return rt
+}
+
+func start(t *testing.T, rt *agenttools.Runtime) {
+	t.Helper()
+	if err := rt.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func code(err error) string {
+	var te *agenttools.ToolError
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	if err == nil {
+		return ""
+	}
+	return "error: " + err.Error()
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    agenttools.Options
+		want string
+	}{
+		{"both configs", agenttools.Options{ConfigFile: "x.yaml", ConfigYAML: []byte("mode: flat")}, "not both"},
+		{"bad mode", agenttools.Options{Mode: "tree"}, "unknown mode"},
+	} {
+		if _, err := agenttools.New(tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New = %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	rt := newRT(t, agenttools.Options{ConfigYAML: []byte("mode: [")})
+	if err := rt.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "ConfigYAML") {
+		t.Errorf("a broken ConfigYAML must fail Start with its position, got %v", err)
+	}
+}
+
+func TestRegistrationErrors(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	if err := rt.RegisterTool("booking", "create", "Book.", nil, noop); err != nil {
+		t.Fatal(err)
+	}
+	type in struct {
+		N int `json:"n"`
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"duplicate", rt.RegisterTool("booking", "create", "Again.", nil, noop), "already registered"},
+		{"dashed namespace normalises", rt.RegisterTool("ai-agents", "list", "X.", nil, noop), ""},
+		{"camelCase action", rt.RegisterTool("booking", "checkAvailability", "C.", nil, noop), "snake_case"},
+		{"dotted namespace", rt.RegisterTool("booking.v2", "create", "C.", nil, noop), "snake_case"},
+		{"upper-case namespace", rt.RegisterTool("Booking", "create", "C.", nil, noop), "snake_case"},
+		{"array schema", rt.RegisterTool("booking", "list", "L.", json.RawMessage(`{"type":"array"}`), noop), "want \"object\""},
+		{"schema not JSON", rt.RegisterTool("booking", "list", "L.", json.RawMessage(`{"type":`), noop), "JSON object schema"},
+		{"nil handler", rt.RegisterTool("booking", "list", "L.", nil, nil), "nil handler"},
+		{"typed tool with a non-struct input", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "count", Description: "C."},
+			func(context.Context, *agenttools.CallInfo, []string) (int, error) { return 0, nil }), "\"object\""},
+		{"typed tool of a channel", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "chan", Description: "C."},
+			func(context.Context, *agenttools.CallInfo, chan int) (int, error) { return 0, nil }), "input schema"},
+		{"redeclared provider", rt.AddProvider("booking", agenttools.ProviderOptions{}), "already declared"},
+		{"typed ok", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "sum", Description: "S."},
+			func(_ context.Context, _ *agenttools.CallInfo, v in) (int, error) { return v.N, nil }), ""},
+	} {
+		if tc.want == "" {
+			if tc.err != nil {
+				t.Errorf("%s: %v", tc.name, tc.err)
+			}
+			continue
+		}
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.name, tc.err, tc.want)
+		}
+	}
+	start(t, rt)
+	if err := rt.RegisterTool("late", "x", "X.", nil, noop); err == nil || !strings.Contains(err.Error(), "before Start") {
+		t.Errorf("a new namespace after Start: %v", err)
+	}
+	// A tool added after Start in a known namespace is callable at once.
+	if err := rt.RegisterTool("booking", "late", "Late.", nil, noop); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Call(context.Background(), "booking_late", map[string]any{agenttools.ConfirmArg: true}); err != nil {
+		t.Fatalf("late tool: %v", err)
+	}
+	if _, err := rt.Call(context.Background(), "ai_agents_list", map[string]any{agenttools.ConfirmArg: true}); err != nil {
+		t.Fatalf("dashes become underscores: %v", err)
+	}
+}
+
+func TestHandlersThatMisbehave(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	rt.AddProvider("bad", agenttools.ProviderOptions{NoConfirm: true, Timeout: 50 * time.Millisecond})
+	release := make(chan struct{})
+	defer close(release)
+	rt.RegisterTool("bad", "panic", "Panics.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+		var m map[string]int
+		m["x"] = 1 // nil map write
+		return nil, nil
+	})
+	rt.RegisterTool("bad", "stuck", "Ignores cancellation.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+		<-release
+		return "late", nil
+	})
+	rt.RegisterTool("bad", "fails", "Returns an error.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+		return nil, fmt.Errorf("slot 09:00 is taken; call bad_list for free slots")
+	})
+	type in struct {
+		N int `json:"n"`
+	}
+	agenttools.AddTool(rt, agenttools.Tool{Namespace: "bad", Action: "typed", Description: "T."},
+		func(_ context.Context, _ *agenttools.CallInfo, v in) (in, error) { return v, nil })
+	start(t, rt)
+	ctx := context.Background()
+
+	_, err := rt.Call(ctx, "bad_panic", nil)
+	if code(err) != "BACKEND_ERROR" || strings.Contains(err.Error(), "nil map") {
+		t.Errorf("panic: %v (want BACKEND_ERROR without the panic value)", err)
+	}
+	_, err = rt.Call(ctx, "bad_stuck", nil)
+	if code(err) != "TIMEOUT" {
+		t.Errorf("stuck: %v", err)
+	}
+	_, err = rt.Call(ctx, "bad_fails", nil)
+	if code(err) != "BACKEND_ERROR" || !strings.Contains(err.Error(), "slot 09:00 is taken") {
+		t.Errorf("error: %v", err)
+	}
+	_, err = rt.Call(ctx, "bad_typed", map[string]any{"n": "three"})
+	if code(err) != "INVALID_ARGUMENTS" {
+		t.Errorf("schema validation: %v", err)
+	}
+	res, err := rt.Call(ctx, "bad_typed", map[string]any{"n": 3})
+	if err != nil || res.Text != `{"n":3}` {
+		t.Errorf("typed: %v %v", res, err)
+	}
+	_, err = rt.Call(ctx, "bad_nope", nil)
+	if code(err) != "UNKNOWN_TOOL" {
+		t.Errorf("unknown: %v", err)
+	}
+}
+
+func TestSetEnabledErrors(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "agent-tools.yaml")
+	os.WriteFile(cfg, []byte("providers:\n  - id: up\n    kind: mcp\n    enabled: false\n    url: https://example.invalid/mcp\n    headers: {Authorization: \"Bearer ${AT_TEST_UNSET_TOKEN}\"}\n"), 0o600)
+	rt := newRT(t, agenttools.Options{ConfigFile: cfg, LookupEnv: func(string) (string, bool) { return "", false }})
+	rt.RegisterTool("svc", "a", "A.", nil, noop)
+	ctx := context.Background()
+	if err := rt.SetEnabled(ctx, "svc", false); !errors.Is(err, agenttools.ErrNotStarted) {
+		t.Errorf("before Start: %v", err)
+	}
+	start(t, rt)
+	if err := rt.SetEnabled(ctx, "nope", true); !errors.Is(err, agenttools.ErrUnknownProvider) {
+		t.Errorf("unknown: %v", err)
+	}
+	err := rt.SetEnabled(ctx, "up", true)
+	if err == nil || !strings.Contains(err.Error(), "AT_TEST_UNSET_TOKEN") {
+		t.Errorf("unresolved ${VAR}: %v", err)
+	}
+	if err := rt.SetEnabled(ctx, "up", false); err != nil {
+		t.Errorf("disabling the unbuildable one is fine: %v", err)
+	}
+}
+
+// A call racing a disable either runs whole or gets PROVIDER_UNAVAILABLE
+// (or UNKNOWN_TOOL once the name is gone from a fresh generation); a
+// handler that started always finishes.
+func TestCallsRacingToggles(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	rt.AddProvider("svc", agenttools.ProviderOptions{NoConfirm: true})
+	var started, finished atomic.Int64
+	rt.RegisterTool("svc", "work", "Work.", nil, func(ctx context.Context, _ *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+		started.Add(1)
+		defer finished.Add(1)
+		return "done", nil
+	})
+	start(t, rt)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	var ok, unavailable atomic.Int64
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := rt.NewSession(agenttools.SessionOptions{ID: fmt.Sprint("w", w)})
+			defer s.Close()
+			for i := range 200 {
+				// Distinct arguments: the loop guard would rightly refuse a
+				// call that failed the same way five times.
+				res, err := s.Call(ctx, "svc_work", map[string]any{"i": i})
+				switch code(err) {
+				case "":
+					if res.Text != "done" {
+						t.Errorf("half a result: %q", res.Text)
+					}
+					ok.Add(1)
+				case "PROVIDER_UNAVAILABLE":
+					unavailable.Add(1)
+				default:
+					t.Errorf("unexpected: %v", err)
+				}
+			}
+		}()
+	}
+	for g := range 2 { // two control panels toggling at once
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				if err := rt.SetEnabled(ctx, "svc", (i+g)%2 == 1); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if started.Load() != finished.Load() || started.Load() != ok.Load() {
+		t.Fatalf("started %d, finished %d, ok %d: a call half-ran", started.Load(), finished.Load(), ok.Load())
+	}
+	if ok.Load()+unavailable.Load() != 800 {
+		t.Fatalf("ok %d + unavailable %d != 800", ok.Load(), unavailable.Load())
+	}
+}
+
+// SetEnabled reaches an MCP session (list_changed, tools/list) and an
+// in-process session (ToolsChanged, Tools) at once; discovery follows.
+func TestToggleNotifiesEverySession(t *testing.T) {
+	rt := newRT(t, agenttools.Options{Mode: "flat"})
+	rt.AddProvider("clients", agenttools.ProviderOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}})
+	rt.RegisterTool("clients", "list", "List the service's clients.", nil, noop)
+	rt.RegisterTool("booking", "create", "Book a slot.", nil, noop)
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	changed := make(chan struct{}, 8)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	in := rt.NewSession(agenttools.SessionOptions{})
+	defer in.Close()
+	names := func() string {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, tl := range res.Tools {
+			n = append(n, tl.Name)
+		}
+		return strings.Join(n, " ")
+	}
+	if got := names(); !strings.Contains(got, "clients_list") || !strings.Contains(got, "booking_create") {
+		t.Fatalf("tools: %s", got)
+	}
+	for _, on := range []bool{false, true} {
+		if err := rt.SetEnabled(ctx, "clients", on); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no list_changed over HTTP")
+		}
+		select {
+		case <-in.ToolsChanged():
+		case <-time.After(10 * time.Second):
+			t.Fatal("no in-process change signal")
+		}
+		if got := names(); strings.Contains(got, "clients_list") != on {
+			t.Fatalf("enabled=%v: tools/list = %s", on, got)
+		}
+		tools, _ := in.Tools()
+		listed := false
+		for _, tl := range tools {
+			listed = listed || tl.Name == "clients_list"
+		}
+		if listed != on {
+			t.Fatalf("enabled=%v: in-process Tools lists it: %v", on, listed)
+		}
+	}
+}
+
+// A person's "always allow" through elicitation is remembered by canonical
+// name in the store next to the config; the next call does not ask.
+func TestElicitationAlwaysAllow(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "decisions.json")
+	rt := newRT(t, agenttools.Options{Mode: "flat", DecisionsFile: store})
+	rt.RegisterTool("booking", "cancel", "Cancel a booking.", nil, noop)
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	var asked atomic.Int64
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "always"}}, nil
+		},
+	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for range 2 {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{}})
+		if err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	if asked.Load() != 1 {
+		t.Fatalf("asked %d times, want 1", asked.Load())
+	}
+	b, _ := os.ReadFile(store)
+	if !strings.Contains(string(b), `"tool": "booking_cancel"`) || !strings.Contains(string(b), `"provider": "booking"`) {
+		t.Fatalf("store: %s", b)
+	}
+	// In-process, another session: the decision holds there too.
+	if _, err := rt.Call(ctx, "booking_cancel", nil); err != nil {
+		t.Fatalf("in-process after always: %v", err)
+	}
+}
+
+func TestCorruptDecisionStoreStarts(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "decisions.json")
+	os.WriteFile(store, []byte("\x00garbage"), 0o600)
+	rt := newRT(t, agenttools.Options{DecisionsFile: store})
+	rt.RegisterTool("svc", "write", "Write.", nil, noop)
+	start(t, rt)
+	if _, err := rt.Call(context.Background(), "svc_write", nil); code(err) != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("a corrupt store must not allow anything: %v", err)
+	}
+}
+
+func TestInProcessConfirmAndCaller(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	var got agenttools.CallInfo
+	rt.RegisterTool("svc", "write", "Write.", nil, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+		got = *c
+		return map[string]any{"written": true}, nil
+	})
+	start(t, rt)
+	var asked []string
+	s := rt.NewSession(agenttools.SessionOptions{ID: "panel-1", Client: "panel", User: "ada",
+		Confirm: func(_ context.Context, msg string) (agenttools.Approval, error) {
+			asked = append(asked, msg)
+			return agenttools.ApprovedForSession, nil
+		}})
+	defer s.Close()
+	for range 2 {
+		res, err := s.Call(context.Background(), "svc_write", json.RawMessage(`{}`))
+		if err != nil || res.Text != `{"written":true}` {
+			t.Fatalf("call: %v %v", res, err)
+		}
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "svc_write") {
+		t.Fatalf("asked %q", asked)
+	}
+	if got.Tool != "svc_write" || got.Session != "panel-1" || got.Client != "panel" || got.User != "ada" {
+		t.Fatalf("CallInfo = %+v", got)
+	}
+	other := rt.NewSession(agenttools.SessionOptions{})
+	defer other.Close()
+	if _, err := other.Call(context.Background(), "svc_write", nil); code(err) != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("a session decision must not leak to another session: %v", err)
+	}
+}
+
+// Remembered decisions are applied by the one policy step, so every
+// exposure mode honours them ("for this session" here).
+func TestDecisionsInEveryMode(t *testing.T) {
+	for _, tc := range []struct {
+		mode, tool string
+		args       map[string]any
+	}{
+		{"flat", "booking_cancel", map[string]any{}},
+		{"progressive", "agent_tools_booking_call", map[string]any{"toolName": "booking_cancel", "arguments": map[string]any{}}},
+		{"search", "agent_tools_call", map[string]any{"tool": "booking_cancel", "arguments": map[string]any{}}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			rt := newRT(t, agenttools.Options{Mode: tc.mode})
+			rt.RegisterTool("booking", "cancel", "Cancel a booking.", nil, noop)
+			start(t, rt)
+			srv := httptest.NewServer(rt.Handler())
+			defer srv.Close()
+			ctx := context.Background()
+			var asked atomic.Int64
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					asked.Add(1)
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
+				},
+			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			for range 3 {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil || res.IsError {
+					t.Fatalf("call: %v %+v", err, res.Content)
+				}
+			}
+			if asked.Load() != 1 {
+				t.Fatalf("asked %d times, want 1", asked.Load())
+			}
+			// Another session (in-process) is asked again: nothing was persisted.
+			if _, err := rt.Call(ctx, "booking_cancel", nil); code(err) != "CONFIRMATION_REQUIRED" {
+				t.Fatalf("a session decision leaked: %v", err)
+			}
+		})
+	}
+}
+
+// Handler applies the config's server.http auth, and handlers learn who
+// called (the transport's identity, never the token).
+func TestHandlerAuthAndCaller(t *testing.T) {
+	env := func(k string) (string, bool) {
+		if k == "SVC_TOKEN" {
+			return "tok-123456", true
+		}
+		return "", false
+	}
+	rt := newRT(t, agenttools.Options{Mode: "flat", LookupEnv: env,
+		ConfigYAML: []byte("server:\n  http:\n    tokens: [\"${SVC_TOKEN}\"]\n")})
+	rt.AddProvider("svc", agenttools.ProviderOptions{ReadOnly: []string{"whoami"}})
+	rt.RegisterTool("svc", "whoami", "Who is calling.", nil, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+		return c.User + " " + c.Client, nil
+	})
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	connect := func(tok string) (*mcp.ClientSession, error) {
+		hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.Header.Set("Authorization", "Bearer "+tok)
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+		return mcp.NewClient(&mcp.Implementation{Name: "caller-test"}, nil).
+			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
+	}
+	if _, err := connect("wrong"); err == nil {
+		t.Fatal("a wrong token connected")
+	}
+	cs, err := connect("tok-123456")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "svc_whoami"})
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	if !strings.HasPrefix(text, "token:") || !strings.HasSuffix(text, " caller-test") || strings.Contains(text, "tok-123456") {
+		t.Fatalf("caller = %q", text)
+	}
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestLifecycle(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	rt.RegisterTool("svc", "a", "A.", nil, noop)
+	rec := httptest.NewRecorder()
+	rt.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
+	if rec.Code != 503 {
+		t.Errorf("Handler before Start: %d", rec.Code)
+	}
+	if _, err := rt.Call(context.Background(), "svc_a", nil); !errors.Is(err, agenttools.ErrNotStarted) {
+		t.Errorf("Call before Start: %v", err)
+	}
+	start(t, rt)
+	if err := rt.Start(context.Background()); err == nil {
+		t.Error("Start twice must fail")
+	}
+	s := rt.NewSession(agenttools.SessionOptions{})
+	s.Close()
+	if _, err := s.Call(context.Background(), "svc_a", nil); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Call on a closed session: %v", err)
+	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Call(context.Background(), "svc_a", nil); !errors.Is(err, agenttools.ErrNotStarted) {
+		t.Errorf("Call after Close: %v", err)
+	}
+}

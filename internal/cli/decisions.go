@@ -1,0 +1,111 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"text/tabwriter"
+
+	"github.com/agent-tools/agent-tools/internal/decisions"
+)
+
+// runDecisions lists, revokes and clears the "always allow" answers people
+// gave through elicitation (agent-tools.decisions.json next to the config).
+func runDecisions(ctx context.Context, env *Env, args []string) int {
+	f := newFlags(env, "decisions", "decisions list|revoke NAME|clear [--config FILE] [--json]").withJSON()
+	pos, ok := f.parse(args)
+	if !ok {
+		return ExitUsage
+	}
+	if len(pos) == 0 {
+		f.Usage()
+		return ExitUsage
+	}
+	path := decisions.PathFor(f.configPath(env), env.Dir)
+	store, err := decisions.Open(path, nil)
+	var corrupt *decisions.CorruptError
+	switch {
+	case pos[0] == "clear" && len(pos) == 1:
+		if err := store.Clear(); err != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", err)
+			return ExitFailed
+		}
+		fmt.Fprintln(env.Stdout, "cleared", path)
+		return ExitOK
+	case errors.As(err, &corrupt):
+		fmt.Fprintf(env.Stderr, "agent-tools: %v\n", err)
+		return ExitFailed
+	case err != nil:
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	case pos[0] == "list" && len(pos) == 1:
+		return listDecisions(ctx, env, f, store)
+	case pos[0] == "revoke" && len(pos) == 2:
+		found, err := store.Revoke(pos[1])
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", err)
+			return ExitFailed
+		}
+		if !found {
+			fmt.Fprintf(env.Stderr, "agent-tools: no decision for %q (canonical names only; see agent-tools decisions list)\n", pos[1])
+			return ExitFailed
+		}
+		fmt.Fprintln(env.Stdout, "revoked", pos[1])
+		return ExitOK
+	}
+	f.Usage()
+	return ExitUsage
+}
+
+type decisionLine struct {
+	decisions.Record
+	Status decisions.Status `json:"status"`
+	// Owner is the provider that has the name now ("" when none does).
+	Owner string `json:"owner,omitempty"`
+}
+
+// listDecisions shows each decision with whether it still applies: the
+// catalog is loaded to see who owns each name now.
+func listDecisions(ctx context.Context, env *Env, f *flags, store *decisions.Store) int {
+	recs := store.List()
+	var lines []decisionLine
+	if len(recs) > 0 {
+		a, code := load(ctx, env, f, stderrLog(env, slog.LevelError), nil)
+		if a == nil {
+			return code
+		}
+		defer a.Close()
+		for _, r := range recs {
+			owner := ""
+			if t, ok := a.Registry().Lookup(r.Tool); ok {
+				owner = t.Provider
+			}
+			lines = append(lines, decisionLine{Record: r, Status: decisions.Classify(r, owner), Owner: owner})
+		}
+	}
+	if f.json {
+		if lines == nil {
+			lines = []decisionLine{}
+		}
+		return writeJSON(env.Stdout, map[string]any{"file": store.Path(), "decisions": lines})
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(env.Stdout, "no remembered decisions in", store.Path())
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tPROVIDER\tSTATUS\tSINCE")
+	for _, l := range lines {
+		status := string(l.Status)
+		if l.Status == decisions.Stale {
+			status = "stale (no such tool now; never applied)"
+			if l.Owner != "" {
+				status = fmt.Sprintf("stale (the name now belongs to %q; never applied)", l.Owner)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Tool, l.Provider, status, l.Time.Format("2006-01-02 15:04"))
+	}
+	tw.Flush()
+	return ExitOK
+}

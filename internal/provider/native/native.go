@@ -1,0 +1,234 @@
+// Package native is the provider behind the public embedding API: tools a Go
+// service registers in-process (seed 001), each one a Go function. The
+// service's handlers hold the business logic; this package only names,
+// describes and runs them safely (a panicking handler is a BACKEND_ERROR, a
+// handler that ignores cancellation still lets the call answer on time).
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Handler runs one call with the arguments already validated against the
+// tool's input schema.
+type Handler func(ctx context.Context, args json.RawMessage) (*provider.Result, error)
+
+// Tool is one registered tool.
+type Tool struct {
+	// Name is the action: snake_case, the part after "<namespace>_".
+	Name         string
+	Description  string
+	InputSchema  json.RawMessage // a JSON Schema object ("type": "object")
+	OutputSchema json.RawMessage // optional, a JSON Schema object
+	ReadOnly     bool
+	Timeout      time.Duration // 0: the provider's, else the runtime's
+	Handler      Handler
+}
+
+// ErrInvalidName marks a namespace or action that is not snake_case.
+var ErrInvalidName = errors.New("invalid name")
+
+// ErrDuplicate marks a second tool of the same name.
+var ErrDuplicate = errors.New("duplicate tool")
+
+// ErrBadSchema marks a schema that is not a JSON object schema.
+var ErrBadSchema = errors.New("bad schema")
+
+var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
+
+// Normalize turns a plugin id into a namespace (seed 001: dashes become
+// underscores) and checks it is snake_case.
+func Normalize(namespace string) (string, error) {
+	ns := strings.ReplaceAll(namespace, "-", "_")
+	if !snake.MatchString(ns) || len(ns) > 64 {
+		return "", fmt.Errorf("%w: namespace %q must be snake_case (a-z, 0-9, single underscores; dashes become underscores), at most 64 characters", ErrInvalidName, namespace)
+	}
+	return ns, nil
+}
+
+// Provider is a set of in-process tools under one namespace. It is safe for
+// concurrent use; tools may be added while it serves.
+type Provider struct {
+	info catalog.ProviderInfo
+
+	mu       sync.RWMutex
+	tools    []catalog.Tool // sorted by name; replaced (never mutated) on Add
+	handlers map[string]Handler
+	onChange func()
+	log      *slog.Logger
+}
+
+var (
+	_ provider.Provider = (*Provider)(nil)
+	_ provider.Notifier = (*Provider)(nil)
+)
+
+// New returns an empty provider; info.ID must be a valid namespace.
+func New(info catalog.ProviderInfo) (*Provider, error) {
+	id, err := Normalize(info.ID)
+	if err != nil {
+		return nil, err
+	}
+	// Canonical names are {namespace}_{action} exactly (seed 001): the
+	// provider is host-local and each tool carries its full name, so an
+	// underscore in the namespace ("ai_agents") is not escaped as a provider
+	// prefix's would be.
+	info.ID, info.HostLocal = id, true
+	if info.Kind == "" {
+		info.Kind = "native"
+	}
+	return &Provider{info: info, handlers: map[string]Handler{}}, nil
+}
+
+// Info describes the provider.
+func (p *Provider) Info() catalog.ProviderInfo { return p.info }
+
+// Add registers a tool. A bad name, a duplicate, a schema that is not an
+// object, or a nil handler is an error now, never at the first call.
+func (p *Provider) Add(t Tool) error {
+	if !snake.MatchString(t.Name) || len(t.Name) > 64 {
+		return fmt.Errorf("%w: action %q of %q must be snake_case (a-z, 0-9, single underscores), at most 64 characters", ErrInvalidName, t.Name, p.info.ID)
+	}
+	if t.Handler == nil {
+		return fmt.Errorf("tool %s_%s: nil handler", p.info.ID, t.Name)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return fmt.Errorf("tool %s_%s: a description is required (it is what the model reads)", p.info.ID, t.Name)
+	}
+	in, err := objectSchema(t.InputSchema, true)
+	if err != nil {
+		return fmt.Errorf("tool %s_%s: input schema: %w", p.info.ID, t.Name, err)
+	}
+	out, err := objectSchema(t.OutputSchema, false)
+	if err != nil {
+		return fmt.Errorf("tool %s_%s: output schema: %w", p.info.ID, t.Name, err)
+	}
+	name := p.info.ID + "_" + t.Name
+	p.mu.Lock()
+	if _, dup := p.handlers[name]; dup {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: %s is already registered", ErrDuplicate, name)
+	}
+	tools := append(slices.Clone(p.tools), catalog.Tool{
+		Provider: p.info.ID, Name: name, Description: t.Description, InputSchema: in, OutputSchema: out,
+		ReadOnly: t.ReadOnly, Timeout: t.Timeout,
+	})
+	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
+	p.tools = tools
+	p.handlers[name] = t.Handler
+	notify := p.onChange
+	p.mu.Unlock()
+	if notify != nil {
+		notify() // registered after start: the catalog re-reads and clients hear list_changed
+	}
+	return nil
+}
+
+// objectSchema checks raw is a JSON object whose "type", if any, is
+// "object"; an empty input schema means "no arguments".
+func objectSchema(raw json.RawMessage, required bool) (json.RawMessage, error) {
+	if len(raw) == 0 {
+		if required {
+			return json.RawMessage(`{"type":"object","properties":{}}`), nil
+		}
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%w: want a JSON object schema", ErrBadSchema)
+	}
+	switch t := m["type"].(type) {
+	case nil:
+		m["type"] = "object"
+		raw, _ = json.Marshal(m)
+	case string:
+		if t != "object" {
+			return nil, fmt.Errorf("%w: type is %q, want \"object\" (tool arguments are a JSON object)", ErrBadSchema, t)
+		}
+	default:
+		return nil, fmt.Errorf("%w: type must be \"object\"", ErrBadSchema)
+	}
+	return raw, nil
+}
+
+// Tools returns the registered tools (the same slice while nothing changed).
+func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.tools, nil
+}
+
+// Bind receives the runtime's change callback (provider.Notifier).
+func (p *Provider) Bind(log *slog.Logger, onChange func()) {
+	p.mu.Lock()
+	p.onChange, p.log = onChange, log
+	p.mu.Unlock()
+}
+
+// Call runs the tool's handler. A panic is recovered into an error (the
+// process lives); when ctx ends before a handler that ignores it returns,
+// Call returns ctx's error at once and the handler's late answer is dropped.
+func (p *Provider) Call(ctx context.Context, t catalog.Tool, args json.RawMessage) (*provider.Result, error) {
+	p.mu.RLock()
+	h, ok := p.handlers[t.Name]
+	p.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("no handler for %q", t.Name)
+	}
+	type answer struct {
+		res *provider.Result
+		err error
+	}
+	done := make(chan answer, 1) // buffered: a late handler never blocks
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				pe := &PanicError{Value: r, Stack: debug.Stack()}
+				p.logPanic(t, pe)
+				done <- answer{err: pe}
+			}
+		}()
+		res, err := h(ctx, args)
+		done <- answer{res, err}
+	}()
+	select {
+	case a := <-done:
+		return a.res, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (p *Provider) logPanic(t catalog.Tool, pe *PanicError) {
+	p.mu.RLock()
+	log := p.log
+	p.mu.RUnlock()
+	if log != nil {
+		log.Error("tool handler panicked", "provider", p.info.ID, "tool", t.Name, "panic", fmt.Sprint(pe.Value), "stack", string(pe.Stack))
+	}
+}
+
+// PanicError is a handler's recovered panic. Its message does not carry the
+// panic value (it could hold anything the service had in hand); the value
+// and the stack go to the runtime's log.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return "the handler panicked (the service's log has the details); the process is unaffected"
+}

@@ -1,0 +1,194 @@
+package native
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+func ok(context.Context, json.RawMessage) (*provider.Result, error) {
+	return &provider.Result{Text: "ok"}, nil
+}
+
+func newP(t *testing.T) *Provider {
+	t.Helper()
+	p, err := New(catalog.ProviderInfo{ID: "svc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestNormalize(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: "booking", want: "booking"},
+		{in: "ai-agents", want: "ai_agents"},
+		{in: "core", want: "core"},
+		{in: "", bad: true},
+		{in: "Booking", bad: true},
+		{in: "1x", bad: true},
+		{in: "a__b", bad: true},
+		{in: "a_", bad: true},
+		{in: "a.b", bad: true},
+		{in: "a b", bad: true},
+		{in: "é", bad: true},
+		{in: strings.Repeat("a", 65), bad: true},
+	} {
+		got, err := Normalize(tc.in)
+		if tc.bad {
+			if !errors.Is(err, ErrInvalidName) {
+				t.Errorf("Normalize(%q) = %q, %v; want ErrInvalidName", tc.in, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("Normalize(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestAddRejectsBadTools(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tool Tool
+		want error
+		msg  string
+	}{
+		{"camel case", Tool{Name: "checkAvailability", Description: "d", Handler: ok}, ErrInvalidName, "snake_case"},
+		{"dash", Tool{Name: "check-availability", Description: "d", Handler: ok}, ErrInvalidName, "snake_case"},
+		{"empty", Tool{Name: "", Description: "d", Handler: ok}, ErrInvalidName, "snake_case"},
+		{"array schema", Tool{Name: "a", Description: "d", Handler: ok, InputSchema: json.RawMessage(`{"type":"array"}`)}, ErrBadSchema, `"array"`},
+		{"not json", Tool{Name: "a", Description: "d", Handler: ok, InputSchema: json.RawMessage(`{`)}, ErrBadSchema, "JSON object"},
+		{"schema is a string", Tool{Name: "a", Description: "d", Handler: ok, InputSchema: json.RawMessage(`"object"`)}, ErrBadSchema, "JSON object"},
+		{"type list", Tool{Name: "a", Description: "d", Handler: ok, InputSchema: json.RawMessage(`{"type":["object","null"]}`)}, ErrBadSchema, "must be"},
+		{"output not object", Tool{Name: "a", Description: "d", Handler: ok, OutputSchema: json.RawMessage(`{"type":"string"}`)}, ErrBadSchema, "output"},
+		{"no handler", Tool{Name: "a", Description: "d"}, nil, "nil handler"},
+		{"no description", Tool{Name: "a", Handler: ok}, nil, "description"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := newP(t).Add(tc.tool)
+			if err == nil || (tc.want != nil && !errors.Is(err, tc.want)) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("Add = %v; want %v mentioning %q", err, tc.want, tc.msg)
+			}
+		})
+	}
+}
+
+func TestAddDuplicateAndDefaults(t *testing.T) {
+	p := newP(t)
+	if err := p.Add(Tool{Name: "b", Description: "d", Handler: ok}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Add(Tool{Name: "a", Description: "d", Handler: ok, InputSchema: json.RawMessage(`{"properties":{}}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Add(Tool{Name: "b", Description: "again", Handler: ok}); !errors.Is(err, ErrDuplicate) {
+		t.Fatalf("duplicate: %v", err)
+	}
+	tools, _ := p.Tools(context.Background())
+	if len(tools) != 2 || tools[0].Name != "svc_a" || tools[1].Name != "svc_b" {
+		t.Fatalf("tools = %+v", tools)
+	}
+	if !strings.Contains(string(tools[0].InputSchema), `"type":"object"`) || string(tools[1].InputSchema) != `{"type":"object","properties":{}}` {
+		t.Errorf("schemas: %s / %s", tools[0].InputSchema, tools[1].InputSchema)
+	}
+	again, _ := p.Tools(context.Background())
+	if &again[0] != &tools[0] {
+		t.Error("Tools must hand back the same slice while nothing changed (cheap refresh)")
+	}
+}
+
+func TestAddAfterBindNotifies(t *testing.T) {
+	p := newP(t)
+	n := 0
+	p.Bind(nil, func() { n++ })
+	if err := p.Add(Tool{Name: "a", Description: "d", Handler: ok}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Fatalf("onChange ran %d times, want 1", n)
+	}
+}
+
+func TestCallRecoversPanics(t *testing.T) {
+	p := newP(t)
+	p.Add(Tool{Name: "boom", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
+		panic("secret-value-42")
+	}})
+	_, err := p.Call(context.Background(), catalog.Tool{Name: "svc_boom"}, nil)
+	var pe *PanicError
+	if !errors.As(err, &pe) || pe.Value != "secret-value-42" || len(pe.Stack) == 0 {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(err.Error(), "secret-value-42") {
+		t.Error("the panic value must not reach the model")
+	}
+}
+
+func TestCallAnswersWhenTheHandlerIgnoresCancellation(t *testing.T) {
+	p := newP(t)
+	release := make(chan struct{})
+	defer close(release)
+	p.Add(Tool{Name: "stuck", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
+		<-release // ignores ctx
+		return &provider.Result{Text: "late"}, nil
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	_, err := p.Call(ctx, catalog.Tool{Name: "svc_stuck"}, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+}
+
+func TestConcurrentAddAndCall(t *testing.T) {
+	p := newP(t)
+	p.Add(Tool{Name: "a", Description: "d", Handler: ok})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			p.Add(Tool{Name: "t" + string(rune('a'+i)), Description: "d", Handler: ok})
+		}()
+		go func() {
+			defer wg.Done()
+			if r, err := p.Call(context.Background(), catalog.Tool{Name: "svc_a"}, nil); err != nil || r.Text != "ok" {
+				t.Errorf("call: %v %v", r, err)
+			}
+			p.Tools(context.Background())
+		}()
+	}
+	wg.Wait()
+	if tools, _ := p.Tools(context.Background()); len(tools) != 9 {
+		t.Fatalf("%d tools, want 9", len(tools))
+	}
+}
+
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"booking", "ai-agents", "A", "a__b", "", "é"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if len(s) > 256 {
+			return
+		}
+		got, err := Normalize(s)
+		if err != nil {
+			return
+		}
+		if !snake.MatchString(got) || got != strings.ReplaceAll(s, "-", "_") {
+			t.Fatalf("Normalize(%q) = %q", s, got)
+		}
+	})
+}
