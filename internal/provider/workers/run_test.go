@@ -223,7 +223,10 @@ func TestTimeoutAndCancelKillTheTree(t *testing.T) {
 			if tc.code == "CANCELLED" {
 				ctx, cancel := context.WithCancel(context.Background())
 				ctx = provider.WithProgress(ctx, func(_, _ float64, msg string) {
-					if strings.Contains(msg, "elapsed") {
+					// Cancel once the worker's descendant is running (its pid
+					// file exists): on a loaded machine the first tick can
+					// come before the fake worker got that far.
+					if _, err := os.Stat(pidfile); err == nil && strings.Contains(msg, "elapsed") {
 						cancel()
 					}
 				})
