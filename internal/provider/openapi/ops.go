@@ -34,8 +34,8 @@ type operation struct {
 // param is one path, query, header or cookie parameter.
 type param struct {
 	name, arg, in string // arg: the argument name (the parameter's name)
-	explode        bool
-	style          string
+	explode       bool
+	style         string
 }
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodTrace}
@@ -171,7 +171,7 @@ func buildOperation(conv *converter, method, p string, shared openapi3.Parameter
 		default:
 			return nil, fmt.Errorf("parameter %q is in %q (want path, query, header or cookie)", prm.Name, prm.In)
 		}
-		if prm.In == "header" && slices.ContainsFunc(sel.authHeaders, func(h string) bool { return strings.EqualFold(h, prm.Name) }) {
+		if prm.In == "header" && slices.ContainsFunc(append([]string{"Authorization", "Proxy-Authorization"}, sel.authHeaders...), func(h string) bool { return strings.EqualFold(h, prm.Name) }) {
 			continue // the host sets it; a credential is never an argument
 		}
 		if _, clash := props[prm.Name]; clash {
