@@ -26,7 +26,10 @@ const expirySkew = 30 * time.Second
 type authenticator struct {
 	cfg *config.OpenAPIAuth
 
-	mu     sync.Mutex
+	// loginMu serialises logins (one at a time, others wait and reuse the
+	// new token); mu guards the fields below and is never held across I/O.
+	loginMu sync.Mutex
+	mu      sync.Mutex
 	token  string
 	expiry time.Time // zero: unknown (kept until a 401)
 	logins int       // how many logins succeeded (tests, doctor)
@@ -122,17 +125,27 @@ func (a *authenticator) apply(ctx context.Context, req *http.Request, login func
 
 // current returns a valid token, logging in when there is none or it expired.
 func (a *authenticator) current(ctx context.Context, login func(context.Context) (string, time.Time, error)) (string, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.token != "" && (a.expiry.IsZero() || time.Now().Add(expirySkew).Before(a.expiry)) {
-		return a.token, nil
+	valid := func() (string, bool) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.token, a.token != "" && (a.expiry.IsZero() || time.Now().Add(expirySkew).Before(a.expiry))
+	}
+	if tok, ok := valid(); ok {
+		return tok, nil
+	}
+	a.loginMu.Lock()
+	defer a.loginMu.Unlock()
+	if tok, ok := valid(); ok { // another call logged in meanwhile
+		return tok, nil
 	}
 	tok, exp, err := login(ctx)
 	if err != nil {
 		return "", err
 	}
+	a.mu.Lock()
 	a.token, a.expiry = tok, exp
 	a.logins++
+	a.mu.Unlock()
 	return tok, nil
 }
 

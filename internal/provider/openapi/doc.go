@@ -178,7 +178,7 @@ func parseDocument(spec string, data []byte) (*openapi3.T, error) {
 		err := json.Unmarshal(trimmed, &v)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := lineCol(trimmed, se.Offset)
+			line, col := lineCol(data, int64(len(data)-len(trimmed))+se.Offset-1) // Offset is just past the bad byte
 			return nil, &LoadError{spec, fmt.Sprintf("invalid JSON at line %d, column %d: %v", line, col, se)}
 		}
 		return nil, &LoadError{spec, fmt.Sprintf("invalid JSON: %v", err)}

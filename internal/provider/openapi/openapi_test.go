@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"encoding/json"
@@ -40,6 +41,7 @@ func newBackend(t *testing.T, reply func(w http.ResponseWriter, r *http.Request)
 	b := &backend{reply: reply}
 	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		b.mu.Lock()
 		b.reqs = append(b.reqs, seen{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, string(body), r.Header.Clone()})
 		b.mu.Unlock()
