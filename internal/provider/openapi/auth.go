@@ -11,14 +11,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// expirySkew renews a login token this long before its JWT exp.
-const expirySkew = 30 * time.Second
+// expirySkew renews a login token this long before its JWT exp (30 s; a
+// variable for tests).
+var expirySkew = func() *atomic.Int64 { var v atomic.Int64; v.Store(int64(30 * time.Second)); return &v }()
 
 // authenticator attaches the configured credential to requests. For a
 // login flow it holds the token: logged in on first need, reused until its
@@ -30,9 +32,9 @@ type authenticator struct {
 	// new token); mu guards the fields below and is never held across I/O.
 	loginMu sync.Mutex
 	mu      sync.Mutex
-	token  string
-	expiry time.Time // zero: unknown (kept until a 401)
-	logins int       // how many logins succeeded (tests, doctor)
+	token   string
+	expiry  time.Time // zero: unknown (kept until a 401)
+	logins  int       // how many logins succeeded (tests, doctor)
 }
 
 func newAuthenticator(cfg *config.OpenAPIAuth) *authenticator {
@@ -128,7 +130,7 @@ func (a *authenticator) current(ctx context.Context, login func(context.Context)
 	valid := func() (string, bool) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return a.token, a.token != "" && (a.expiry.IsZero() || time.Now().Add(expirySkew).Before(a.expiry))
+		return a.token, a.token != "" && (a.expiry.IsZero() || time.Now().Add(time.Duration(expirySkew.Load())).Before(a.expiry))
 	}
 	if tok, ok := valid(); ok {
 		return tok, nil
