@@ -23,3 +23,6 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 ./...
+
+echo "== go test (heavy interop that skips under -race: GitHub's OpenAPI document, PocketBase)"
+go test -count=1 -run 'GitHub|PocketBase' ./internal/provider/openapi/

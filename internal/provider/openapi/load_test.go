@@ -297,3 +297,31 @@ func containsStr(list []string, s string) bool {
 	}
 	return false
 }
+
+// FuzzParseDocument: any input is a document or a LoadError, and a parsed
+// document always converts into tools with valid JSON schemas.
+func FuzzParseDocument(f *testing.F) {
+	f.Add([]byte(`{"openapi":"3.0.0","paths":{"/a/{x}":{"get":{"parameters":[{"name":"x","in":"path","schema":{"$ref":"#/components/schemas/S"}}]}}},"components":{"schemas":{"S":{"allOf":[{"$ref":"#/components/schemas/S"}]}}}}`))
+	f.Add([]byte("openapi: 3.1.0\npaths:\n  /b:\n    post:\n      requestBody: {content: {application/json: {schema: {type: object, properties: {a: {type: [string, 'null']}}}}}}\n"))
+	f.Add([]byte(`{"openapi":"3.0.0","paths":{"/c":{"put":{"requestBody":{"$ref":"#/components/requestBodies/R"}}}},"components":{"requestBodies":{"R":{"$ref":"#/components/requestBodies/R"}}}}`))
+	f.Add([]byte(`{"swagger":"2.0"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 4096 {
+			return
+		}
+		doc, err := parseDocument("fuzz", data)
+		if err != nil {
+			var le *LoadError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %T is not a LoadError: %v", err, err)
+			}
+			return
+		}
+		_, tools, _ := buildOperations("f", doc, selection{})
+		for _, tl := range tools {
+			if !json.Valid(tl.InputSchema) || tl.OutputSchema != nil && !json.Valid(tl.OutputSchema) {
+				t.Fatalf("%s: invalid schema JSON", tl.Name)
+			}
+		}
+	})
+}
