@@ -92,7 +92,7 @@ func (p *Provider) fetchDocument(ctx context.Context) ([]byte, error) {
 		return nil, &LoadError{spec, err.Error()}
 	}
 	req.Header.Set("Accept", "application/json, application/yaml;q=0.9, */*;q=0.5")
-	resp, err := p.client.Do(req)
+	resp, err := p.doc.Do(req)
 	if err != nil {
 		return nil, &LoadError{spec, "unreachable: " + p.scrub(errText(err))}
 	}

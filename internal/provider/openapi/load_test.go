@@ -94,6 +94,10 @@ func TestDocumentFromURL(t *testing.T) {
 	}
 	var fetches atomic.Int32
 	srv := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/latest" { // a document URL that redirects
+			http.Redirect(w, r, "/openapi.yaml", http.StatusFound)
+			return
+		}
 		if r.URL.Path != "/openapi.yaml" {
 			w.WriteHeader(404)
 			return
@@ -102,7 +106,7 @@ func TestDocumentFromURL(t *testing.T) {
 		w.Write(doc)
 	})
 	cache := t.TempDir()
-	spec := srv.URL + "/openapi.yaml"
+	spec := srv.URL + "/latest"
 	for i := range 2 {
 		p := New(Options{ID: "pets", Spec: spec, BaseURL: srv.URL, CacheDir: cache})
 		if err := p.Start(context.Background()); err != nil {

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -51,14 +52,18 @@ type Options struct {
 // Provider is one OpenAPI service.
 type Provider struct {
 	opts   Options
-	client *http.Client
+	client *http.Client // API calls: redirects only under the base URL
+	doc    *http.Client // fetching the document: ordinary redirects
 	auth   *authenticator
+	// base and title are set once by the load and read without the lock
+	// (a redirect check or Info may run while the load holds it).
+	baseURL atomic.Pointer[url.URL]
+	titleP  atomic.Pointer[string]
 
 	mu     sync.Mutex
 	loaded bool
 	err    error
 	base   *url.URL
-	title  string
 	ops    map[string]*operation
 	tools  []catalog.Tool
 	diags  []provider.Diagnostic
@@ -104,6 +109,7 @@ func New(o Options) *Provider {
 	}
 	p := &Provider{opts: o}
 	p.client = &http.Client{Transport: tr, CheckRedirect: p.checkRedirect}
+	p.doc = &http.Client{Transport: tr}
 	p.auth = newAuthenticator(o.Auth)
 	return p
 }
@@ -111,10 +117,8 @@ func New(o Options) *Provider {
 // Info implements provider.Provider.
 func (p *Provider) Info() catalog.ProviderInfo {
 	desc := p.opts.Description
-	if desc == "" {
-		p.mu.Lock()
-		desc = p.title
-		p.mu.Unlock()
+	if t := p.titleP.Load(); desc == "" && t != nil {
+		desc = *t
 	}
 	if desc == "" {
 		desc = "REST API described by " + p.opts.Spec
@@ -165,7 +169,7 @@ func (p *Provider) load(ctx context.Context) (map[string]*operation, error) {
 	ops, err := p.loadLocked(ctx)
 	p.err = err
 	if err != nil {
-		p.opts.Log.Warn("openapi document not loaded", "spec", p.opts.Spec, "error", err)
+		p.opts.Log.Warn("openapi document not loaded", "spec", p.opts.Spec, "error", p.scrub(err.Error()))
 		return nil, err
 	}
 	p.opts.Log.Debug("openapi document loaded", "spec", p.opts.Spec, "tools", len(p.tools), "skipped", len(p.diags)-1, "took", time.Since(start))
@@ -201,9 +205,11 @@ func (p *Provider) loadLocked(ctx context.Context) (map[string]*operation, error
 	}
 	p.base, p.ops, p.tools = base, ops, tools
 	p.diags = append([]provider.Diagnostic{summary}, skipped...)
-	if doc.Info != nil {
-		p.title = clipText(doc.Info.Title, 120)
+	if doc.Info != nil && doc.Info.Title != "" {
+		t := clipText(doc.Info.Title, 120)
+		p.titleP.Store(&t)
 	}
+	p.baseURL.Store(base)
 	p.loaded = true
 	return ops, nil
 }
@@ -250,9 +256,7 @@ func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= 5 {
 		return fmt.Errorf("stopped after 5 redirects")
 	}
-	p.mu.Lock()
-	base := p.base
-	p.mu.Unlock()
+	base := p.baseURL.Load()
 	if base == nil || !underBase(base, req.URL) {
 		return http.ErrUseLastResponse
 	}
