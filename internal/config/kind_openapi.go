@@ -200,7 +200,9 @@ func (v *validator) opGlobs(p string, pats []string) {
 			continue
 		}
 		if pat == "" {
-			v.errf(ip, "empty pattern")
+			if !strings.HasSuffix(p, ".readonly") { // the common check reports an empty readonly entry
+				v.errf(ip, "empty pattern")
+			}
 		} else if _, err := path.Match(pat, ""); err != nil {
 			v.errf(ip, "pattern %s is not a valid glob (syntax: * ? [a-z] \\x)", v.show(ip, pat))
 		}

@@ -87,6 +87,8 @@ func TestOpenAPIErrors(t *testing.T) {
 			`agent-tools.yaml:5:15: providers[0].include[0]: pattern "repos/[" is not a valid glob (syntax: * ? [a-z] \x)`}},
 		{"empty exclude", head + "    exclude: [\"\"]\n", []string{
 			`agent-tools.yaml:5:15: providers[0].exclude[0]: empty pattern`}},
+		{"empty readonly", head + "    readonly: [\"\"]\n", []string{
+			`agent-tools.yaml:5:16: providers[0].readonly[0]: empty tool name`}},
 		{"bad readonly glob", head + "    readonly: [\"[\"]\n", []string{
 			`agent-tools.yaml:5:16: providers[0].readonly[0]: pattern "[" is not a valid glob (syntax: * ? [a-z] \x)`}},
 		{"include not a list", head + "    include: repos\n", []string{

@@ -488,3 +488,40 @@ func TestUnreachable(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestOpenAPI31 loads a 3.1 document (type arrays, a boolean schema, a
+// numeric exclusive bound) and compiles every schema.
+func TestOpenAPI31(t *testing.T) {
+	p := New(Options{ID: "tasks", Spec: "../../../examples/tasks.openapi.yaml"})
+	tools, err := p.Tools(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tl := range tools {
+		if err := compile(tl.InputSchema); err != nil {
+			t.Errorf("%s: %v", tl.Name, err)
+		}
+		if tl.OutputSchema != nil {
+			if err := compile(tl.OutputSchema); err != nil {
+				t.Errorf("%s output: %v", tl.Name, err)
+			}
+		}
+	}
+	if got := string(toolNamed(t, p, "create").InputSchema); got != `{"properties":{"due":{"format":"date","type":["string","null"]},"title":{"minLength":1,"type":"string"}},"required":["title"],"type":"object"}` {
+		t.Errorf("create schema = %s", got)
+	}
+	doc, err := parseDocument("x", []byte(`{"openapi":"3.1.0","paths":{"/a":{"post":{"requestBody":{"content":{"application/json":{"schema":{"type":"object","properties":{"any":true,"none":false,"n":{"type":"number","exclusiveMinimum":0}}}}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts, diags := buildOperations("x", doc, selection{})
+	if len(ts) != 1 || len(diags) != 0 {
+		t.Fatalf("tools %v diags %v", ts, diags)
+	}
+	if got := string(ts[0].InputSchema); got != `{"properties":{"any":{},"n":{"exclusiveMinimum":0,"type":"number"},"none":{"not":{}}},"type":"object"}` {
+		t.Errorf("3.1 schema = %s", got)
+	}
+	if err := compile(ts[0].InputSchema); err != nil {
+		t.Error(err)
+	}
+}
