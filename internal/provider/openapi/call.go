@@ -285,7 +285,7 @@ func (p *Provider) send(ctx context.Context, r *request) (*http.Response, []byte
 			p.auth.invalidate(tok)
 			continue
 		}
-		body, truncated, err := readCapped(resp.Body, p.opts.MaxBody)
+		body, truncated, err := readCapped(&progressReader{ctx: ctx, r: resp.Body, total: resp.ContentLength}, p.opts.MaxBody)
 		resp.Body.Close()
 		if err != nil {
 			if ctx.Err() != nil {
@@ -296,6 +296,28 @@ func (p *Provider) send(ctx context.Context, r *request) (*http.Response, []byte
 		}
 		return resp, p.scrubBytes(body), truncated, nil
 	}
+}
+
+// progressReader reports a long download as MCP progress (every 1 MiB).
+type progressReader struct {
+	ctx        context.Context
+	r          io.Reader
+	total      int64 // -1: unknown
+	read, next int64
+}
+
+func (pr *progressReader) Read(b []byte) (int, error) {
+	n, err := pr.r.Read(b)
+	pr.read += int64(n)
+	if pr.read >= pr.next+1<<20 {
+		pr.next = pr.read
+		total := float64(pr.total)
+		if pr.total < 0 {
+			total = 0
+		}
+		provider.ReportProgress(pr.ctx, float64(pr.read), total, fmt.Sprintf("received %d KiB", pr.read>>10))
+	}
+	return n, err
 }
 
 func bodyReader(b []byte) io.Reader {

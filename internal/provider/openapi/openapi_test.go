@@ -447,6 +447,21 @@ func TestHugeBodyCapped(t *testing.T) {
 	if !strings.HasPrefix(res.Text, strings.Repeat("x", 1000)+"\n[answer truncated at 1000 bytes") {
 		t.Errorf("text = %.80q… (%d)", res.Text, len(res.Text))
 	}
+	// A long download reports progress.
+	p.opts.MaxBody = 4 << 20
+	var reports []string
+	var last float64
+	ctx := provider.WithProgress(context.Background(), func(done, total float64, msg string) {
+		if done <= last || !strings.HasPrefix(msg, "received ") {
+			t.Errorf("progress %v %q after %v", done, msg, last)
+		}
+		last = done
+		reports = append(reports, msg)
+	})
+	res, err = p.Call(ctx, catalog.Tool{Name: "search/pets"}, nil)
+	if err != nil || len(res.Text) < 4<<20 || len(reports) < 3 || len(reports) > 4 {
+		t.Errorf("progress = %q", reports)
+	}
 }
 
 func TestTimeout(t *testing.T) {
