@@ -122,16 +122,25 @@ func errText(err error) string {
 // cachePath is <CacheDir>/<id>-<digest of the URL>.json ("" when there is
 // no cache directory).
 func (p *Provider) cachePath() string {
-	dir := p.opts.CacheDir
+	dir := p.cacheDir()
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return ""
-		}
-		dir = filepath.Join(base, "agent-tools", "openapi")
+		return ""
 	}
 	sum := sha256.Sum256([]byte(p.opts.Spec))
 	return filepath.Join(dir, p.opts.ID+"-"+hex.EncodeToString(sum[:8])+".doc")
+}
+
+// cacheDir is Options.CacheDir, else os.UserCacheDir()/agent-tools/openapi
+// ("" when there is none).
+func (p *Provider) cacheDir() string {
+	if p.opts.CacheDir != "" {
+		return p.opts.CacheDir
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(base, "agent-tools", "openapi")
 }
 
 func writeFileAtomic(path string, data []byte) error {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -328,4 +329,47 @@ func FuzzParseDocument(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestToolsCache: a converted document is stored; the next start with the
+// same document and settings reads it instead of parsing, and calls work
+// from it; a changed setting or a corrupt file converts again.
+func TestToolsCache(t *testing.T) {
+	b := newBackend(t, nil)
+	dir := t.TempDir()
+	start := func(mod func(*Options)) *Provider {
+		return petsProvider(t, b, func(o *Options) {
+			o.CacheDir = dir
+			if mod != nil {
+				mod(o)
+			}
+		})
+	}
+	first := start(nil)
+	second := start(nil)
+	if first.conversions != 1 || second.conversions != 0 {
+		t.Fatalf("conversions = %d, %d; want 1, 0", first.conversions, second.conversions)
+	}
+	t1, _ := first.Tools(context.Background())
+	t2, _ := second.Tools(context.Background())
+	if !reflect.DeepEqual(t1, t2) || !reflect.DeepEqual(first.Diagnostics(), second.Diagnostics()) || second.Info().Description != "Pet store" {
+		t.Errorf("the cached conversion differs")
+	}
+	if _, err := call(t, second, "pets/create", `{"name":"q","body_name":"Rex","tag":["x"]}`); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.last(t); got.Method != "POST" || got.Path != "/v1/pets" || got.Query != "name=q" || got.Body != `{"name":"Rex","tag":["x"]}` {
+		t.Errorf("request from the cached conversion = %+v", got)
+	}
+	if p := start(func(o *Options) { o.Include = []string{"pets/*"} }); p.conversions != 1 || len(p.tools) != 4 {
+		t.Errorf("a changed include used the cache (%d conversions, %d tools)", p.conversions, len(p.tools))
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "pets-tools-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("cache files = %v (the stale one should be gone)", files)
+	}
+	os.WriteFile(files[0], []byte("{not json"), 0o600)
+	if p := start(func(o *Options) { o.Include = []string{"pets/*"} }); p.conversions != 1 || len(p.tools) != 4 {
+		t.Errorf("a corrupt cache was used")
+	}
 }

@@ -67,6 +67,9 @@ type Provider struct {
 	ops    map[string]*operation
 	tools  []catalog.Tool
 	diags  []provider.Diagnostic
+	// conversions counts documents parsed and converted (not read from
+	// the tool cache).
+	conversions int
 }
 
 var (
@@ -181,16 +184,32 @@ func (p *Provider) loadLocked(ctx context.Context) (map[string]*operation, error
 	if err != nil {
 		return nil, err
 	}
-	doc, err := parseDocument(p.opts.Spec, data)
-	if err != nil {
-		return nil, err
-	}
-	base, err := serverURL(p.opts.Spec, p.opts.BaseURL, doc)
-	if err != nil {
-		return nil, err
-	}
 	sel := selection{include: p.opts.Include, exclude: p.opts.Exclude, readonly: p.opts.ReadOnly, authHeaders: p.auth.headerNames()}
-	ops, tools, skipped := buildOperations(p.opts.ID, doc, sel)
+	key := p.conversionKey(data, sel)
+	var (
+		ops     map[string]*operation
+		tools   []catalog.Tool
+		skipped []provider.Diagnostic
+		base    *url.URL
+		title   string
+	)
+	if c, cops, ctools, cbase := p.loadConverted(key); c != nil {
+		ops, tools, skipped, base, title = cops, ctools, c.Skipped, cbase, c.Title
+	} else {
+		doc, err := parseDocument(p.opts.Spec, data)
+		if err != nil {
+			return nil, err
+		}
+		if base, err = serverURL(p.opts.Spec, p.opts.BaseURL, doc); err != nil {
+			return nil, err
+		}
+		ops, tools, skipped = buildOperations(p.opts.ID, doc, sel)
+		if doc.Info != nil {
+			title = clipText(doc.Info.Title, 120)
+		}
+		p.conversions++
+		p.saveConverted(key, base, title, tools, ops, skipped)
+	}
 	summary := provider.Diagnostic{Provider: p.opts.ID, Item: p.opts.Spec, Status: "ok",
 		Reason: fmt.Sprintf("%d operations as tools under %s", len(tools), base.Redacted())}
 	if len(skipped) > 0 {
@@ -205,9 +224,8 @@ func (p *Provider) loadLocked(ctx context.Context) (map[string]*operation, error
 	}
 	p.base, p.ops, p.tools = base, ops, tools
 	p.diags = append([]provider.Diagnostic{summary}, skipped...)
-	if doc.Info != nil && doc.Info.Title != "" {
-		t := clipText(doc.Info.Title, 120)
-		p.titleP.Store(&t)
+	if title != "" {
+		p.titleP.Store(&title)
 	}
 	p.baseURL.Store(base)
 	p.loaded = true
