@@ -128,10 +128,16 @@ func (p *Provider) buildRequest(op *operation, in map[string]any) (*request, err
 		switch pr.in {
 		case "query":
 			addQuery(q, pr, v)
-		case "header":
-			r.header.Set(pr.name, scalarText(v, ","))
-		case "cookie":
-			cookies = append(cookies, (&http.Cookie{Name: pr.name, Value: scalarText(v, ",")}).String())
+		case "header", "cookie":
+			text := scalarText(v, ",")
+			if strings.ContainsAny(text, "\r\n\x00") {
+				return nil, toolerr.New(toolerr.InvalidArguments, "A header value is one line of text.", "%s parameter %q holds a line break or NUL", pr.in, pr.name)
+			}
+			if pr.in == "header" {
+				r.header.Set(pr.name, text)
+			} else {
+				cookies = append(cookies, (&http.Cookie{Name: pr.name, Value: text}).String())
+			}
 		}
 	}
 	if len(cookies) > 0 {

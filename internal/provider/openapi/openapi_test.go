@@ -385,6 +385,7 @@ func TestBadArguments(t *testing.T) {
 		{"pets/get", `{}`, `path parameter "petId" is missing`},
 		{"pets/get", `{"petId":"1","Authorization":"Bearer x"}`, `unknown argument "Authorization"`},
 		{"pets/get", `[1]`, "not a JSON object"},
+		{"pets/list", `{"X-Request-Id":"a\r\nX-Evil: 1"}`, `header parameter "X-Request-Id" holds a line break or NUL`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {
