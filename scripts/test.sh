@@ -26,3 +26,6 @@ go test -race -count=1 ./...
 
 echo "== deploy/ (its own module: Kubernetes manifests against the API types)"
 (cd deploy && go vet ./... && go test -count=1 ./...)
+
+echo "== go test (heavy interop that skips under -race: GitHub's OpenAPI document, PocketBase)"
+go test -count=1 -run 'GitHub|PocketBase' ./internal/provider/openapi/

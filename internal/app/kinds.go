@@ -5,6 +5,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/cli"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 	"github.com/agent-tools/agent-tools/internal/provider/workers"
 )
 
@@ -20,4 +21,5 @@ var builders = map[string]Builder{
 	"mcp":     mcp.Build,
 	"cli":     cli.Build,
 	"workers": workers.Build,
+	"openapi": openapi.Build,
 }
