@@ -18,10 +18,12 @@ const (
 	DefaultMaxOutput = 8 << 20 // 8 MiB per stream
 )
 
-// pipeWaitDelay bounds how long Run keeps reading stdout/stderr after the
-// leader process has exited: a background grandchild that inherited the pipes
-// must not hang the call. Its output after that point is lost.
-const pipeWaitDelay = 500 * time.Millisecond
+// pipeWaitDelay bounds how long Run waits for EOF on stdout/stderr once the
+// call's processes are gone: only a descendant that escaped the process group
+// (setsid, without cgroups) can still hold a pipe then. Whatever the pipe holds
+// is still read; what that descendant writes later is not, and the Result says
+// so (OutputIncomplete).
+const pipeWaitDelay = time.Second
 
 // Spec describes one process run.
 type Spec struct {
@@ -65,6 +67,11 @@ type Result struct {
 	// Cancelled reports that ctx was done before the process exited and the
 	// group was killed (ctx.Err() tells a deadline from a cancellation).
 	Cancelled bool
+	// OutputIncomplete reports that Run stopped reading stdout or stderr
+	// before EOF because a process outside the call's containment still held
+	// the pipe: the output may lack what it wrote later. Callers must not
+	// report such a run as a clean success.
+	OutputIncomplete bool
 	// Duration is the wall time from start to the end of output collection.
 	Duration time.Duration
 }
