@@ -23,6 +23,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/local"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
 )
@@ -99,6 +100,11 @@ func LoadConfig(o Options) (*config.Config, error) {
 	cfg, err := config.Load(path, o.Env)
 	if err != nil {
 		return nil, &ConfigError{err}
+	}
+	// Every value interpolated into a secret-bearing place is scrubbed from
+	// every output of the process from now on (internal/redact).
+	for _, s := range cfg.Secrets() {
+		redact.Add(s.Name, s.Value)
 	}
 	return cfg, nil
 }

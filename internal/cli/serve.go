@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -84,7 +85,7 @@ type httpFlags struct {
 // serveHTTP serves Streamable HTTP until ctx ends (SIGINT/SIGTERM), then
 // shuts down gracefully.
 func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf httpFlags) int {
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(redact.Default.Handler(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
 	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))

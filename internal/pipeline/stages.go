@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -178,7 +179,7 @@ func Audit(w io.Writer, now func() time.Time) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			start := now()
-			resp := next(ctx, req)
+			resp := scrub(next(ctx, req))
 			resp.Duration = now().Sub(start)
 			if w == nil {
 				return resp
@@ -200,7 +201,7 @@ func Audit(w io.Writer, now func() time.Time) Middleware {
 			}
 			line, _ := json.Marshal(rec)
 			mu.Lock()
-			w.Write(append(line, '\n'))
+			w.Write(redact.Default.Bytes(append(line, '\n')))
 			mu.Unlock()
 			return resp
 		}
