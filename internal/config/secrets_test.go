@@ -1,6 +1,9 @@
 package config
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSecretsCollected(t *testing.T) {
 	env := map[string]string{
@@ -53,5 +56,31 @@ server:
 	}
 	if (&Config{}).Secrets() != nil {
 		t.Error("a code-built config has no secrets")
+	}
+}
+
+// audit.path in a missing directory used to pass validate and then fail
+// serve without a position.
+func TestAuditPathValidated(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct{ name, path, want string }{
+		{"missing dir", "nope/sub/audit.jsonl", "audit.path: the directory of \"nope/sub/audit.jsonl\" does not exist"},
+		{"is a directory", ".", "is a directory"},
+		{"ok relative", "audit.jsonl", ""},
+		{"off", "off", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse(dir+"/agent-tools.yaml", []byte("audit:\n  path: "+c.path+"\n"), lookup)
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), ":2:") {
+				t.Fatalf("err = %v, want %q with a line", err, c.want)
+			}
+		})
 	}
 }
