@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Defaults of the HTTP transport.
@@ -94,6 +95,9 @@ type HTTP struct {
 	origins originPolicy
 	hosts   hostPolicy
 
+	// failedAuth limits wrong or malformed credentials per client address.
+	failedAuth *failLimiter
+
 	draining atomic.Bool
 	inPosts  atomic.Int64 // POST /mcp requests in flight
 }
@@ -128,6 +132,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	}
 	h := &HTTP{opts: o, log: o.Logger, origins: origins, hosts: newHostPolicy(o.AllowedHosts, o.Addr)}
 	h.auth = newAuthenticator(o)
+	h.failedAuth = newFailLimiter(o.Now)
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
@@ -185,6 +190,9 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
+		if !h.batchAllowed(w, r) {
+			return
+		}
 		if r.ContentLength > h.opts.BodyLimit {
 			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.opts.BodyLimit))
 			return
@@ -294,7 +302,7 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	fmt.Fprintln(w, msg)
+	fmt.Fprintln(w, redact.String(msg)) // error bodies never carry a secret the runtime knows
 }
 
 // route logs and counts each request of one route.
