@@ -171,6 +171,11 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	}
 
 	g := &generation{cfg: cfg, mode: mode, rules: rules, reg: registry.New(o.Logger), log: o.Logger, onPrompts: a.syncPrompts}
+	project := o.ProjectDir
+	if project == "" {
+		project, _ = os.Getwd()
+	}
+	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env}
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
@@ -185,7 +190,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		if !pc.Enabled {
 			continue
 		}
-		p, err := buildProvider(pc)
+		p, err := buildProvider(pc, g.deps)
 		if err != nil {
 			g.failed(pc.ID, "", err)
 			continue

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,38 +11,22 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/plugin"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 )
 
-// buildProvider constructs a configured provider of the kinds this build has.
+// buildProvider constructs a configured provider through the kinds table.
 // Construction starts nothing: upstreams start lazily.
-func buildProvider(pc config.Provider) (provider.Provider, error) {
+func buildProvider(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if len(pc.Unresolved) > 0 {
 		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(pc.Unresolved, ", "))
 	}
-	switch pc.Kind {
-	case mcp.Kind:
-		return mcp.New(mcpOptions(pc)), nil
+	build, ok := builders[pc.Kind]
+	if !ok {
+		return nil, fmt.Errorf("provider kind %q cannot be built by this binary", pc.Kind)
 	}
-	return nil, fmt.Errorf("provider kind %q is not available in this build yet", pc.Kind)
-}
-
-func mcpOptions(pc config.Provider) mcp.Options {
-	return mcp.Options{
-		ID: pc.ID, Description: pc.Description, DiscoverHint: pc.DiscoverHint,
-		RequireConfirm: pc.RequireConfirm, Timeout: pc.Timeout.Duration,
-		BareNames: pc.Prefix != nil && *pc.Prefix == "",
-		Command:   pc.Command, Args: pc.Args, Env: pc.Env, Dir: pc.Cwd,
-		URL: pc.URL, Headers: pc.Headers,
-		ReadOnly: pc.ReadOnly, TrustAnnotations: pc.TrustAnnotations,
-		ClientVersion: Version(),
+	if deps.Log != nil {
+		deps.Log = deps.Log.With("provider", pc.ID)
 	}
-}
-
-// runtimeBound is implemented by providers that report back to the runtime
-// on their own (an upstream whose tool list changes).
-type runtimeBound interface {
-	Bind(log *slog.Logger, onChange func())
+	return build(pc, deps)
 }
 
 // bind hands every provider that reports back on its own (an upstream whose
@@ -59,16 +42,8 @@ func (g *generation) bind() {
 	}
 	for _, st := range g.reg.Providers() {
 		if p, _, ok := g.reg.Provider(st.Info.ID); ok {
-			for range 8 {
-				if b, ok := p.(runtimeBound); ok {
-					b.Bind(g.log, onChange)
-					break
-				}
-				w, ok := p.(interface{ Unwrap() provider.Provider })
-				if !ok {
-					break
-				}
-				p = w.Unwrap()
+			if n, ok := provider.As[provider.Notifier](p); ok {
+				n.Bind(g.log, onChange)
 			}
 		}
 	}
@@ -115,7 +90,7 @@ func (g *generation) addPlugins(o Options) {
 			note(pc.ID, pl.Dir, "skipped", "plugin disabled (provider.enabled: false)")
 			continue
 		}
-		p, err := buildProvider(pc)
+		p, err := buildProvider(pc, g.deps)
 		if err != nil {
 			g.log.Error("plugin skipped", "plugin", pl.Dir, "provider", pc.ID, "err", err)
 			note(pc.ID, pl.Dir, "failed", "plugin skipped: "+err.Error())

@@ -29,7 +29,7 @@ func TestBuildProviderMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := buildProvider(c.Providers[0])
+	p, err := buildProvider(c.Providers[0], provider.Deps{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,14 +42,15 @@ func TestBuildProviderMCP(t *testing.T) {
 	if info.ID != "ev" || info.Kind != "mcp" || !info.HostLocal || !info.RequireConfirm || info.Timeout.Seconds() != 30 {
 		t.Errorf("info = %+v", info)
 	}
-	if o := mcpOptions(c.Providers[1]); o.BareNames || o.RequireConfirm || o.URL == "" || c.Providers[1].Prefix != nil {
+	remote := c.Providers[1].Spec.(*config.MCP)
+	if o := mcp.OptionsFrom(c.Providers[1], remote, provider.Deps{}); o.BareNames || o.RequireConfirm || o.URL == "" || remote.Prefix != nil {
 		t.Errorf("remote options = %+v", o)
 	}
-	if _, err := buildProvider(c.Providers[2]); err == nil || !strings.Contains(err.Error(), "NOPE_NOT_SET") {
+	if _, err := buildProvider(c.Providers[2], provider.Deps{}); err == nil || !strings.Contains(err.Error(), "NOPE_NOT_SET") {
 		t.Errorf("unresolved: %v", err)
 	}
-	if _, err := buildProvider(c.Providers[3]); err == nil || !strings.Contains(err.Error(), "not available") {
-		t.Errorf("openapi: %v", err)
+	if _, err := buildProvider(config.Provider{ID: "x", Kind: "nope"}, provider.Deps{}); err == nil || !strings.Contains(err.Error(), "cannot be built") {
+		t.Errorf("unknown kind: %v", err)
 	}
 }
 
@@ -76,7 +77,7 @@ func TestPluginsLoad(t *testing.T) {
 	}
 	g := &generation{cfg: c, reg: registry.New(nil), log: slog.New(slog.DiscardHandler)}
 	defer closeAll(g.closers)
-	p, _ := buildProvider(c.Providers[0])
+	p, _ := buildProvider(c.Providers[0], provider.Deps{})
 	g.add(p)
 	g.addPlugins(Options{ProjectDir: project, Env: func(string) (string, bool) { return "", false }})
 	g.bind()

@@ -63,6 +63,8 @@ type generation struct {
 	closers    []io.Closer
 	loadErrors []provider.Diagnostic
 	log        *slog.Logger
+	// deps is what the kinds' builders get from this generation.
+	deps provider.Deps
 	// onPrompts republishes upstream prompts (the facade's SyncPrompts).
 	onPrompts func()
 

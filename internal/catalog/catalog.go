@@ -22,6 +22,9 @@ type Tool struct {
 	Description string `json:"description"`
 	// InputSchema is a JSON Schema object ("type": "object").
 	InputSchema json.RawMessage `json:"inputSchema"`
+	// OutputSchema optionally describes the result's structuredContent (a
+	// JSON Schema object); upstream tools pass theirs through.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	// ReadOnly tools never need confirmation.
 	ReadOnly bool `json:"readOnly"`
 	// AlwaysConfirm tools need confirmation even when their provider opts out.

@@ -25,10 +25,8 @@ var ReservedIDs = []string{"local", "builtin", "agent"}
 // Enumerations accepted by the config.
 var (
 	Modes          = []string{"progressive", "search", "flat", "text"}
-	Kinds          = []string{"mcp", "openapi", "cli", "workers"}
+	Kinds          = kindNames()
 	ConfirmModes   = []string{"agent", "token", "human"}
-	ParamTypes     = []string{"string", "boolean", "integer", "number", "array", "object"}
-	WorkerPresets  = []string{"codex", "claude", "gemini", "agy"}
 	DefaultTimeout = Duration{60 * time.Second} // local scripts
 )
 
@@ -83,36 +81,26 @@ type Local struct {
 	Description    string   `json:"description,omitempty" yaml:"description,omitempty"`
 }
 
-// Provider is one entry of providers:. Which fields apply depends on Kind.
+// Provider is one entry of providers:. The keys every kind shares are
+// fields; the keys of its kind are decoded into Spec (see the kinds table in
+// kinds.go), and JSON output puts both side by side as the YAML has them.
 type Provider struct {
-	ID               string            `json:"id" yaml:"id"`
-	Kind             string            `json:"kind" yaml:"kind"`
-	Description      string            `json:"description,omitempty" yaml:"description,omitempty"`
-	DiscoverHint     string            `json:"discoverHint,omitempty" yaml:"discoverHint,omitempty"`
-	Enabled          bool              `json:"enabled" yaml:"enabled"`
-	Command          string            `json:"command,omitempty" yaml:"command,omitempty"`
-	Args             []string          `json:"args,omitempty" yaml:"args,omitempty"`
-	Cwd              string            `json:"cwd,omitempty" yaml:"cwd,omitempty"`
-	Env              map[string]string `json:"env,omitempty" yaml:"env,omitempty"`
-	URL              string            `json:"url,omitempty" yaml:"url,omitempty"`
-	Headers          map[string]string `json:"headers,omitempty" yaml:"headers,omitempty"`
-	ReadOnly         []string          `json:"readonly,omitempty" yaml:"readonly,omitempty"`
-	TrustAnnotations bool              `json:"trustAnnotations" yaml:"trustAnnotations"`
-	RequireConfirm   bool              `json:"requireConfirm" yaml:"requireConfirm"`
-	// Prefix (kind mcp) is how the provider's tools are named in flat mode:
-	// nil (absent) or the id itself gives "<id>_<tool>"; "" exposes the
-	// upstream's tools under their own bare names, as a transparent
-	// passthrough (a bare name that another provider already took is
-	// skipped and reported by doctor). The id stays the provider's identity.
-	Prefix *string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
+	ID           string `json:"id" yaml:"id"`
+	Kind         string `json:"kind" yaml:"kind"`
+	Description  string `json:"description,omitempty" yaml:"description,omitempty"`
+	DiscoverHint string `json:"discoverHint,omitempty" yaml:"discoverHint,omitempty"`
+	Enabled      bool   `json:"enabled" yaml:"enabled"`
+	// ReadOnly names tools (or, for kinds that say so, globs) that never
+	// need confirmation.
+	ReadOnly       []string `json:"readonly,omitempty" yaml:"readonly,omitempty"`
+	RequireConfirm bool     `json:"requireConfirm" yaml:"requireConfirm"`
 	// Timeout is the per-call deadline; 0 means the runtime default.
-	Timeout Duration  `json:"timeout" yaml:"timeout"`
-	Spec    string    `json:"spec,omitempty" yaml:"spec,omitempty"`
-	BaseURL string    `json:"baseURL,omitempty" yaml:"baseURL,omitempty"`
-	Tools   []CLITool `json:"tools,omitempty" yaml:"tools,omitempty"`
-	Preset  string    `json:"preset,omitempty" yaml:"preset,omitempty"`
+	Timeout Duration `json:"timeout" yaml:"timeout"`
 	// Skills is a directory of JavaScript skill files (run in the sandbox).
 	Skills string `json:"skills,omitempty" yaml:"skills,omitempty"`
+	// Spec holds the kind's own keys: *MCP, *OpenAPI, *CLI or *Workers (nil
+	// when the kind is missing or unknown, which Validate reports).
+	Spec Spec `json:"-" yaml:"-"`
 
 	// Unresolved lists ${VAR} references that were not set. It can only be
 	// non-empty for a disabled provider (for an enabled one they are errors);
@@ -120,25 +108,6 @@ type Provider struct {
 	Unresolved []string `json:"unresolved,omitempty" yaml:"-"`
 	// Pos is where the entry starts in the file (zero for code-built configs).
 	Pos Pos `json:"-" yaml:"-"`
-}
-
-// CLITool declares one tool of a cli provider.
-type CLITool struct {
-	Name        string           `json:"name" yaml:"name"`
-	Description string           `json:"description,omitempty" yaml:"description,omitempty"`
-	Argv        []string         `json:"argv" yaml:"argv"`
-	Params      map[string]Param `json:"params,omitempty" yaml:"params,omitempty"`
-	ReadOnly    bool             `json:"readonly" yaml:"readonly"`
-	// Timeout overrides the provider's (0: provider default).
-	Timeout Duration `json:"timeout" yaml:"timeout"`
-}
-
-// Param is a typed parameter of a CLITool. Type defaults to "string".
-type Param struct {
-	Type        string   `json:"type" yaml:"type"`
-	Description string   `json:"description,omitempty" yaml:"description,omitempty"`
-	Required    bool     `json:"required" yaml:"required"`
-	Enum        []string `json:"enum,omitempty" yaml:"enum,omitempty"`
 }
 
 // Prompts configures the Markdown prompts served as MCP prompts.
@@ -345,9 +314,10 @@ func (c *Config) resolvePaths() {
 	}
 	for i := range c.Providers {
 		p := &c.Providers[i]
-		p.Cwd = c.Resolve(p.Cwd)
-		p.Spec = c.Resolve(p.Spec)
 		p.Skills = c.Resolve(p.Skills)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.resolve != nil {
+			k.resolve(p.Spec, c)
+		}
 	}
 }
 
@@ -357,8 +327,9 @@ func (c *Config) Redacted() *Config {
 	r := *c
 	r.Providers = make([]Provider, len(c.Providers))
 	for i, p := range c.Providers {
-		p.Env = redactMap(p.Env)
-		p.Headers = redactMap(p.Headers)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.redact != nil {
+			p.Spec = k.redact(p.Spec)
+		}
 		r.Providers[i] = p
 	}
 	if c.Providers == nil {

@@ -272,11 +272,12 @@ limits:
 		t.Fatal(err)
 	}
 	p := c.Providers[0]
+	m := p.Spec.(*MCP)
 	wantArgs := []string{"${HOME}", "a$b", "dflt", "d e f", "", "xev-secret-value" + "y7"}
-	if !reflect.DeepEqual(p.Args, wantArgs) {
-		t.Errorf("args = %q, want %q", p.Args, wantArgs)
+	if !reflect.DeepEqual(m.Args, wantArgs) {
+		t.Errorf("args = %q, want %q", m.Args, wantArgs)
 	}
-	if p.Env["API_KEY"] != "ev-secret-value" || p.Timeout.Duration != 45*time.Second || p.RequireConfirm {
+	if m.Env["API_KEY"] != "ev-secret-value" || p.Timeout.Duration != 45*time.Second || p.RequireConfirm {
 		t.Errorf("provider = %+v", p)
 	}
 	if c.Local.Enabled || c.Limits.MaxResultChars != 7 {
@@ -382,16 +383,17 @@ limits:
 	if c.Local.Dir != filepath.Join(dir, "scripts") || c.Audit.Path != filepath.Join(dir, "logs/audit.jsonl") {
 		t.Errorf("paths not resolved: %q %q", c.Local.Dir, c.Audit.Path)
 	}
-	ev2, ok := c.Provider("ev2")
+	ev2p, ok := c.Provider("ev2")
+	ev2 := ev2p.Spec.(*MCP)
 	if !ok || ev2.Command != "node" || !reflect.DeepEqual(ev2.Args, []string{"other.js"}) || ev2.Cwd != filepath.Join(dir, "srv") || ev2.Env["PORT"] != "8080" {
 		t.Errorf("merged provider = %+v", ev2)
 	}
 	pets, _ := c.Provider("pets")
-	if pets.Spec != filepath.Join(dir, "api/openapi.yaml") {
-		t.Errorf("spec = %q", pets.Spec)
+	if o := pets.Spec.(*OpenAPI); o.Spec != filepath.Join(dir, "api/openapi.yaml") {
+		t.Errorf("spec = %q", o.Spec)
 	}
 	gh, _ := c.Provider("gh")
-	tool := gh.Tools[0]
+	tool := gh.Spec.(*CLI).Tools[0]
 	if tool.Params["raw"].Type != "string" || !tool.Params["owner"].Required || tool.Timeout.Duration != 10*time.Second || !tool.ReadOnly {
 		t.Errorf("cli tool = %+v", tool)
 	}
@@ -402,7 +404,7 @@ limits:
 		t.Errorf("re-Validate: %v", err)
 	}
 	r := c.Redacted()
-	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Env["API_KEY"] != "***" || c.Providers[0].Env["API_KEY"] != "ev-secret-value" {
+	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Spec.(*MCP).Env["API_KEY"] != "***" || c.Providers[0].Spec.(*MCP).Env["API_KEY"] != "ev-secret-value" {
 		t.Errorf("Redacted wrong or aliased")
 	}
 }
@@ -414,10 +416,10 @@ func TestPrefix(t *testing.T) {
 	}
 	var got []string
 	for _, p := range c.Providers {
-		if p.Prefix == nil {
+		if m := p.Spec.(*MCP); m.Prefix == nil {
 			got = append(got, "<nil>")
 		} else {
-			got = append(got, strconv.Quote(*p.Prefix))
+			got = append(got, strconv.Quote(*m.Prefix))
 		}
 	}
 	if want := []string{`""`, `"ev2"`, "<nil>", "<nil>"}; !reflect.DeepEqual(got, want) {

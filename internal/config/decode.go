@@ -485,13 +485,11 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys      = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits"}
-	promptsKeys  = []string{"dir"}
-	localKeys    = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
-	providerKeys = []string{"id", "kind", "description", "discoverHint", "enabled", "command", "args", "cwd", "env",
-		"url", "headers", "prefix", "readonly", "trustAnnotations", "requireConfirm", "timeout", "spec", "baseURL", "tools", "preset", "skills"}
-	toolKeys      = []string{"name", "description", "argv", "params", "readonly", "timeout"}
-	paramKeys     = []string{"type", "description", "required", "enum"}
+	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits"}
+	promptsKeys = []string{"dir"}
+	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
+	// providerKeys are the keys every kind shares; each kind adds its own.
+	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
 	serverKeys    = []string{"http"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
@@ -685,6 +683,13 @@ func (d *decoder) local(v *yaml.Node, path string, l *Local) {
 	})
 }
 
+// setStr decodes a string into dst, leaving it alone on error or null.
+func (d *decoder) setStr(dst *string, v *yaml.Node, kp string) {
+	if s, ok := d.str(v, kp, false); ok {
+		*dst = s
+	}
+}
+
 func (d *decoder) provider(item *yaml.Node, path string) Provider {
 	p := Provider{Enabled: true, RequireConfirm: true}
 	if item == nil {
@@ -709,7 +714,15 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			}
 		}
 	}
-	d.mapping(item, path, providerKeys, func(key string, _, v *yaml.Node, kp string) {
+	// Kind-specific keys wait until the whole entry (merge keys included)
+	// has said which kind it is.
+	type later struct {
+		key   string
+		k, v  *yaml.Node
+		kpath string
+	}
+	var specific []later
+	d.mapping(item, path, slices.Concat(providerKeys, allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
 		switch key {
 		case "id":
 			setStr(&p.ID)(v, kp)
@@ -721,107 +734,34 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			setStr(&p.DiscoverHint)(v, kp)
 		case "enabled":
 			d.boolean(v, kp, &p.Enabled)
-		case "command":
-			setStr(&p.Command)(v, kp)
-		case "args":
-			p.Args = d.stringList(v, kp)
-		case "cwd":
-			setStr(&p.Cwd)(v, kp)
-		case "env":
-			p.Env = d.stringMap(v, kp)
-		case "url":
-			setStr(&p.URL)(v, kp)
-		case "headers":
-			p.Headers = d.stringMap(v, kp)
-		case "prefix":
-			if s, ok := d.str(v, kp, false); ok {
-				p.Prefix = &s
-			}
 		case "readonly":
 			p.ReadOnly = d.stringList(v, kp)
-		case "trustAnnotations":
-			d.boolean(v, kp, &p.TrustAnnotations)
 		case "requireConfirm":
 			d.boolean(v, kp, &p.RequireConfirm)
 		case "timeout":
 			d.duration(v, kp, &p.Timeout)
-		case "spec":
-			setStr(&p.Spec)(v, kp)
-		case "baseURL":
-			setStr(&p.BaseURL)(v, kp)
-		case "preset":
-			setStr(&p.Preset)(v, kp)
 		case "skills":
 			setStr(&p.Skills)(v, kp)
-		case "tools":
-			p.Tools = nil
-			d.sequence(v, kp, func(_ int, t *yaml.Node, tp string) {
-				p.Tools = append(p.Tools, d.cliTool(t, tp))
-			})
-			if p.Tools == nil {
-				p.Tools = []CLITool{}
-			}
+		default:
+			specific = append(specific, later{key, k, v, kp})
 		}
 	})
+	if kd := kindNamed(p.Kind); kd != nil {
+		p.Spec = kd.newSpec()
+		for _, l := range specific {
+			if slices.Contains(kd.keys, l.key) {
+				kd.decode(d, p.Spec, l.key, l.v, l.kpath)
+			} else {
+				d.report(l.k, l.kpath, "%q does not apply to kind %s", l.key, kd.name)
+			}
+		}
+	} // a missing or unknown kind is Validate's to report
 	d.soft, d.missing = nil, nil
 	if p.Enabled {
 		d.errs = append(d.errs, soft...)
 		p.Unresolved = nil
 	}
 	return p
-}
-
-func (d *decoder) cliTool(n *yaml.Node, path string) CLITool {
-	var t CLITool
-	if n == nil {
-		return t
-	}
-	if isNull(n) || n.Kind != yaml.MappingNode {
-		d.meta.bad[path] = true
-		d.errAt(n, path, "want a mapping with name and argv, got %s", describe(n))
-		return t
-	}
-	d.mapping(n, path, toolKeys, func(key string, _, v *yaml.Node, kp string) {
-		switch key {
-		case "name":
-			if s, ok := d.str(v, kp, false); ok {
-				t.Name = s
-			}
-		case "description":
-			if s, ok := d.str(v, kp, false); ok {
-				t.Description = s
-			}
-		case "argv":
-			t.Argv = d.stringList(v, kp)
-		case "readonly":
-			d.boolean(v, kp, &t.ReadOnly)
-		case "timeout":
-			d.duration(v, kp, &t.Timeout)
-		case "params":
-			t.Params = map[string]Param{}
-			d.mapping(v, kp, nil, func(name string, _, v *yaml.Node, pp string) {
-				prm := Param{Type: "string"}
-				d.mapping(v, pp, paramKeys, func(key string, _, v *yaml.Node, fp string) {
-					switch key {
-					case "type":
-						if s, ok := d.str(v, fp, false); ok {
-							prm.Type = s
-						}
-					case "description":
-						if s, ok := d.str(v, fp, false); ok {
-							prm.Description = s
-						}
-					case "required":
-						d.boolean(v, fp, &prm.Required)
-					case "enum":
-						prm.Enum = d.stringList(v, fp)
-					}
-				})
-				t.Params[name] = prm
-			})
-		}
-	})
-	return t
 }
 
 var yamlLineRE = regexp.MustCompile(`^line (\d+): (.*)$`)

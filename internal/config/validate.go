@@ -197,46 +197,6 @@ func (v *validator) local() {
 	v.duration("local.timeout", l.Timeout)
 }
 
-// kindFields lists the kind-specific keys each kind accepts.
-var kindFields = map[string][]string{
-	"mcp":     {"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix"},
-	"openapi": {"spec", "baseURL", "headers"},
-	"cli":     {"tools", "env", "cwd"},
-	"workers": {"preset", "command", "args", "env", "cwd"},
-}
-
-func (p *Provider) set(field string) bool {
-	switch field {
-	case "command":
-		return p.Command != ""
-	case "args":
-		return len(p.Args) > 0
-	case "cwd":
-		return p.Cwd != ""
-	case "env":
-		return len(p.Env) > 0
-	case "url":
-		return p.URL != ""
-	case "headers":
-		return len(p.Headers) > 0
-	case "trustAnnotations":
-		return p.TrustAnnotations
-	case "prefix":
-		return p.Prefix != nil
-	case "spec":
-		return p.Spec != ""
-	case "baseURL":
-		return p.BaseURL != ""
-	case "tools":
-		return p.Tools != nil
-	case "preset":
-		return p.Preset != ""
-	}
-	return false
-}
-
-var kindSpecific = []string{"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix", "spec", "baseURL", "tools", "preset"}
-
 func validID(id string) bool {
 	if id == "" || len(id) > MaxIDLen {
 		return false
@@ -274,12 +234,6 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		v.errf(pp, `missing required key "kind" (want %s)`, orList(Kinds))
 	} else if !slices.Contains(Kinds, p.Kind) {
 		v.errf(kp, "unknown kind %s (want %s)", v.show(kp, p.Kind), orList(Kinds))
-	} else {
-		for _, f := range kindSpecific {
-			if p.set(f) && !slices.Contains(kindFields[p.Kind], f) {
-				v.keyf(pp+"."+f, "%q does not apply to kind %s", f, p.Kind)
-			}
-		}
 	}
 	v.duration(pp+".timeout", p.Timeout)
 	for i, r := range p.ReadOnly {
@@ -287,68 +241,11 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 			v.errf(index(pp+".readonly", i), "empty tool name")
 		}
 	}
-	for k := range p.Env {
-		if !validVarName(k) {
-			v.keyf(joinKey(pp+".env", k), "invalid environment variable name %q: use letters, digits and _, not starting with a digit", clip(k))
+	if kd := kindNamed(kind); kd != nil {
+		if p.Spec == nil || p.Spec.Kind() != kd.name {
+			p.Spec = kd.newSpec() // a code-built entry: check it as empty
 		}
-	}
-	for k := range p.Headers {
-		if !validHeaderName(k) {
-			v.keyf(joinKey(pp+".headers", k), "invalid header name %q", clip(k))
-		}
-	}
-	if pfx := pp + ".prefix"; p.Prefix != nil && *p.Prefix != "" && *p.Prefix != p.ID && !v.bad(pfx) {
-		v.errf(pfx, `prefix %s: the id is the prefix; use "" to expose the tools under their own names, or rename the provider`, v.show(pfx, *p.Prefix))
-	}
-	present := func(f string) bool { return p.set(f) || v.bad(pp+"."+f) }
-	switch kind {
-	case "mcp":
-		switch {
-		case !present("command") && !present("url"):
-			v.errf(pp, `kind mcp needs "command" (a stdio server) or "url" (a Streamable HTTP server)`)
-		case p.Command != "" && p.URL != "":
-			v.keyf(pp+".url", `set either "command" or "url", not both`)
-		case present("url"):
-			v.url(pp+".url", p.URL)
-			for _, f := range []string{"args", "cwd", "env"} {
-				if p.set(f) {
-					v.keyf(pp+"."+f, `%q applies only to stdio servers (with "command")`, f)
-				}
-			}
-		default:
-			if p.set("headers") {
-				v.keyf(pp+".headers", `"headers" applies only to HTTP servers (with "url")`)
-			}
-		}
-	case "openapi":
-		if !present("spec") {
-			v.errf(pp, `kind openapi needs "spec" (the OpenAPI document's path or URL)`)
-		}
-		if p.BaseURL != "" {
-			v.url(pp+".baseURL", p.BaseURL)
-		}
-	case "cli":
-		if len(p.Tools) == 0 && !v.bad(pp+".tools") {
-			if p.Tools == nil {
-				v.errf(pp, `kind cli needs "tools" (a list of {name, argv, ...})`)
-			} else {
-				v.errf(pp+".tools", "must list at least one tool")
-			}
-		}
-		names := map[string]string{}
-		for i := range p.Tools {
-			tp := index(pp+".tools", i)
-			if !v.bad(tp) {
-				v.cliTool(&p.Tools[i], tp, names)
-			}
-		}
-	case "workers":
-		if !present("preset") && !present("command") {
-			v.errf(pp, `kind workers needs "preset" (%s) or "command"`, orList(WorkerPresets))
-		}
-		if p.Preset != "" && !slices.Contains(WorkerPresets, p.Preset) && !v.bad(pp+".preset") {
-			v.errf(pp+".preset", "unknown preset %s (want %s, or set command)", v.show(pp+".preset", p.Preset), orList(WorkerPresets))
-		}
+		kd.validate(v, p, pp)
 	}
 }
 
@@ -372,46 +269,6 @@ func (v *validator) url(p, raw string) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.errf(p, "invalid URL %s: want http:// or https:// with a host", v.show(p, raw))
-	}
-}
-
-func (v *validator) cliTool(t *CLITool, tp string, names map[string]string) {
-	np := tp + ".name"
-	switch {
-	case v.bad(np):
-	case t.Name == "":
-		v.errf(tp, `missing required key "name"`)
-	case !utf8.ValidString(t.Name):
-		v.errf(np, "tool name is not valid UTF-8")
-	default:
-		if first, dup := names[t.Name]; dup {
-			v.errf(np, "duplicate tool name %q%s", clip(t.Name), v.line(first))
-		} else {
-			names[t.Name] = np
-		}
-	}
-	ap := tp + ".argv"
-	switch {
-	case v.bad(ap):
-	case t.Argv == nil:
-		v.errf(tp, `missing required key "argv" (the program and its arguments)`)
-	case len(t.Argv) == 0:
-		v.errf(ap, "must not be empty: give at least the program")
-	case t.Argv[0] == "" && !v.bad(index(ap, 0)):
-		v.errf(index(ap, 0), "the program (argv[0]) must not be empty")
-	}
-	v.duration(tp+".timeout", t.Timeout)
-	for name, prm := range t.Params {
-		pp := joinKey(tp+".params", name)
-		if name == "" {
-			v.keyf(pp, "empty parameter name")
-		}
-		if !slices.Contains(ParamTypes, prm.Type) && !v.bad(pp+".type") {
-			v.errf(pp+".type", "unknown type %s (want %s)", v.show(pp+".type", prm.Type), orList(ParamTypes))
-		}
-		if len(prm.Enum) > 0 && prm.Type != "string" {
-			v.keyf(pp+".enum", `"enum" needs type string`)
-		}
 	}
 }
 

@@ -313,7 +313,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 		return res // a flat call of a passthrough provider's tool (passthrough.go)
 	}
 	f.bindSession(mreq, req)
-	stop := f.heartbeat(ctx, mreq, req)
+	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.run(ctx, req)
 	stop()
 	return render(resp)
@@ -354,14 +354,42 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 
 // heartbeat sends progress notifications while a call runs, when the client
 // asked for progress, so long calls show life and clients don't time out.
-func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) func() {
+// The returned context carries a provider.Progress: a provider that reports
+// real progress (a worker's events) replaces the generic ticks while it does.
+func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) (context.Context, func()) {
 	if mreq.Session == nil || mreq.Params == nil {
-		return func() {}
+		return ctx, func() {}
 	}
 	token := mreq.Params.GetProgressToken()
 	if token == nil {
-		return func() {}
+		return ctx, func() {}
 	}
+	var (
+		mu       sync.Mutex
+		last     float64   // progress values must increase (MCP)
+		lastReal time.Time // when the provider last reported
+		ended    bool
+	)
+	send := func(done, total float64, msg string, real bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended || (!real && time.Since(lastReal) < f.opts.ProgressEvery) {
+			return
+		}
+		if real {
+			lastReal = time.Now()
+		}
+		if done <= last {
+			done = last + 1
+		}
+		last = done
+		p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Message: msg}
+		if total > done {
+			p.Total = total
+		}
+		_ = mreq.Session.NotifyProgress(ctx, p)
+	}
+	pctx := provider.WithProgress(ctx, func(done, total float64, msg string) { send(done, total, msg, true) })
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -370,21 +398,24 @@ func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *
 		start := time.Now()
 		t := time.NewTicker(f.opts.ProgressEvery)
 		defer t.Stop()
-		for n := 1; ; n++ {
+		for {
 			select {
 			case <-done:
 				return
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				_ = mreq.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token, Progress: float64(n),
-					Message: fmt.Sprintf("%s still running after %s", req.Tool, time.Since(start).Round(time.Second)),
-				})
+				send(0, 0, fmt.Sprintf("%s still running after %s", req.Tool, time.Since(start).Round(time.Second)), false)
 			}
 		}
 	}()
-	return func() { close(done); wg.Wait() }
+	return pctx, func() {
+		close(done)
+		wg.Wait()
+		mu.Lock()
+		ended = true
+		mu.Unlock()
+	}
 }
 
 func render(resp *pipeline.Response) *mcp.CallToolResult {

@@ -235,9 +235,7 @@ func Parse(dir string, data []byte, env func(string) (string, bool)) (*Plugin, e
 	if err != nil {
 		return nil, err
 	}
-	if pc.Cwd == "" && (pc.Command != "" || pc.Kind == "cli" || pc.Kind == "workers") {
-		pc.Cwd = dir // a plugin's relative paths mean its own files
-	}
+	pc.SetDefaultCwd(dir) // a plugin's relative paths mean its own files
 	pl.Provider = pc
 	return pl, nil
 }

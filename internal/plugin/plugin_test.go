@@ -88,8 +88,8 @@ func TestParse(t *testing.T) {
 	pc := p.Provider
 	want := config.Provider{
 		ID: "n8n", Kind: "mcp", Description: "Plugin n8n", DiscoverHint: "workflows and executions", Enabled: true,
-		URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"},
-		ReadOnly: []string{"search_workflows", "get_execution"}, TrustAnnotations: true, RequireConfirm: false,
+		Spec:     &config.MCP{URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"}, TrustAnnotations: true},
+		ReadOnly: []string{"search_workflows", "get_execution"}, RequireConfirm: false,
 		Timeout: config.Duration{Duration: 45 * time.Second}, Pos: pc.Pos,
 	}
 	if !reflect.DeepEqual(pc, want) {
@@ -106,14 +106,14 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := p.Provider; pc.ID != "kite" || pc.Kind != "mcp" || pc.Cwd != dir || pc.Command != "./bin/server" || !pc.RequireConfirm || pc.Description != "Kite, lite" {
+	if pc := p.Provider; pc.ID != "kite" || pc.Kind != "mcp" || pc.Spec.(*config.MCP).Cwd != dir || pc.Spec.(*config.MCP).Command != "./bin/server" || !pc.RequireConfirm || pc.Description != "Kite, lite" {
 		t.Errorf("stdio provider = %+v", pc)
 	}
 	p, err = Parse(dir, []byte(`{"name":"kite","provider":{"command":"node","cwd":"srv","enabled":false}}`), lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := p.Provider; pc.Cwd != filepath.Join(dir, "srv") || pc.Enabled {
+	if pc := p.Provider; pc.Spec.(*config.MCP).Cwd != filepath.Join(dir, "srv") || pc.Enabled {
 		t.Errorf("cwd/enabled = %+v", pc)
 	}
 }

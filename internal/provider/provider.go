@@ -5,6 +5,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 )
@@ -65,4 +66,77 @@ type Starter interface {
 // Closer is implemented by providers that hold resources.
 type Closer interface {
 	Close() error
+}
+
+// Notifier is implemented by providers that report changes on their own (an
+// upstream whose tool or prompt list changes): the runtime binds its logger
+// and a callback that refreshes the catalog and tells clients list_changed.
+type Notifier interface {
+	Bind(log *slog.Logger, onChange func())
+}
+
+// Unwrapper is implemented by providers that wrap another one (a provider
+// with skills attached) so that optional capabilities stay reachable.
+type Unwrapper interface {
+	Unwrap() Provider
+}
+
+// As finds the first provider in p's wrapper chain that implements T, the
+// way errors.As walks wrapped errors.
+func As[T any](p Provider) (T, bool) {
+	for range 16 { // a wrapper chain is short; a cycle must not hang
+		if t, ok := p.(T); ok {
+			return t, true
+		}
+		w, ok := p.(Unwrapper)
+		if !ok {
+			break
+		}
+		p = w.Unwrap()
+	}
+	var zero T
+	return zero, false
+}
+
+// Progress receives real progress of a running call (a worker's events, a
+// long REST call): done and total in any unit (total 0 = unknown) and a short
+// message. It is safe to call from any goroutine; calls after the tool call
+// returned are ignored.
+type Progress func(done, total float64, message string)
+
+type progressKey struct{}
+
+// WithProgress returns a context whose calls to [ReportProgress] reach fn.
+// The facade installs it when the client asked for progress.
+func WithProgress(ctx context.Context, fn Progress) context.Context {
+	if fn == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, progressKey{}, fn)
+}
+
+// ReportProgress sends progress of the call ctx belongs to, if anyone listens.
+// Providers call it from Call; the runtime then stops its generic heartbeat.
+func ReportProgress(ctx context.Context, done, total float64, message string) {
+	if fn, ok := ctx.Value(progressKey{}).(Progress); ok {
+		fn(done, total, message)
+	}
+}
+
+// Deps is what the runtime hands a provider kind's builder: everything a
+// provider may need from its host, nothing it could reach by itself.
+type Deps struct {
+	// Log is the provider's logger (already scoped to the provider id).
+	Log *slog.Logger
+	// ProjectDir is the directory the runtime serves.
+	ProjectDir string
+	// ConfigDir is the directory relative config paths resolved against.
+	ConfigDir string
+	// CacheDir is where a provider may keep caches (tool lists, documents);
+	// "" means the provider's default under os.UserCacheDir().
+	CacheDir string
+	// Version is the runtime's version (client info sent upstream).
+	Version string
+	// Env looks up the host environment (nil = os.LookupEnv).
+	Env func(string) (string, bool)
 }

@@ -27,7 +27,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/proc"
@@ -46,7 +45,6 @@ const (
 
 const (
 	maxHeaderBytes = 64 << 10 // the header is read from this many leading bytes
-	stderrTailLen  = 2000     // characters of stderr in error details
 	// racyWindow: a file modified this recently is re-parsed on every scan, so
 	// that two edits within one mtime tick (same size, same inode) are seen.
 	racyWindow = 2 * time.Second
@@ -417,73 +415,12 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 			"cannot run local tool %q (%s): %s", name, p.display(e.path), cause)
 	}
 
-	ctxDeadline := res.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded)
-	if res.TimedOut || ctxDeadline {
-		d := timeout
-		if ctxDeadline {
-			d = res.Duration.Round(time.Millisecond)
-		}
-		te := toolerr.New(toolerr.Timeout,
-			fmt.Sprintf("The script and its child processes were killed after %s. If it legitimately needs longer, add a header line such as \"# @timeout %s\" to %s.",
-				fmtDur(d), fmtDur(suggestTimeout(timeout)), p.display(e.path)),
-			"local tool %q timed out after %s", name, fmtDur(d)).
-			With("timeout_ms", d.Milliseconds())
-		if len(res.Stdout) > 0 {
-			te.With("stdout_tail", tail(proc.Text(res.Stdout), stderrTailLen))
-		}
-		if len(res.Stderr) > 0 {
-			te.With("stderr_tail", tail(proc.Text(res.Stderr), stderrTailLen))
-		}
-		if ctxDeadline {
-			return nil, fmt.Errorf("%w (%w)", te, ctx.Err())
-		}
-		return nil, te
-	}
-	if res.Cancelled {
-		te := toolerr.New(toolerr.Cancelled, "", "local tool %q was cancelled; its processes were killed", name)
-		return nil, fmt.Errorf("%w (%w)", te, context.Cause(ctx))
-	}
-
-	text := resultText(res)
-	out := &provider.Result{Text: text}
-	if res.ExitCode != 0 {
-		out.IsError = true
-		out.Details = map[string]any{
-			"exit_code":   res.ExitCode,
-			"stderr_tail": tail(proc.Text(res.Stderr), stderrTailLen),
-		}
-		if res.Signal != 0 {
-			out.Details["signal"] = res.Signal.String()
-		}
-		if out.Text == "" {
-			if res.Signal != 0 {
-				out.Text = fmt.Sprintf("(no output; killed by signal: %s)", res.Signal)
-			} else {
-				out.Text = fmt.Sprintf("(no output; exit status %d)", res.ExitCode)
-			}
-		}
-	}
-	return out, nil
-}
-
-// resultText is stdout, a truncation note, then "[stderr]" and stderr.
-func resultText(res *proc.Result) string {
-	var b strings.Builder
-	b.WriteString(proc.Text(res.Stdout))
-	if res.StdoutTruncated > 0 {
-		fmt.Fprintf(&b, "\n[stdout truncated: %d bytes dropped]", res.StdoutTruncated)
-	}
-	if len(res.Stderr) > 0 || res.StderrTruncated > 0 {
-		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-			b.WriteString("\n")
-		}
-		b.WriteString("[stderr]\n")
-		b.WriteString(proc.Text(res.Stderr))
-		if res.StderrTruncated > 0 {
-			fmt.Fprintf(&b, "\n[stderr truncated: %d bytes dropped]", res.StderrTruncated)
-		}
-	}
-	return b.String()
+	return proc.Shape(ctx, res, proc.Subject{
+		What:    fmt.Sprintf("local tool %q", name),
+		Timeout: timeout,
+		TimeoutHint: fmt.Sprintf("The script and its child processes were killed after %s. If it legitimately needs longer, add a header line such as \"# @timeout %s\" to %s.",
+			proc.FormatDuration(timeout), proc.FormatDuration(suggestTimeout(timeout)), p.display(e.path)),
+	})
 }
 
 // reservedEnv are variables the runtime sets per call: inherited values are
@@ -599,29 +536,4 @@ func suggestTimeout(d time.Duration) time.Duration {
 		return 10 * time.Minute
 	}
 	return 2 * d.Round(time.Minute)
-}
-
-// fmtDur prints 2m and 1h rather than 2m0s and 1h0m0s.
-func fmtDur(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
-// tail returns the last n characters of s.
-func tail(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	i := len(s)
-	for k := 0; k < n; k++ {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-	}
-	return s[i:]
 }

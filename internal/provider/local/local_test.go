@@ -635,14 +635,6 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("dotless(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := tail("abcdé", 2); got != "dé" {
-		t.Errorf("tail = %q", got)
-	}
-	for d, want := range map[time.Duration]string{time.Minute: "1m", 61 * time.Minute: "1h1m", 90 * time.Second: "1m30s", 2 * time.Hour: "2h", 300 * time.Millisecond: "300ms", 30 * time.Second: "30s"} {
-		if got := fmtDur(d); got != want {
-			t.Errorf("fmtDur(%v) = %q", d, got)
-		}
-	}
 }
 
 // gone reports whether pid no longer runs (absent or a zombie).

@@ -68,6 +68,9 @@ func (p *Provider) convert(raw []*sdk.Tool) ([]catalog.Tool, []provider.Diagnost
 		}
 		seen[t.Name] = true
 		ct := catalog.Tool{Provider: id, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
+		if out, err := json.Marshal(t.OutputSchema); err == nil && t.OutputSchema != nil && string(out) != "null" {
+			ct.OutputSchema = out // carried for the typed surfaces; flat mode does not publish it yet
+		}
 		if ct.Title == "" && t.Annotations != nil {
 			ct.Title = t.Annotations.Title
 		}

@@ -1,0 +1,131 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// TailChars is how many characters of stdout/stderr an error envelope
+// carries (stdout_tail, stderr_tail).
+const TailChars = 2000
+
+// Subject names a finished run for the envelope that [Shape] builds, so that
+// every provider that spawns processes (local scripts, cli tools, workers)
+// answers with identical shapes.
+type Subject struct {
+	// What names the tool in messages: `local tool "deploy"`.
+	What string
+	// Timeout is the deadline the run had (reported in TIMEOUT envelopes).
+	Timeout time.Duration
+	// TimeoutHint tells the model (or the operator) how to give the tool
+	// more time; "" gives a generic hint.
+	TimeoutHint string
+}
+
+// Shape turns a finished run into the provider result the runtime shapes:
+//   - the deadline of the run (or of ctx) passed → a TIMEOUT error carrying
+//     timeout_ms and the output tails (wrapping ctx.Err() when ctx expired);
+//   - ctx was cancelled → CANCELLED (wrapping the cause);
+//   - exit 0 → stdout, then "[stderr]" and stderr, as the result text;
+//   - non-zero exit or a signal → an IsError result with exit_code,
+//     stderr_tail (and signal), never an empty text.
+func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error) {
+	ctxDeadline := res.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded)
+	if res.TimedOut || ctxDeadline {
+		d := s.Timeout
+		if ctxDeadline || d <= 0 {
+			d = res.Duration.Round(time.Millisecond)
+		}
+		hint := s.TimeoutHint
+		if hint == "" {
+			hint = fmt.Sprintf("The process and its children were killed after %s; narrow the request or raise the tool's timeout.", FormatDuration(d))
+		}
+		te := toolerr.New(toolerr.Timeout, hint, "%s timed out after %s", s.What, FormatDuration(d)).
+			With("timeout_ms", d.Milliseconds())
+		if len(res.Stdout) > 0 {
+			te.With("stdout_tail", Tail(Text(res.Stdout), TailChars))
+		}
+		if len(res.Stderr) > 0 {
+			te.With("stderr_tail", Tail(Text(res.Stderr), TailChars))
+		}
+		if ctxDeadline {
+			return nil, fmt.Errorf("%w (%w)", te, ctx.Err())
+		}
+		return nil, te
+	}
+	if res.Cancelled {
+		te := toolerr.New(toolerr.Cancelled, "", "%s was cancelled; its processes were killed", s.What)
+		return nil, fmt.Errorf("%w (%w)", te, context.Cause(ctx))
+	}
+	out := &provider.Result{Text: ResultText(res)}
+	if res.ExitCode != 0 {
+		out.IsError = true
+		out.Details = map[string]any{
+			"exit_code":   res.ExitCode,
+			"stderr_tail": Tail(Text(res.Stderr), TailChars),
+		}
+		if res.Signal != 0 {
+			out.Details["signal"] = res.Signal.String()
+		}
+		if out.Text == "" {
+			if res.Signal != 0 {
+				out.Text = fmt.Sprintf("(no output; killed by signal: %s)", res.Signal)
+			} else {
+				out.Text = fmt.Sprintf("(no output; exit status %d)", res.ExitCode)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ResultText is stdout, a truncation note, then "[stderr]" and stderr.
+func ResultText(res *Result) string {
+	var b strings.Builder
+	b.WriteString(Text(res.Stdout))
+	if res.StdoutTruncated > 0 {
+		fmt.Fprintf(&b, "\n[stdout truncated: %d bytes dropped]", res.StdoutTruncated)
+	}
+	if len(res.Stderr) > 0 || res.StderrTruncated > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString("[stderr]\n")
+		b.WriteString(Text(res.Stderr))
+		if res.StderrTruncated > 0 {
+			fmt.Fprintf(&b, "\n[stderr truncated: %d bytes dropped]", res.StderrTruncated)
+		}
+	}
+	return b.String()
+}
+
+// FormatDuration prints 2m and 1h rather than 2m0s and 1h0m0s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Tail returns the last n characters (runes) of s, never splitting one.
+func Tail(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := len(s)
+	for k := 0; k < n; k++ {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return s[i:]
+}
