@@ -420,3 +420,15 @@ func TestCaptureKeepsHead(t *testing.T) {
 		t.Errorf("buf %q dropped %d", c.buf, c.dropped)
 	}
 }
+
+// A run whose pipe was still held open is never a clean success.
+func TestShapeMarksIncompleteOutput(t *testing.T) {
+	out, err := Shape(context.Background(), &Result{Stdout: []byte("partial"), OutputIncomplete: true}, Subject{What: `local tool "x"`})
+	if err != nil || !out.IsError || out.Details["output_incomplete"] != true || !strings.HasPrefix(out.Text, "partial\n[output incomplete") {
+		t.Fatalf("got %+v, %v", out, err)
+	}
+	out, _ = Shape(context.Background(), &Result{Stdout: []byte("all")}, Subject{What: "x"})
+	if out.IsError || out.Details["output_incomplete"] != nil {
+		t.Errorf("complete output marked: %+v", out)
+	}
+}
