@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"text/tabwriter"
+
+	"github.com/agent-tools/agent-tools/internal/proc"
 )
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
@@ -28,14 +30,16 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		status = ExitFailed
 	}
 	if f.json {
-		writeJSON(env.Stdout, map[string]any{"config": a.Config.Path, "mode": a.Mode, "ok": !failed, "checks": diags})
+		writeJSON(env.Stdout, map[string]any{"config": a.Config.Path, "mode": a.Mode, "ok": !failed, "checks": diags, "containment": proc.Containment()})
 		return status
 	}
 	cfg := a.Config.Path
 	if cfg == "" {
 		cfg = "none (zero-config)"
 	}
-	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n\n", cfg, a.Mode)
+	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n", cfg, a.Mode)
+	// How the processes of a call are contained (cgroup v2 or process group).
+	fmt.Fprintf(env.Stdout, "containment: %s\n\n", proc.Containment())
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tITEM\tSTATUS\tWHY")
 	for _, d := range diags {
