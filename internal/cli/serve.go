@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -61,6 +62,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	if a == nil {
 		return code
 	}
+	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
@@ -114,6 +116,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if a == nil {
 		return code
 	}
+	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 
 	rate := float64(hc.RateLimit.PerSecond)

@@ -25,6 +25,9 @@ const (
 // so (OutputIncomplete).
 const pipeWaitDelay = time.Second
 
+// trackVar marks the environment of every run and its descendants.
+const trackVar = "AGENT_TOOLS_RUN"
+
 // Spec describes one process run.
 type Spec struct {
 	// Path is the executable, run with execve (never through a shell). A name
@@ -35,8 +38,10 @@ type Spec struct {
 	Args []string
 	// Dir is the working directory ("" = this process's).
 	Dir string
-	// Env is the exact environment of the child. A nil Env is an empty
-	// environment, not an inherited one: the caller decides inheritance.
+	// Env is the exact environment of the child, plus one entry Run adds:
+	// AGENT_TOOLS_RUN=<runtime pid>.<run id>, by which descendants that
+	// escaped the process group are found and killed (see SweepAll). A nil
+	// Env is otherwise empty, not inherited: the caller decides inheritance.
 	Env []string
 	// Stdin is written to the child's standard input, followed by EOF
 	// (nil = /dev/null).

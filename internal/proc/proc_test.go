@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,13 +133,15 @@ func TestStdin(t *testing.T) {
 }
 
 func TestEnvIsExact(t *testing.T) {
+	marker := regexp.MustCompile(`^AGENT_TOOLS_RUN=` + strconv.Itoa(os.Getpid()) + `\.[0-9]+$`)
 	res := run(t, Spec{Path: "/usr/bin/env", Env: []string{"A=1", "B=x y", "EMPTY="}})
-	if got, want := string(res.Stdout), "A=1\nB=x y\nEMPTY=\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
+	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
+	if len(lines) != 4 || strings.Join(lines[:3], "\n") != "A=1\nB=x y\nEMPTY=" || !marker.MatchString(lines[3]) {
+		t.Errorf("got %q, want A, B, EMPTY and the run marker", res.Stdout)
 	}
 	res = run(t, Spec{Path: "/usr/bin/env", Dir: t.TempDir()})
-	if len(res.Stdout) != 0 {
-		t.Errorf("nil Env must be empty (no inheritance, no PWD): got %q", res.Stdout)
+	if !marker.MatchString(strings.TrimSpace(string(res.Stdout))) {
+		t.Errorf("nil Env must hold only the run marker (no inheritance, no PWD): got %q", res.Stdout)
 	}
 }
 
@@ -263,36 +266,68 @@ func TestLeftoverChildIsKilled(t *testing.T) {
 	waitGone(t, pid) // the background job of the script's own group ends with the call
 }
 
-// A descendant that leaves the process group keeps the pipe open: Run must
-// not hang, must deliver everything written so far, and must say the output
-// may be incomplete (unless a cgroup contained it, which kills it too).
-func TestEscapedChildMarksOutputIncomplete(t *testing.T) {
+// A descendant that leaves the process group (setsid) keeps the pipe open.
+// Run must not hang and must deliver everything written so far. The
+// descendant is killed (found by its cgroup, else by the run marker in its
+// environment); one that also cleared its environment escapes without a
+// cgroup, and then the output is marked incomplete.
+func TestEscapedChild(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	cgroups := strings.HasPrefix(Containment(), "cgroup")
+	cases := []struct {
+		name, launcher string
+		killed         bool
+	}{
+		{"setsid", "setsid", true},
+		{"setsid with a cleared environment", "env -i PATH=/usr/bin:/bin setsid", cgroups},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			s := script(t, c.launcher+" sh -c 'echo $$ > \"$1\"; exec sleep 1000' sh \"$1\" &\n"+
+				"while [ ! -s \"$1\" ]; do sleep 0.01; done\nhead -c 100000 /dev/zero | tr '\\0' x\necho\necho tail-line\n")
+			start := time.Now()
+			res := run(t, Spec{Path: s, Args: []string{pidFile}, Env: []string{"PATH=/usr/bin:/bin"}})
+			pid := readPID(t, pidFile)
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("took %v: an escaped child must not hang Run", el)
+			}
+			if !bytes.HasSuffix(res.Stdout, []byte("\ntail-line\n")) || len(res.Stdout) != 100000+len("\ntail-line\n") {
+				t.Errorf("output written before exit was lost: %d bytes", len(res.Stdout))
+			}
+			if c.killed {
+				waitGone(t, pid)
+				if res.OutputIncomplete {
+					t.Error("the escaped child was killed: the output is complete")
+				}
+				return
+			}
+			if gone(pid) {
+				t.Fatal("expected this child to escape (no cgroup, no marker)")
+			}
+			if !res.OutputIncomplete {
+				t.Error("a pipe still held open must mark the output incomplete")
+			}
+		})
+	}
+}
+
+func TestSweepAll(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid not installed")
 	}
 	pidFile := filepath.Join(t.TempDir(), "pid")
-	s := script(t, "setsid sh -c 'echo $$ > \"$1\"; exec sleep 1000' sh \"$1\" &\n"+
-		"while [ ! -s \"$1\" ]; do sleep 0.01; done\nhead -c 100000 /dev/zero | tr '\\0' x\necho\necho tail-line\n")
-	start := time.Now()
-	res := run(t, Spec{Path: s, Args: []string{pidFile}})
+	// The escaped child closes its output, so nothing ties it to the run
+	// but the marker; Run's own sweep already gets it, SweepAll must too.
+	s := script(t, "setsid sh -c 'echo $$ > \"$1\"; exec sleep 1000' sh \"$1\" >/dev/null 2>&1 &\nwhile [ ! -s \"$1\" ]; do sleep 0.01; done\n")
+	run(t, Spec{Path: s, Args: []string{pidFile}, Env: []string{"PATH=/usr/bin:/bin"}})
 	pid := readPID(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if el := time.Since(start); el > 5*time.Second {
-		t.Errorf("took %v: an escaped child must not hang Run", el)
-	}
-	if !bytes.HasSuffix(res.Stdout, []byte("\ntail-line\n")) || len(res.Stdout) != 100000+len("\ntail-line\n") {
-		t.Errorf("output written before exit was lost: %d bytes, tail %q", len(res.Stdout), res.Stdout[max(0, len(res.Stdout)-20):])
-	}
-	if strings.HasPrefix(Containment(), "cgroup") {
-		if res.OutputIncomplete {
-			t.Error("inside a cgroup the escaped child is killed: output is complete")
-		}
-		waitGone(t, pid)
-		return
-	}
-	if !res.OutputIncomplete {
-		t.Error("a pipe still held open must mark the output incomplete")
-	}
+	SweepAll()
+	waitGone(t, pid)
 }
 
 // Output written just before exit is never lost, however loaded the machine
@@ -430,5 +465,11 @@ func TestShapeMarksIncompleteOutput(t *testing.T) {
 	out, _ = Shape(context.Background(), &Result{Stdout: []byte("all")}, Subject{What: "x"})
 	if out.IsError || out.Details["output_incomplete"] != nil {
 		t.Errorf("complete output marked: %+v", out)
+	}
+}
+
+func BenchmarkSweep(b *testing.B) {
+	for b.Loop() {
+		sweep([]byte("AGENT_TOOLS_RUN=none"), false, os.Getpid())
 	}
 }

@@ -11,7 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -73,6 +76,13 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	// The error of Wait is an *exec.ExitError (read from ProcessState below)
 	// or exec.ErrWaitDelay from the stdin copier; neither means "not started".
 	_ = w.finish()
+	if st.cg == nil {
+		// Without a cgroup, descendants that left the group (setsid) are
+		// found by the marker in their environment: no process a run
+		// started outlives it. Whatever such a process held open (a pipe)
+		// is closed by its death, so the drains below end promptly.
+		sweep(st.marker, false, pgid)
+	}
 	outCut := st.stdout.stop(pipeWaitDelay)
 	errCut := st.stderr.stop(pipeWaitDelay)
 	res.OutputIncomplete = outCut || errCut
@@ -90,11 +100,14 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	return res, nil
 }
 
+var runSeq atomic.Uint64
+
 // started is a running process with the pipes Run drains.
 type started struct {
 	cmd            *exec.Cmd
 	stdout, stderr *drain
 	cg             *cgroup
+	marker         []byte // trackVar entry of this run's environment
 	began          time.Time
 }
 
@@ -123,6 +136,8 @@ func startOnce(s Spec, path string) (*started, error) {
 		return nil, err
 	}
 	cg := newCgroup()
+	marker := trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(runSeq.Add(1), 10)
+	s.Env = append(slices.Clip(s.Env), marker)
 	cmd := build(s, path, outW, errW)
 	cg.apply(cmd.SysProcAttr)
 	began := time.Now()
@@ -149,6 +164,7 @@ func startOnce(s Spec, path string) (*started, error) {
 		stdout: startDrain(outR, &capture{max: s.MaxOutput}),
 		stderr: startDrain(errR, &capture{max: s.MaxOutput}),
 		cg:     cg,
+		marker: []byte(marker),
 		began:  began,
 	}, nil
 }
