@@ -7,6 +7,8 @@
 package proc
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +29,13 @@ const pipeWaitDelay = time.Second
 
 // trackVar marks the environment of every run and its descendants.
 const trackVar = "AGENT_TOOLS_RUN"
+
+// TrackEnv is the environment entry that marks a process this runtime starts
+// outside Run (an MCP stdio upstream) as its own, so that SweepAll also finds
+// the descendants it detached (setsid) when the runtime exits.
+func TrackEnv(tag string) string {
+	return trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + tag
+}
 
 // Spec describes one process run.
 type Spec struct {
