@@ -28,7 +28,7 @@ const (
 const pipeWaitDelay = time.Second
 
 // trackVar marks the environment of every run and its descendants.
-const trackVar = "AGENT_TOOLS_RUN"
+const trackVar = "AGENTTOOLS_RUN"
 
 // TrackEnv is the environment entry that marks a process this runtime starts
 // outside Run (an MCP stdio upstream) as its own, so that SweepAll also finds
@@ -48,7 +48,7 @@ type Spec struct {
 	// Dir is the working directory ("" = this process's).
 	Dir string
 	// Env is the exact environment of the child, plus one entry Run adds:
-	// AGENT_TOOLS_RUN=<runtime pid>.<run id>, by which descendants that
+	// AGENTTOOLS_RUN=<runtime pid>.<run id>, by which descendants that
 	// escaped the process group are found and killed (see SweepAll). A nil
 	// Env is otherwise empty, not inherited: the caller decides inheritance.
 	Env []string

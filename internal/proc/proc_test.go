@@ -133,7 +133,7 @@ func TestStdin(t *testing.T) {
 }
 
 func TestEnvIsExact(t *testing.T) {
-	marker := regexp.MustCompile(`^AGENT_TOOLS_RUN=` + strconv.Itoa(os.Getpid()) + `\.[0-9]+$`)
+	marker := regexp.MustCompile(`^AGENTTOOLS_RUN=` + strconv.Itoa(os.Getpid()) + `\.[0-9]+$`)
 	res := run(t, Spec{Path: "/usr/bin/env", Env: []string{"A=1", "B=x y", "EMPTY="}})
 	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
 	if len(lines) != 4 || strings.Join(lines[:3], "\n") != "A=1\nB=x y\nEMPTY=" || !marker.MatchString(lines[3]) {
@@ -470,6 +470,6 @@ func TestShapeMarksIncompleteOutput(t *testing.T) {
 
 func BenchmarkSweep(b *testing.B) {
 	for b.Loop() {
-		sweep([]byte("AGENT_TOOLS_RUN=none"), false, os.Getpid())
+		sweep([]byte("AGENTTOOLS_RUN=none"), false, os.Getpid())
 	}
 }
