@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // TestConformanceServer runs the official MCP conformance suite's server
@@ -117,7 +119,7 @@ func TestConformancePassthrough(t *testing.T) {
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	srv := peerCommand(ctx, interopDir, bin, "-http="+addr, "-stateless=false")
-	srvOut := &syncBuffer{}
+	srvOut := &testutil.SyncBuffer{}
 	srv.Stdout, srv.Stderr = srvOut, srvOut
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
@@ -163,7 +165,7 @@ func TestConformancePassthrough(t *testing.T) {
 	}
 }
 
-func waitListening(t *testing.T, addr string, out *syncBuffer) {
+func waitListening(t *testing.T, addr string, out *testutil.SyncBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

@@ -18,7 +18,6 @@ package interop
 // what they need); their pinned versions are checked like the other peers.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +34,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // npmServer is the entry point of a pinned server package.
@@ -55,29 +56,11 @@ func nodePath(t *testing.T) string {
 	return p
 }
 
-// syncBuffer collects a child's stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // served is `agent-tools serve` over stdio with a Go SDK client session.
 type served struct {
 	cs     *mcp.ClientSession
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.SyncBuffer
 }
 
 // serveStdio writes config into a new project directory and starts the
@@ -91,7 +74,7 @@ func serveStdio(t *testing.T, config string, opts *mcp.ClientOptions, roots ...*
 	cmd := exec.Command(binPath, "serve", "--log-level", "info")
 	cmd.Dir = project
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
-	stderr := &syncBuffer{}
+	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "interop-go-client", Version: "1"}, opts)
 	client.AddRoots(roots...)
@@ -417,7 +400,7 @@ func startEverythingHTTP(t *testing.T, port int) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := peerCommand(ctx, interopDir, nodePath(t), "--import", filepath.Join(interopDir, "loopback.mjs"), npmServer("server-everything"), "streamableHttp")
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

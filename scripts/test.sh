@@ -23,3 +23,6 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 ./...
+
+echo "== deploy/ (its own module: Kubernetes manifests against the API types)"
+(cd deploy && go vet ./... && go test -count=1 ./...)

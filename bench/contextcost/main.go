@@ -3,7 +3,12 @@
 // agent spends to find and call one tool (help → discover → call) versus flat
 // mode, for synthetic catalogs of growing size and for the public data sets.
 //
-//	go run ./bench/contextcost [--json] [--datasets ../shared/datasets]
+//	go run ./bench/contextcost [--json] [--datasets ../shared/datasets] [--recall=false]
+//
+// On the data sets it also measures recall at the number of hits search
+// actually returns (adaptive, index.DefaultCut) against fixed limits, at
+// equal tokens: the fixed-limit recall interpolated at the adaptive mean
+// token count.
 //
 // Tokens are counted with a real BPE tokenizer (o200k_base, embedded, offline).
 package main
@@ -53,6 +58,7 @@ type row struct {
 func main() {
 	asJSON := flag.Bool("json", false, "print rows as JSON (the last line is one JSON array)")
 	datasets := flag.String("datasets", "../shared/datasets", "directory with livemcpbench/ and azure-mcp/ (skipped when absent)")
+	withRecall := flag.Bool("recall", true, "also measure recall at equal tokens on the data sets")
 	flag.Parse()
 	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding("o200k_base")
@@ -65,19 +71,28 @@ func main() {
 	for _, n := range []int{1, 10, 100, 1000, 10000} {
 		rows = append(rows, measure(fmt.Sprintf("synthetic-%d", n), synthetic(n), count)...)
 	}
+	var recall []recallRow
 	for _, ds := range []string{"livemcpbench", "azure-mcp"} {
-		provs, err := loadDataset(filepath.Join(*datasets, ds, "tools.jsonl"))
+		provs, ids, err := loadDataset(filepath.Join(*datasets, ds, "tools.jsonl"))
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "contextcost: skipping %s: %v\n", ds, err)
 			continue
 		}
 		rows = append(rows, measure(ds, provs, count)...)
+		if *withRecall {
+			qs, err := loadQueries(filepath.Join(*datasets, ds, "queries.jsonl"))
+			if err != nil {
+				fail(err)
+			}
+			recall = append(recall, measureRecall(ds, provs, ids, qs, count)...)
+		}
 	}
 	if *asJSON {
-		b, _ := json.Marshal(rows)
+		b, _ := json.Marshal(map[string]any{"rows": rows, "recall": recall})
 		fmt.Println(string(b))
 		return
 	}
+	defer printRecall(recall)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "catalog\ttools\tproviders\tmode\tlist bytes\tlist tokens\tfind+call tokens\tlist vs flat\tfind+call vs flat\t")
 	for _, r := range rows {
@@ -114,6 +129,7 @@ func synthetic(n int) []*providertest.Fake {
 }
 
 type datasetTool struct {
+	ID          string          `json:"id"`
 	Server      string          `json:"server"`
 	ServerDesc  string          `json:"server_description"`
 	Name        string          `json:"name"`
@@ -121,19 +137,25 @@ type datasetTool struct {
 	InputSchema json.RawMessage `json:"input_schema"`
 }
 
-func loadDataset(path string) ([]*providertest.Fake, error) {
+// loadDataset returns the data set's providers and, by provider id and
+// tool name ("id\x00name"), each tool's data-set id.
+func loadDataset(path string) ([]*providertest.Fake, map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	ids := map[string]string{}
 	byServer := map[string]*providertest.Fake{}
 	var order []string
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var t datasetTool
 		if err := json.Unmarshal([]byte(line), &t); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		id := providerID(t.Server)
+		if _, dup := ids[id+"\x00"+t.Name]; !dup {
+			ids[id+"\x00"+t.Name] = t.ID
+		}
 		p, ok := byServer[id]
 		if !ok {
 			p = providertest.New(catalog.ProviderInfo{ID: id, Description: t.ServerDesc, RequireConfirm: true})
@@ -150,7 +172,7 @@ func loadDataset(path string) ([]*providertest.Fake, error) {
 	for _, id := range order {
 		out = append(out, byServer[id])
 	}
-	return out, nil
+	return out, ids, nil
 }
 
 // providerID turns a data set's server name into a config-style id.

@@ -6,6 +6,7 @@
 //	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench
 //	go run ./bench/retrieval --tools T.jsonl --queries Q.jsonl --k 1,5,10 --json
 //	go run ./bench/retrieval --ablate --dataset ../shared/datasets/livemcpbench,../shared/datasets/azure-mcp
+//	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench --embed fake --set fusion=blend,semw=0.3
 //
 // Each tool's server becomes its provider; every query is run with
 // index.Search(query, Options{Limit: 50}).
@@ -13,6 +14,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -25,7 +27,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/embed"
+	"github.com/agent-tools/agent-tools/internal/embed/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/index/cjk"
 )
 
 type toolRec struct {
@@ -53,10 +58,17 @@ type report struct {
 	Recall   map[int]float64
 	Complete float64
 	MRR      float64
-	BuildMS  float64
-	P50US    float64
-	P99US    float64
-	Results  []queryResult
+	// CJKRecall10: recall@10 over the needs whose every acceptable tool is
+	// described in Chinese (CJKNeeds of them).
+	CJKRecall10 float64
+	CJKNeeds    int
+	// CutRecall: recall at the adaptive hit count (index.DefaultCut,
+	// without the token budget); MeanCut: the mean count.
+	CutRecall, MeanCut float64
+	BuildMS            float64
+	P50US              float64
+	P99US              float64
+	Results            []queryResult
 }
 
 const usage = `usage: go run ./bench/retrieval (--dataset DIR | --tools FILE --queries FILE) [flags]
@@ -91,6 +103,9 @@ func run(args []string, stdout io.Writer) error {
 	set := fs.String("set", "", "override index.Config: comma-separated key=value (see --set help)")
 	verbose := fs.Int("miss", 0, "print each query's needs that are not in the top `K` (debugging)")
 	dump := fs.String("dump", "", "write each query's ranking (top 50) as JSON lines to `file` (debugging)")
+	embedF := fs.String("embed", "", "fuse an embeddings endpoint: `URL` of /v1/embeddings or /api/embed, or \"fake\" for the deterministic fake (embedtest)")
+	modelF := fs.String("model", "fake", "embeddings model (with --embed)")
+	cutF := fs.String("cut", "", "adaptive cut `ratio,min,max` (default index.DefaultCut)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -140,17 +155,31 @@ func run(args []string, stdout io.Writer) error {
 	if err := applySet(&cfg, *set); err != nil {
 		return err
 	}
+	if *cutF != "" {
+		if _, err := fmt.Sscanf(*cutF, "%g,%d,%d", &cutOpts.Ratio, &cutOpts.Min, &cutOpts.Max); err != nil {
+			return fmt.Errorf("--cut: want ratio,min,max: %v", err)
+		}
+	}
+	sem, closeSem, err := semanticFactory(*embedF, *modelF)
+	if err != nil {
+		return err
+	}
+	defer closeSem()
 	if *ablate {
 		return runAblation(stdout, sets, cfg)
 	}
 	ds := sets[0]
-	rep := evaluate(ds, cfg, ks)
+	rep := evaluate(ds, cfg, ks, sem)
 	fmt.Fprintf(stdout, "data set %s: %d tools, %d providers, %d queries\n", ds.name, len(ds.tools), countServers(ds), len(ds.queries))
 	for _, k := range ks {
 		fmt.Fprintf(stdout, "recall@%-3d %.3f\n", k, rep.Recall[k])
 	}
 	fmt.Fprintf(stdout, "complete@5 %.3f\n", rep.Complete)
 	fmt.Fprintf(stdout, "MRR        %.3f\n", rep.MRR)
+	if rep.CJKNeeds > 0 {
+		fmt.Fprintf(stdout, "recall@10 of the %d needs described in Chinese: %.3f\n", rep.CJKNeeds, rep.CJKRecall10)
+	}
+	fmt.Fprintf(stdout, "recall at the adaptive hit count %.3f (mean %.1f hits)\n", rep.CutRecall, rep.MeanCut)
 	fmt.Fprintf(stdout, "build      %.1f ms\n", rep.BuildMS)
 	fmt.Fprintf(stdout, "query p50  %.0f µs   p99 %.0f µs\n", rep.P50US, rep.P99US)
 	if *verbose > 0 {
@@ -186,6 +215,11 @@ func run(args []string, stdout io.Writer) error {
 			"build_ms":      rep.BuildMS,
 			"query_p50_us":  rep.P50US,
 			"query_p99_us":  rep.P99US,
+			"recall_at_cut": rep.CutRecall,
+			"mean_cut":      rep.MeanCut,
+		}
+		if rep.CJKNeeds > 0 {
+			out["cjk_recall_at_10"] = rep.CJKRecall10
 		}
 		b, _ := json.Marshal(out)
 		fmt.Fprintln(stdout, string(b))
@@ -299,14 +333,35 @@ func docsByProvider(ds dataset) ([]string, map[string][]index.Doc) {
 	return order, by
 }
 
-func evaluate(ds dataset, cfg index.Config, ks []int) report {
+// cutOpts is the adaptive cut measured (--cut).
+var cutOpts = index.DefaultCut
+
+// newSemantic makes a fresh semantic stage for one index (nil: none) and
+// returns a function that waits until every tool is embedded.
+type newSemantic func() (index.Semantic, func() error)
+
+func evaluate(ds dataset, cfg index.Config, ks []int, sem newSemantic) report {
 	order, by := docsByProvider(ds)
 	start := time.Now()
 	ix := index.NewWithConfig(cfg)
+	var syncSem func() error
+	if sem != nil {
+		var s index.Semantic
+		s, syncSem = sem()
+		ix.SetSemantic(s)
+		if c, ok := s.(io.Closer); ok {
+			defer c.Close()
+		}
+	}
 	for _, p := range order {
 		ix.Replace(p, by[p])
 	}
 	build := time.Since(start)
+	if syncSem != nil {
+		if err := syncSem(); err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval: embeddings not ready, ranking lexically:", err)
+		}
+	}
 
 	rep := report{Recall: map[int]float64{}, BuildMS: float64(build.Microseconds()) / 1000}
 	// One untimed warm-up pass (caches, pools), then the timed pass.
@@ -314,25 +369,92 @@ func evaluate(ds dataset, cfg index.Config, ks []int) report {
 		ix.Search(q.Query, index.Options{Limit: mrrDepth})
 	}
 	lat := make([]time.Duration, 0, len(ds.queries))
+	var cutResults []queryResult
+	var cutSum int
 	for _, q := range ds.queries {
 		t0 := time.Now()
 		hits := ix.Search(q.Query, index.Options{Limit: mrrDepth})
 		lat = append(lat, time.Since(t0))
 		ids := make([]string, len(hits))
+		scores := make([]float64, len(hits))
 		for i, h := range hits {
-			ids[i] = h.ID
+			ids[i], scores[i] = h.ID, h.Score
 		}
 		rep.Results = append(rep.Results, queryResult{Needs: q.Needs, Ranked: ids})
+		n := index.Cut(scores, cutOpts)
+		cutSum += n
+		cutResults = append(cutResults, queryResult{Needs: q.Needs, Ranked: ids[:n]})
 	}
 	for _, k := range ks {
 		rep.Recall[k] = recallAt(rep.Results, k)
 	}
 	rep.Complete = completeAt(rep.Results, 5)
 	rep.MRR = mrr(rep.Results)
+	rep.CutRecall = recallAt(cutResults, mrrDepth)
+	rep.MeanCut = float64(cutSum) / float64(len(ds.queries))
+	rep.CJKRecall10, rep.CJKNeeds = cjkRecall(ds, rep.Results, 10)
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	rep.P50US = percentile(lat, 0.50)
 	rep.P99US = percentile(lat, 0.99)
 	return rep
+}
+
+// cjkRecall is recall@k over the needs whose every acceptable tool has a
+// description with Chinese characters.
+func cjkRecall(ds dataset, rs []queryResult, k int) (float64, int) {
+	chinese := map[string]bool{}
+	for _, t := range ds.tools {
+		chinese[t.ID] = cjk.HasHan(t.Description)
+	}
+	found, n := 0, 0
+	for _, r := range rs {
+		at := foundAt(r)
+		for i, need := range r.Needs {
+			all := len(need) > 0
+			for _, id := range need {
+				all = all && chinese[id]
+			}
+			if !all {
+				continue
+			}
+			n++
+			if at[i] > 0 && at[i] <= k {
+				found++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return float64(found) / float64(n), n
+}
+
+// semanticFactory turns --embed into a factory of semantic stages: "" none,
+// "fake" the deterministic fake endpoint on 127.0.0.1, else a real URL.
+func semanticFactory(spec, model string) (newSemantic, func(), error) {
+	if spec == "" {
+		return nil, func() {}, nil
+	}
+	closeAll := func() {}
+	url := spec
+	if spec == "fake" {
+		srv := embedtest.New()
+		closeAll = srv.Close
+		url = srv.URL + "/v1/embeddings"
+	}
+	c, err := embed.NewClient(url, model, nil, nil)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return func() (index.Semantic, func() error) {
+		st := embed.NewStore(c, embed.Options{Model: model, QueryTimeout: 10 * time.Second})
+		return st, func() error {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			return st.Sync(ctx)
+		}
+	}, closeAll, nil
 }
 
 // percentile returns the nearest-rank percentile of sorted durations, in µs.

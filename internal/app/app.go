@@ -68,6 +68,7 @@ type App struct {
 	opts   Options
 	ctx    context.Context               // New's, for providers started by a reload
 	fac    atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
+	shared *Shared                       // outlives reloads: see shared.go
 	live   liveState
 	reload reloadState
 	log    *slog.Logger
@@ -128,7 +129,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	// The facade reads the live catalog and call path, so that a config
 	// reload swaps them under connected sessions (watch.go).
 	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{
-		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger,
+		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
 	a.fac.Store(a.Facade)
@@ -165,6 +166,11 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if err := rules.Validate(); err != nil {
 		return nil, &ConfigError{fmt.Errorf("policy: %w", err)}
 	}
+	if a.shared == nil {
+		if a.shared, err = newShared(cfg, o.Env, o.Logger); err != nil {
+			return nil, err
+		}
+	}
 	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)
 	if err != nil {
 		return nil, &ConfigError{err}
@@ -179,6 +185,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
+	g.withEmbeddings(cfg.Index.Embeddings)
 	g.add(builtin.New(builtin.Options{Status: a.status}))
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{
@@ -206,10 +213,14 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	g.bind()
 
 	lg := cfg.Limits.LoopGuard
+	// The guard's counts and the token book live in the shared store, so
+	// they survive this reload (and are shared by replicas with Redis).
 	guard := policy.NewLoopGuard()
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
+	guard.Store = a.shared.Store
 	g.call = pipeline.New(pipeline.Options{
-		Catalog: g.reg, Rules: rules, Guard: guard, AuditTo: audit, Extra: o.Middleware,
+		Catalog: g.reg, Rules: rules, Guard: guard, Tokens: a.shared.Tokens, Replica: a.shared.Replica,
+		AuditTo: audit, Extra: o.Middleware,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
 	g.start(ctx)
@@ -278,6 +289,7 @@ func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 func (a *App) Diagnostics() []provider.Diagnostic {
 	g := a.current()
 	out := append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
+	out = append(out, semanticDiagnostics(g.reg)...)
 	_, _, problems := prompts.NewDir(g.cfg.Prompts.Dir, nil).Load()
 	for _, p := range problems {
 		out = append(out, provider.Diagnostic{Provider: "prompts", Item: p.File, Status: "skipped", Reason: p.Reason})
@@ -288,7 +300,11 @@ func (a *App) Diagnostics() []provider.Diagnostic {
 // Close stops the watcher and releases providers and the audit log.
 func (a *App) Close() error {
 	a.stopWatch()
-	return a.live.close()
+	err := a.live.close()
+	if a.shared != nil {
+		err = errors.Join(err, a.shared.Close())
+	}
+	return err
 }
 
 func closeAll(closers []io.Closer) error {

@@ -3,7 +3,9 @@ package app
 import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/provider/workers"
 )
 
 // Builder turns one validated config entry into a provider. Construction
@@ -15,5 +17,7 @@ type Builder func(pc config.Provider, deps provider.Deps) (provider.Provider, er
 // one place where concrete provider packages are wired into the runtime;
 // TestEveryKindBuilds keeps it complete.
 var builders = map[string]Builder{
-	"mcp": mcp.Build,
+	"mcp":     mcp.Build,
+	"cli":     cli.Build,
+	"workers": workers.Build,
 }

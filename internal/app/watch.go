@@ -241,6 +241,9 @@ func errText(err error) string {
 
 // warnFixed logs settings a reload cannot change.
 func (a *App) warnFixed(old, cur *config.Config) {
+	if cur.Server.Redis.URL != old.Server.Redis.URL || cur.Server.ClusterKey != old.Server.ClusterKey {
+		a.log.Warn("server.redis or server.clusterKey changed in the config; restart to apply it")
+	}
 	if a.opts.Mode == "" && cur.Mode != old.Mode {
 		a.log.Warn("the exposure mode changed in the config; restart to apply it", "running", old.Mode, "config", cur.Mode)
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/app"
@@ -118,6 +119,15 @@ func newFlags(env *Env, name, usageLine string) *flags {
 	return f
 }
 
+// configPath is --config, a relative path taken from the project directory
+// (the working directory of the real command; Env.Dir for Run).
+func (f *flags) configPath(env *Env) string {
+	if f.config == "" || filepath.IsAbs(f.config) {
+		return f.config
+	}
+	return filepath.Join(env.Dir, f.config)
+}
+
 func (f *flags) withJSON() *flags {
 	f.BoolVar(&f.json, "json", false, "machine-readable output")
 	return f
@@ -152,7 +162,7 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 		audit = io.Discard
 	}
 	a, err := app.New(ctx, app.Options{
-		ConfigPath: f.config, ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit, Middleware: mw,
+		ConfigPath: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, Env: env.LookupEnv, Logger: log, AuditDefault: audit, Middleware: mw,
 	})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))

@@ -6,7 +6,9 @@ import (
 	"log/slog"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/proc"
+	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
@@ -20,7 +22,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	diags := a.Diagnostics()
+	diags := append(a.Diagnostics(), sharedStateDiag(ctx, a.Shared()))
 	failed := false
 	for _, d := range diags {
 		failed = failed || d.Status == "failed"
@@ -51,4 +53,23 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	tw.Flush()
 	return status
+}
+
+// sharedStateDiag says where loop-guard counts, rate limits and used tokens
+// live, pinging Redis when it is configured (never showing its URL).
+func sharedStateDiag(ctx context.Context, sh *app.Shared) provider.Diagnostic {
+	d := provider.Diagnostic{Provider: "server", Item: "shared state", Status: "ok", Reason: "this process only (memory); set server.redis to share it across replicas"}
+	if sh.Redis == nil {
+		return d
+	}
+	st := sh.Check(ctx)
+	if st.Degraded {
+		d.Status, d.Reason = "warning", "Redis at "+sh.Redis.Addr()+" unreachable, replicas fall back to local state: "+st.Reason
+		return d
+	}
+	d.Reason = "Redis at " + sh.Redis.Addr() + " (replica " + sh.Replica + ")"
+	if sh.Key.Generated {
+		d.Status, d.Reason = "warning", d.Reason+"; no cluster key: other replicas cannot verify this one's tokens (set AGENT_TOOLS_CLUSTER_KEY)"
+	}
+	return d
 }

@@ -19,7 +19,7 @@ func runInit(_ context.Context, env *Env, args []string) int {
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
-	path := f.config
+	path := f.configPath(env)
 	if path == "" {
 		path = filepath.Join(env.Dir, config.FileName)
 	}
@@ -57,7 +57,7 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 	if pos, ok := f.parse(args[1:]); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
-	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		if f.json {
 			out := map[string]any{"ok": false, "error": err.Error()}

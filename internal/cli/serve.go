@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -88,7 +90,7 @@ type httpFlags struct {
 // shuts down gracefully.
 func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf httpFlags) int {
 	log := slog.New(redact.Default.Handler(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
-	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		return ExitUsage
@@ -119,6 +121,18 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 
+	sh := a.Shared()
+	node := sh.Node(a.CatalogHash, log)
+	node.OnMismatch = func(mm []cluster.Record) {
+		if len(mm) > 0 {
+			log.Warn("this replica's catalog differs from other replicas'", "replicas", len(mm), "first", mm[0].ID)
+		}
+	}
+	_ = node.Publish(ctx) // before serving: peers see this replica from its first request
+	go node.Run(ctx)
+	if st := sh.Status(); st.Shared || st.Degraded {
+		log.Info("shared state", "backend", "redis", "replica", sh.Replica, "degraded", st.Degraded)
+	}
 	rate := float64(hc.RateLimit.PerSecond)
 	if hc.RateLimit.Off {
 		rate = -1
@@ -130,6 +144,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
 		Drain: drain, Metrics: m, Logger: log,
+		Cluster: &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check},
 	})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
@@ -167,6 +182,15 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// sharedStore is the store for rate-limit buckets: shared only with Redis
+// (in one process the transport's own limiter is exact and cheaper).
+func sharedStore(sh *app.Shared) state.Store {
+	if sh.Redis == nil {
+		return nil
+	}
+	return sh.Store
 }
 
 func providerHealth(a *app.App) []metrics.ProviderHealth {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -9,28 +8,17 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
-
-func testEnv(t *testing.T, vars map[string]string) (*Env, *lockedBuf, *lockedBuf) {
+func testEnv(t *testing.T, vars map[string]string) (*Env, *testutil.SyncBuffer, *testutil.SyncBuffer) {
 	t.Helper()
-	out, errb := &lockedBuf{}, &lockedBuf{}
+	out, errb := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	return &Env{
 		Stdin: strings.NewReader(""), Stdout: out, Stderr: errb, Dir: t.TempDir(),
 		LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok },

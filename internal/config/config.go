@@ -68,6 +68,7 @@ type Config struct {
 	Server    Server     `json:"server" yaml:"server"`
 	Audit     Audit      `json:"audit" yaml:"audit"`
 	Limits    Limits     `json:"limits" yaml:"limits"`
+	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -123,9 +124,18 @@ type Policy struct {
 	Allow []string `json:"allow,omitempty" yaml:"allow,omitempty"`
 }
 
-// Server configures the transports.
+// Server configures the transports and, for replicas behind a load
+// balancer, what they share (see cluster.go).
 type Server struct {
 	HTTP HTTP `json:"http" yaml:"http"`
+	// Redis holds the state replicas share (loop guard, rate limits, used
+	// confirmation tokens, the session registry); empty = this process only.
+	Redis Redis `json:"redis,omitzero" yaml:"redis,omitempty"`
+	// ClusterKey signs confirmation tokens and session ids so that any
+	// replica can verify them (at least 32 bytes; usually
+	// "${AGENT_TOOLS_CLUSTER_KEY}"). Empty: that variable, else a key made
+	// per process. A secret: see Redacted.
+	ClusterKey string `json:"clusterKey,omitempty" yaml:"clusterKey,omitempty"`
 }
 
 // HTTP configures the Streamable HTTP transport. Zero values mean the
@@ -335,6 +345,11 @@ func (c *Config) Redacted() *Config {
 	if c.Providers == nil {
 		r.Providers = nil
 	}
+	if c.Server.ClusterKey != "" {
+		r.Server.ClusterKey = "***"
+	}
+	r.Server.Redis.URL = redactURLPassword(c.Server.Redis.URL)
+	r.Index = c.Index.redacted()
 	if c.Server.HTTP.Tokens != nil {
 		r.Server.HTTP.Tokens = make([]string, len(c.Server.HTTP.Tokens))
 		for i := range r.Server.HTTP.Tokens {

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // meta remembers where each value came from, for Validate's positions and
@@ -485,13 +487,13 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits"}
+	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
-	serverKeys    = []string{"http"}
+	serverKeys    = []string{"http", "redis", "clusterKey"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
 	rateLimitKeys = []string{"perSecond", "burst", "off"}
@@ -547,6 +549,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			}
 		case "local":
 			d.local(v, p, &c.Local)
+		case "index":
+			d.index(v, p, &c.Index)
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
@@ -566,10 +570,15 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 				}
 			})
 		case "server":
-			d.mapping(v, p, serverKeys, func(_ string, _, v *yaml.Node, p string) {
-				d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
-					d.httpKey(key, v, p, &c.Server.HTTP)
-				})
+			d.mapping(v, p, serverKeys, func(key string, _, v *yaml.Node, p string) {
+				switch key {
+				case "http":
+					d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
+						d.httpKey(key, v, p, &c.Server.HTTP)
+					})
+				default:
+					d.clusterKey(key, v, p, &c.Server)
+				}
 			})
 		case "prompts":
 			d.mapping(v, p, promptsKeys, func(_ string, _, v *yaml.Node, p string) {
@@ -825,42 +834,12 @@ func suggest(s string, candidates []string) string {
 	best, bestD := "", 3
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		dist := editDistance(ls, strings.ToLower(c))
+		dist := textutil.Distance(ls, strings.ToLower(c), 2)
 		if dist < bestD && dist*2 <= len(s) {
 			best, bestD = c, dist
 		}
 	}
 	return best
-}
-
-// editDistance is the optimal-string-alignment distance (edits and
-// adjacent transpositions).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) > 64 || len(rb) > 64 {
-		return 1 << 20
-	}
-	m := make([][]int, len(ra)+1)
-	for i := range m {
-		m[i] = make([]int, len(rb)+1)
-		m[i][0] = i
-	}
-	for j := range m[0] {
-		m[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			m[i][j] = min(m[i-1][j]+1, m[i][j-1]+1, m[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				m[i][j] = min(m[i][j], m[i-2][j-2]+1)
-			}
-		}
-	}
-	return m[len(ra)][len(rb)]
 }
 
 func sortErrors(list []Error) {

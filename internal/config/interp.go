@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // interpolation is the outcome of expanding one scalar value.
@@ -85,14 +87,4 @@ func validVarName(s string) bool {
 }
 
 // clip shortens file text quoted in messages.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	if len(r) <= max {
-		return s
-	}
-	return string(r[:max]) + "…"
-}
+func clip(s string) string { return textutil.Clip(s, 40) }

@@ -121,6 +121,7 @@ func (c *Config) validate() []Error {
 	}
 	v.httpServer(h)
 	v.auditPath()
+	v.validateCluster(c.Server)
 	l := c.Limits
 	v.nonNeg("limits.maxResultChars", l.MaxResultChars)
 	v.nonNeg("limits.loopGuard.repeatAfter", l.LoopGuard.RepeatAfter)

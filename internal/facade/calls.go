@@ -167,7 +167,7 @@ func (f *Facade) searchDef() toolDef {
 	for _, p := range f.visibleProviders() {
 		ids = append(ids, p.Info.ID)
 	}
-	desc := "Search every provider's tools and skills by what you want to do. Returns the best matches with their exact names, required arguments and (for the top hits) full input schema; then call " + callTool + "."
+	desc := "Search every provider's tools and skills by the capability you need (\"weather forecast for a city\", \"create a pull request\"), not by pasting the user's whole task: for a task of several steps, search once per step. Returns the best matches (more when several fit, fewer when one clearly wins) with their exact names, required arguments, why each matched and (for the top hits) full input schema; then call " + callTool + "."
 	if len(ids) > 0 {
 		desc += " Providers: " + strings.Join(ids, ", ") + "."
 	}
@@ -175,9 +175,9 @@ func (f *Facade) searchDef() toolDef {
 		tool: &mcp.Tool{
 			Name: searchTool, Description: desc,
 			InputSchema: objectSchema(map[string]any{
-				"query":    prop("string", "What you want to do, in plain words."),
+				"query":    prop("string", queryHelp),
 				"provider": prop("string", "Only search this provider (a prefix from agent_tools_help)."),
-				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default 8)."},
+				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default: as many as match well, at most 15)."},
 				"schemas":  prop("boolean", "Include every result's full input schema."),
 			}, []string{"query"}),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Search tools"},
@@ -234,11 +234,11 @@ func (f *Facade) flatTools() []toolDef {
 	var defs []toolDef
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
-			needs := p.Info.RequireConfirm && !t.ReadOnly || t.AlwaysConfirm
+			needs := policy.NeedsConfirm(t, p.Info)
 			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
 			if injected {
-				desc += " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+				desc += f.confirmNote()
 			}
 			canonical := t.Canonical
 			ro := t.ReadOnly
@@ -317,6 +317,15 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 
 // confirmProp is the schema of the confirmation argument: a boolean, or in
 // token mode also the one-time token a CONFIRMATION_REQUIRED error returns.
+// confirmNote is what a flat mutating tool's description says about
+// confirmation, in the policy's own terms.
+func (f *Facade) confirmNote() string {
+	if f.rules().Confirm == policy.ConfirmToken {
+		return " (Changes state: the first call answers with a confirm_token; repeat it with " + ConfirmArg + " set to that token only when the user wants this change.)"
+	}
+	return " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+}
+
 func (f *Facade) confirmProp() map[string]any {
 	if f.rules().Confirm == policy.ConfirmToken {
 		return map[string]any{"type": []string{"boolean", "string"},

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -64,6 +67,8 @@ type Options struct {
 	Logger  *slog.Logger
 	// Prompts, when set, are served as MCP prompts (re-read on prompts/list).
 	Prompts PromptSource
+	// SessionID mints HTTP session ids (nil = the SDK's random ids).
+	SessionID func() string
 	// ProgressEvery is the heartbeat interval for calls that carry a progress
 	// token (default 5s).
 	ProgressEvery time.Duration
@@ -79,7 +84,7 @@ type Facade struct {
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
 
-	pt *passthrough // upstream prompts and the flat-mode passthrough (passthrough*.go)
+	pt *passthrough.Passthrough // upstream prompts and the flat-mode passthrough
 
 	mu            sync.Mutex
 	current       map[string]string // MCP tool name → fingerprint of its definition
@@ -108,24 +113,23 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	}
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
-	f.pt = newPassthrough(f)
+	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger})
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
 	}
-	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, &mcp.ServerOptions{
-		Instructions: instructions(o.Mode),
+	sopts := &mcp.ServerOptions{
+		Instructions: instructions(o.Mode, o.Rules.Confirm),
 		Capabilities: caps,
-		// Passthrough hooks (passthrough.go): they answer only when an
-		// upstream is forwarded; initialize advertises what it offers.
-		SubscribeHandler:            f.pt.subscribe,
-		UnsubscribeHandler:          f.pt.unsubscribe,
-		CompletionHandler:           f.pt.complete,
-		ProgressNotificationHandler: f.pt.progress,
-		RootsListChangedHandler:     f.pt.rootsChanged,
-	})
-	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.receive)
-	f.server.AddSendingMiddleware(rewriteSends)
+		// SessionID mints stateful HTTP session ids; replicas put their own
+		// name in them (internal/cluster) so a balancer can route on it.
+		GetSessionID: o.SessionID,
+	}
+	f.pt.Hooks(sopts) // they answer only when an upstream is forwarded; initialize advertises what it offers
+	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, sopts)
+	f.pt.Attach(f.server)
+	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.Receive)
+	f.server.AddSendingMiddleware(passthrough.RewriteSends)
 	f.SyncPrompts()
 	return f
 }
@@ -145,11 +149,17 @@ func (f *Facade) Server() *mcp.Server { return f.server }
 // Mode reports the exposure mode.
 func (f *Facade) Mode() Mode { return f.opts.Mode }
 
-func instructions(m Mode) string {
+func instructions(m Mode, confirm policy.ConfirmMode) string {
 	switch m {
 	case Search:
 		return "Tools are behind a search index: call agent_tools_search with what you need, then agent_tools_call with the tool name it returns. agent_tools_help lists the providers."
 	case Flat:
+		switch confirm {
+		case policy.ConfirmToken:
+			return "Every tool is listed directly. A tool that changes state first answers CONFIRMATION_REQUIRED with a one-time confirm_token; if the user wants the change, repeat the exact call with agent_tools_confirm set to that token."
+		case policy.ConfirmHuman:
+			return "Every tool is listed directly. Tools that change state run only after a person approves them in the client."
+		}
 		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
 	case Text:
 		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
@@ -213,7 +223,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 // Sync publishes the tool set the current catalog calls for, adding, replacing
 // and removing only what changed (clients get one list_changed).
 func (f *Facade) Sync() {
-	defer f.syncUpstreamPrompts() // after the unlock: upstream prompts follow the providers too
+	defer f.pt.SyncPrompts() // after the unlock: upstream prompts follow the providers too
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	want := f.desired()
@@ -284,15 +294,34 @@ func (f *Facade) Tools() []*mcp.Tool {
 	return out
 }
 
-// visibleProviders are the enabled providers, built-ins first.
+// visibleProviders are the enabled providers, built-ins first, each with the
+// skills policy does not deny.
 func (f *Facade) visibleProviders() []registry.ProviderStatus {
 	var out []registry.ProviderStatus
 	for _, p := range f.cat.Providers() {
 		if p.Enabled {
+			p.Skills = f.visibleSkills(p.Info, p.Skills)
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// visibleSkills are the skills policy does not deny, by their canonical
+// names (denied skills are hidden like denied tools).
+func (f *Facade) visibleSkills(info catalog.ProviderInfo, skills []catalog.Skill) []catalog.Skill {
+	out := skills[:0:0]
+	for _, s := range skills {
+		if f.skillVisible(info, s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (f *Facade) skillVisible(info catalog.ProviderInfo, name string) bool {
+	canonical, err := registry.SkillCanonical(info, name)
+	return err == nil && f.rules().Visible(canonical)
 }
 
 // visibleTools are a provider's tools that policy does not deny.
@@ -309,8 +338,15 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
-	if res, ok := f.callForwarded(ctx, mreq, req); ok {
-		return res // a flat call of a passthrough provider's tool (passthrough.go)
+	if _, flat := req.Shape.(flatShape); flat {
+		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*mcp.CallToolResult, bool) {
+			f.bindSession(mreq, req)
+			resp := f.run(ctx, req)
+			return render(resp), resp.Result != nil
+		})
+		if ok {
+			return res // a flat call of a forwarded provider's tool
+		}
 	}
 	f.bindSession(mreq, req)
 	ctx, stop := f.heartbeat(ctx, mreq, req)
@@ -319,15 +355,28 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 	return render(resp)
 }
 
+// identityOf is who the caller authenticated as: the transport's bearer
+// identity over HTTP (never the token), else this process (stdio, or HTTP
+// without auth: one local user).
+func identityOf(mreq *mcp.CallToolRequest) string {
+	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil && mreq.Extra.TokenInfo.UserID != "" {
+		return mreq.Extra.TokenInfo.UserID
+	}
+	return processIdentity
+}
+
+var processIdentity = "process:" + strconv.Itoa(os.Getpid())
+
 func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	ss := mreq.Session
 	if ss == nil {
 		return
 	}
+	// Keys never use memory addresses: in stateless HTTP the SDK makes a
+	// throwaway session per request, so the identity (who authenticated) and
+	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
-	if req.Session == "" {
-		req.Session = fmt.Sprintf("stdio-%p", ss)
-	}
+	req.Identity = identityOf(mreq)
 	if ip := ss.InitializeParams(); ip != nil {
 		if ip.ClientInfo != nil {
 			req.Client = ip.ClientInfo.Name

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -138,7 +138,10 @@ func TestProgressiveToolList(t *testing.T) {
 }
 
 // TestSnapshots pins every schema and description the runtime itself
-// defines, per mode. Run with -update after an intended change.
+// defines, per mode: one readable file per published tool under
+// testdata/toolsnaps/<mode>/, failing with a diff, for a missing snapshot,
+// and for a snapshot of a tool no longer published. Run with -update after
+// an intended change.
 func TestSnapshots(t *testing.T) {
 	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat, facade.Text} {
 		t.Run(string(mode), func(t *testing.T) {
@@ -149,27 +152,12 @@ func TestSnapshots(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := json.MarshalIndent(res.Tools, "", "  ")
-			golden(t, filepath.Join("testdata", "tools_"+string(mode)+".golden.json"), got)
+			items := map[string]any{}
+			for _, tl := range res.Tools {
+				items[tl.Name] = tl
+			}
+			testutil.Snapshots(t, filepath.Join("testdata", "toolsnaps", string(mode)), *update, items)
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("missing snapshot %s (run go test -update): %v", path, err)
-	}
-	if string(want) != string(got) {
-		t.Errorf("%s changed (run go test -update if intended):\n%s", path, got)
 	}
 }
 

@@ -21,6 +21,7 @@ type hit struct {
 	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
 	Args        string            `json:"args,omitempty"`
 	Related     []catalog.Related `json:"related,omitempty"`
+	Why         string            `json:"why,omitempty"`
 }
 
 // toolHit describes a tool; in progressive mode its name is the provider's own
@@ -42,32 +43,45 @@ func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
 // rank answers a query: ranked tools and skills (skills with their related links).
 func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[string]any {
 	o.Limit = a.Limit
-	if o.Limit == 0 {
-		o.Limit = hitLimit
+	adaptive := o.Limit == 0
+	if adaptive {
+		o.Limit = index.DefaultCut.Max
 	}
 	o.Limit = min(o.Limit, maxHits)
+	o.Explain = true
 	hits := f.cat.Search(a.Query, o)
 	results := make([]hit, 0, len(hits))
+	scores := make([]float64, 0, len(hits))
 	for _, h := range hits {
 		switch h.Kind {
 		case "skill":
 			name := strings.TrimPrefix(h.ID, "skill:"+h.Provider+":")
 			s, ok := f.cat.Skill(h.Provider, name)
-			if !ok {
+			_, info, loaded := f.cat.Provider(h.Provider)
+			if !ok || !loaded || !f.skillVisible(info, s.Name) {
 				continue
 			}
-			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related}
+			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related, Why: h.Why}
 			if f.opts.Mode == Search {
 				sk.Name = s.Provider + ":" + s.Name
 			}
 			results = append(results, sk)
+			scores = append(scores, h.Score)
 		default:
 			t, ok := f.cat.Lookup(h.ID)
 			if !ok || !f.rules().Visible(t.Canonical) {
 				continue
 			}
-			results = append(results, toolHit(t, a.Schemas || len(results) < schemaHits, f.opts.Mode))
+			th := toolHit(t, a.Schemas || len(results) < schemaHits, f.opts.Mode)
+			th.Why = h.Why
+			results = append(results, th)
+			scores = append(scores, h.Score)
 		}
+	}
+	if adaptive { // as many hits as the scores warrant, within a token budget
+		cut := index.DefaultCut
+		cut.Cost = func(i int) int { b, _ := json.Marshal(results[i]); return len(b) / 4 }
+		results = results[:index.Cut(scores, cut)]
 	}
 	out := map[string]any{"query": a.Query, "results": results}
 	if o.Provider != "" {

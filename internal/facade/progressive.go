@@ -21,7 +21,7 @@ const (
 	runSkillTool  = "agent_tools_run_skill"
 	listPageSize  = 50
 	maxPageSize   = 200
-	hitLimit      = 8
+	queryHelp     = "The capability you need, in a few words (\"weather forecast for a city\"), not the user's whole request; one query per step of a longer task."
 	maxHits       = 50
 	schemaHits    = 3 // top hits that carry their full input schema
 	descLen       = 200
@@ -100,7 +100,7 @@ func (f *Facade) help() map[string]any {
 func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 	id := p.Info.ID
 	name := metaName(id, "discover")
-	desc := fmt.Sprintf("Find tools of provider %q: %s. With `query` (plain words) it returns the best-matching tools and skills with their arguments; without, it lists all tools (`cursor` pages). Then call %s.",
+	desc := fmt.Sprintf("Find tools of provider %q: %s. With `query` (the capability you need, e.g. \"weather forecast for a city\", not the user's whole task) it returns the best-matching tools and skills with their arguments and why each matched; without, it lists all tools (`cursor` pages). Then call %s.",
 		id, strings.TrimSuffix(firstLine(p.Info.Description, descLen), "."), metaName(id, "call"))
 	if hint := strings.TrimSpace(p.Info.DiscoverHint); hint != "" {
 		desc += " " + hint
@@ -110,7 +110,7 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 		tool: &mcp.Tool{
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
-				"query":   prop("string", "What you want to do. Omit to list all tools."),
+				"query":   prop("string", queryHelp+" Omit to list all tools."),
 				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize},
 				"cursor":  prop("string", "next_cursor of the previous page."),
 				"schemas": prop("boolean", "Full input schema for every result, not only the top hits."),

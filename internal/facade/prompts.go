@@ -13,6 +13,20 @@ type PromptSource interface {
 	Load() ([]*prompts.Prompt, bool, []prompts.Problem)
 }
 
+// SyncPrompts publishes the runtime's prompts and the upstream prompts as
+// they are now; clients get prompts/list_changed when they changed. The
+// runtime calls it when a provider reports a change.
+func (f *Facade) SyncPrompts() {
+	f.syncPrompts()
+	f.pt.SyncPrompts()
+}
+
+func (f *Facade) localPrompt(name string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.prompts[name]
+}
+
 // syncPrompts publishes the source's prompts when they changed; the SDK sends
 // notifications/prompts/list_changed.
 func (f *Facade) syncPrompts() {

@@ -16,11 +16,16 @@ import (
 
 func indexOptions(providerID string) index.Options { return index.Options{Provider: providerID} }
 
-func skillSchema(desc string) map[string]any {
+func (f *Facade) skillSchema(desc string) map[string]any {
+	confirm := prop("boolean", "Set to true to confirm a skill that changes state.")
+	if f.tokenMode() {
+		confirm = map[string]any{"type": []string{"boolean", "string"},
+			"description": "To confirm a skill that changes state, pass the confirm token from its CONFIRMATION_REQUIRED error."}
+	}
 	return objectSchema(map[string]any{
 		"skill":     prop("string", desc),
 		"arguments": prop("object", "The skill's arguments, as discover describes them (`args`)."),
-		"confirm":   prop("boolean", "Set to true to confirm a skill that changes state."),
+		"confirm":   confirm,
 	}, []string{"skill"})
 }
 
@@ -36,7 +41,7 @@ func (f *Facade) runSkillDef(p registry.ProviderStatus) toolDef {
 			Name: name,
 			Description: "Run a ready-made recipe of provider " + id + " that does a whole task in one call: {skill, arguments}. Skills: " +
 				strings.Join(names, ", ") + ". " + metaName(id, "discover") + " with a query shows each skill's arguments.",
-			InputSchema: skillSchema("The skill's name."),
+			InputSchema: f.skillSchema("The skill's name."),
 			Annotations: &mcp.ToolAnnotations{Title: "Run a " + id + " skill", OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -51,7 +56,7 @@ func (f *Facade) globalRunSkillDef(skills []string) toolDef {
 			Name: runSkillTool,
 			Description: "Run a ready-made recipe that does a whole task in one call: {skill: \"prefix:name\", arguments}. Skills: " +
 				strings.Join(skills, ", ") + ". " + searchTool + " shows each skill's arguments.",
-			InputSchema: skillSchema("The skill as prefix:name."),
+			InputSchema: f.skillSchema("The skill as prefix:name."),
 			Annotations: &mcp.ToolAnnotations{Title: "Run a skill", OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -60,72 +65,76 @@ func (f *Facade) globalRunSkillDef(skills []string) toolDef {
 	}
 }
 
-// runSkill runs a provider's skill; every tool call the skill makes goes
-// through the full pipeline under the caller's session.
+// runSkill runs a provider's skill through the pipeline, like any call:
+// audited, loop-guarded, validated, deny-checked and confirmed under the
+// skill's canonical name, under a deadline. Every tool call the skill makes
+// goes through the pipeline too, under the caller's session.
 func (f *Facade) runSkill(ctx context.Context, mreq *mcp.CallToolRequest, via, providerID string) *mcp.CallToolResult {
-	m, e := decodeArgs(mreq.Params.Arguments, via, "skill", "arguments", "confirm")
+	req := skillRequest(mreq.Params.Arguments, via, providerID, f.tokenMode())
+	req.Caller = &skillCaller{f: f, mreq: mreq, parent: req}
+	return f.call(ctx, mreq, req)
+}
+
+// skillRequest parses {skill, arguments, confirm} into a pipeline skill run;
+// parse failures become its Malformed error (still audited and guarded).
+func skillRequest(raw json.RawMessage, via, providerID string, tokens bool) *pipeline.Request {
+	req := &pipeline.Request{Via: via, Provider: providerID, Skill: true, Args: raw}
+	m, e := decodeArgs(raw, via, "skill", "arguments", "confirm")
 	var name string
-	var confirm bool
+	var confirm any
 	if e == nil {
 		e = firstErr(field(m, "skill", via, &name), field(m, "confirm", via, &confirm))
 	}
-	if e != nil {
-		return errorResult(e)
+	if e == nil {
+		e = setConfirm(req, confirm, via, tokens)
 	}
-	if providerID == "" {
+	if e == nil && providerID == "" {
 		var ok bool
-		providerID, name, ok = strings.Cut(name, ":")
-		if !ok {
-			return errorResult(toolerr.New(toolerr.UnknownSkill, "Name the skill as prefix:name, as "+searchTool+" returns it.",
-				"skill %q has no provider prefix", providerID))
+		if req.Provider, name, ok = strings.Cut(name, ":"); !ok {
+			e = toolerr.New(toolerr.UnknownSkill, "Name the skill as prefix:name, as "+searchTool+" returns it.",
+				"skill %q has no provider prefix", req.Provider)
 		}
 	}
-	p, info, ok := f.cat.Provider(providerID)
-	sk, isSkiller := p.(provider.Skiller)
-	skill, found := f.cat.Skill(providerID, name)
-	if !ok || !isSkiller || !found {
-		var names []string
-		for _, st := range f.cat.Providers() {
-			if st.Info.ID == providerID {
-				for _, s := range st.Skills {
-					names = append(names, s.Name)
-				}
-			}
-		}
-		return errorResult(toolerr.New(toolerr.UnknownSkill, "Use one of the listed skills.", "no skill %q in provider %q", name, providerID).
-			With("skills", names))
+	if e != nil {
+		req.Malformed = e
+		return req
 	}
-	if skill.Mutates && info.RequireConfirm && !confirm {
-		return errorResult(toolerr.New(toolerr.ConfirmationRequired,
-			"This skill changes state. If the user wants this change, repeat the call with confirm: true.",
-			"skill %q changes state and needs confirmation", name).
-			With("retry", map[string]any{"tool": via, "arguments": map[string]any{"skill": m["skill"], "arguments": rawOrEmpty(m["arguments"]), "confirm": true}}))
-	}
-	caller := &skillCaller{f: f, mreq: mreq, via: "skill:" + providerID + ":" + name, confirm: confirm}
-	res, err := sk.RunSkill(ctx, name, rawOrEmpty(m["arguments"]), caller)
-	if err != nil {
-		if te, ok := toolerr.As(err); ok {
-			return errorResult(te)
-		}
-		return errorResult(toolerr.New(toolerr.BackendError, "The skill failed; read the message before retrying.", "skill %q failed: %v", name, err))
-	}
-	if res != nil && res.IsError {
-		return errorResult(pipeline.BackendError(res))
-	}
-	return render(&pipeline.Response{Result: res})
+	req.Tool, req.Args = name, rawOrEmpty(m["arguments"])
+	req.Shape = skillShape{via: via, skill: m["skill"]}
+	return req
 }
 
+// skillShape renders a run of a run_skill tool; the skill is named as the
+// caller named it (prefix:name for agent_tools_run_skill).
+type skillShape struct {
+	via   string
+	skill json.RawMessage
+}
+
+func (s skillShape) Call(_ string, args json.RawMessage, confirm any) map[string]any {
+	a := map[string]any{"skill": s.skill, "arguments": rawOrEmpty(args)}
+	if confirm != nil {
+		a["confirm"] = confirm
+	}
+	return map[string]any{"tool": s.via, "arguments": a}
+}
+
+// skillCaller runs a skill's tool calls through the pipeline. They carry the
+// run's confirm flag (agent mode, as the agent passed it) and, once Policy
+// confirmed the run, its confirmation: confirming a skill confirms the
+// recipe it runs.
 type skillCaller struct {
-	f       *Facade
-	mreq    *mcp.CallToolRequest
-	via     string
-	confirm bool
+	f      *Facade
+	mreq   *mcp.CallToolRequest
+	parent *pipeline.Request
 }
 
 var _ provider.ToolCaller = (*skillCaller)(nil)
 
 func (c *skillCaller) CallTool(ctx context.Context, canonical string, args json.RawMessage) (*provider.Result, error) {
-	req := &pipeline.Request{Via: c.via, Tool: canonical, Args: args, Confirm: c.confirm, Shape: searchShape{}}
+	p := c.parent
+	req := &pipeline.Request{Via: "skill:" + p.Provider + ":" + p.Tool, Tool: canonical, Args: args,
+		Confirm: p.Confirm, Confirmed: p.Confirmed, Shape: searchShape{}}
 	c.f.bindSession(c.mreq, req)
 	resp := c.f.run(ctx, req)
 	if resp.Err != nil {

@@ -5,58 +5,29 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// The golden rankings pin the ranking of the configuration frozen below
-// (goldenConfig: the default configuration when the query path was rewritten
-// for speed) on both retrieval data sets and on synthetic queries: every
-// performance change must leave each query's top 50 identical. Regenerate
-// (only when a ranking change is intended) with
+// The golden rankings pin the ranking of the shipped configuration
+// (DefaultConfig) on both retrieval data sets and on synthetic queries, as
+// readable files under testdata/rankings/ (one block per query, one hit per
+// line), so that a change shows which query moved and how. Every
+// performance change must leave them identical; a ranking change that is
+// intended is reviewed as a diff of those files. Regenerate with
 //
-//	go test ./internal/index -run TestGoldenRankings -update-golden
+//	go test ./internal/index -run TestGoldenRankings -update
 
-var updateGolden = flag.Bool("update-golden", false, "rewrite testdata/golden_rankings.json")
+var update = flag.Bool("update", false, "rewrite the golden rankings under testdata/rankings/")
 
-const goldenFile = "testdata/golden_rankings.json"
-
-// goldenConfig is DefaultConfig as it was when the golden file was made.
-// New techniques must be off here, so that it keeps ranking the same.
-func goldenConfig() Config {
-	return Config{
-		K1:          1.2,
-		FieldWeight: [NumFields]float64{FieldName: 3, FieldDescription: 1, FieldParams: 0.4, FieldEnum: 0.3, FieldProvider: 0.6},
-		FieldB:      [NumFields]float64{FieldName: 0.5, FieldDescription: 0.75, FieldParams: 0.75, FieldEnum: 0.75, FieldProvider: 0.75},
-
-		FieldIDF:      true,
-		QueryTFLog:    true,
-		Stem:          true,
-		ExactWeight:   0.5,
-		SplitIdent:    true,
-		AbbrevWeight:  0.9,
-		SynonymWeight: 0.4,
-
-		DecompoundWeight: 0.7,
-		ArtifactWeight:   1,
-		NameCoverage:     0.3,
-
-		ProviderWeight: 0.5,
-		ProviderFields: [NumFields]float64{FieldName: 1, FieldDescription: 1, FieldParams: 0.2, FieldEnum: 0, FieldProvider: 3},
-
-		Clauses:         true,
-		ClauseMinTokens: 8,
-		ClauseWeight:    1,
-		RRFK:            5,
-	}
-}
+// goldenDepth is how many hits of each query the golden files keep.
+const goldenDepth = 20
 
 // datasetDir finds shared/datasets/<name> (beside the repository), or "".
 func datasetDir(name string) string {
-	for _, root := range []string{os.Getenv("AGENT_TOOLS_DATASETS"), "../../../shared/datasets", "../../shared/datasets"} {
+	for _, root := range []string{os.Getenv("AGENT_TOOLS_DATASETS"), "../../../shared/datasets", "../../../../shared/datasets", "../../shared/datasets"} {
 		if root == "" {
 			continue
 		}
@@ -177,66 +148,136 @@ func goldenSuites(t testing.TB, cfg Config) map[string]func() (*Index, []goldenC
 	return suites
 }
 
-func rankingHash(hs []Hit) string {
-	h := fnv.New64a()
-	for _, x := range hs {
-		h.Write([]byte(x.ID))
-		h.Write([]byte{0})
+// rankingKey is a ranking as one comparable string.
+func rankingKey(hs []Hit) string {
+	ids := make([]string, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ID
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	return strings.Join(ids, "\n")
+}
+
+// goldenText renders a suite's rankings: a block per query, one hit a line.
+func goldenText(suite string, cases []goldenCase, got map[string][]Hit) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# %s: top %d hits of every query under DefaultConfig.\n", suite, goldenDepth)
+	b.WriteString("# Regenerate: go test ./internal/index -run TestGoldenRankings -update\n")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\n## %s%s\n%s\n", c.key, optsLabel(c.opts), oneLine(c.query))
+		for i, h := range got[c.key] {
+			if i == goldenDepth {
+				break
+			}
+			fmt.Fprintf(&b, "%2d %s\n", i+1, h.ID)
+		}
+	}
+	return b.String()
+}
+
+func optsLabel(o Options) string {
+	var parts []string
+	if o.Provider != "" {
+		parts = append(parts, "provider="+o.Provider)
+	}
+	if o.Kind != "" {
+		parts = append(parts, "kind="+o.Kind)
+	}
+	if o.Limit != 50 {
+		parts = append(parts, fmt.Sprintf("limit=%d", o.Limit))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, " ") + ")"
+}
+
+// oneLine keeps a query on one line of the golden file.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// goldenBlocks splits a golden file into its query blocks by key.
+func goldenBlocks(text string) map[string]string {
+	out := map[string]string{}
+	for _, blk := range strings.Split(text, "\n## ")[1:] {
+		key, _, _ := strings.Cut(blk, "\n")
+		key, _, _ = strings.Cut(key, " (")
+		out[key] = strings.TrimRight(blk, "\n")
+	}
+	return out
+}
+
+// blockDiff shows the lines of two query blocks side by side where they
+// differ.
+func blockDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b strings.Builder
+	for i := range max(len(w), len(g)) {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "\n    - %s\n    + %s", wl, gl)
+		}
+	}
+	return b.String()
 }
 
 func TestGoldenRankings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("golden rankings skipped in -short mode")
 	}
-	var golden map[string]map[string]string
-	if !*updateGolden {
-		b, err := os.ReadFile(goldenFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &golden); err != nil {
-			t.Fatal(err)
-		}
-	}
-	out := map[string]map[string]string{}
-	for name, suite := range goldenSuites(t, goldenConfig()) {
-		ix, cases := suite()
-		got := map[string]string{}
-		for _, c := range cases {
-			got[c.key] = rankingHash(ix.Search(c.query, c.opts))
-		}
-		out[name] = got
-		if *updateGolden {
-			continue
-		}
-		want, ok := golden[name]
-		if !ok {
-			t.Errorf("suite %s: not in %s", name, goldenFile)
-			continue
-		}
-		bad := 0
-		for _, c := range cases {
-			if got[c.key] != want[c.key] {
-				if bad++; bad <= 5 {
-					t.Errorf("suite %s: ranking of %q changed", name, c.query)
+	suites := goldenSuites(t, DefaultConfig())
+	for _, name := range []string{"synthetic", "livemcpbench", "azure-mcp"} {
+		t.Run(name, func(t *testing.T) {
+			suite, ok := suites[name]
+			if !ok {
+				t.Skip("data set not found (set AGENT_TOOLS_DATASETS to the shared/datasets directory)")
+			}
+			ix, cases := suite()
+			got := map[string][]Hit{}
+			for _, c := range cases {
+				got[c.key] = ix.Search(c.query, c.opts)
+			}
+			text := goldenText(name, cases, got)
+			file := filepath.Join("testdata", "rankings", name+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (create it with -update)", err)
+			}
+			want, have := goldenBlocks(string(b)), goldenBlocks(text)
+			bad := 0
+			for _, c := range cases {
+				w, ok := want[c.key]
+				switch {
+				case !ok:
+					bad++
+					t.Errorf("%s: query %s is not in the golden file (run with -update)", file, c.key)
+				case w != have[c.key]:
+					if bad++; bad <= 5 {
+						t.Errorf("%s: ranking of %s changed:%s", file, c.key, blockDiff(w, have[c.key]))
+					}
 				}
 			}
-		}
-		if bad > 0 {
-			t.Errorf("suite %s: %d of %d rankings changed", name, bad, len(cases))
-		} else {
-			t.Logf("suite %s: %d rankings identical", name, len(cases))
-		}
-	}
-	if *updateGolden {
-		b, _ := json.MarshalIndent(out, "", " ")
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(goldenFile, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
+			if len(want) != len(cases) {
+				t.Errorf("%s has %d queries, the suite %d", file, len(want), len(cases))
+			}
+			if bad > 0 {
+				t.Errorf("%s: %d of %d rankings changed (intended? regenerate with -update and review the diff)", file, bad, len(cases))
+			}
+		})
 	}
 }

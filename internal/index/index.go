@@ -26,6 +26,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/agent-tools/agent-tools/internal/index/cjk"
 )
 
 // Param is one top-level parameter of a tool's input schema.
@@ -50,6 +52,9 @@ type Doc struct {
 type Hit struct {
 	ID, Kind, Provider string
 	Score              float64
+	// Why says briefly why the hit matched (with Options.Explain): the
+	// request's words found in each field, or the semantic stage.
+	Why string
 }
 
 // Options narrow a search.
@@ -57,6 +62,7 @@ type Options struct {
 	Provider string // "" = all providers
 	Kind     string // "" = all kinds
 	Limit    int    // <= 0 means DefaultLimit
+	Explain  bool   // fill Hit.Why
 }
 
 // DefaultLimit is the number of hits returned when Options.Limit <= 0.
@@ -180,6 +186,24 @@ type Config struct {
 	// Diversity: the n-th hit from an already represented provider has its
 	// score multiplied by (1-Diversity)^n. 0 disables.
 	Diversity float64
+
+	// CJKGloss: Chinese text (in any field, and in requests) is segmented
+	// over CC-CEDICT and its English glosses are indexed beside the
+	// original's character bigrams (package cjk). The dictionary loads on
+	// the first text with a Han character.
+	CJKGloss bool
+
+	// Semantic stage (SetSemantic): how its ranking is fused with the
+	// lexical one (FuseRRF or FuseBlend), its weight (RRF: the weight of
+	// its reciprocal ranks, the lexical ranking having 1; blend: the share
+	// of the similarity, 0..1), the RRF constant, and how many hits of
+	// each ranking take part (0 = fuseDepth).
+	SemanticFusion string
+	SemanticWeight float64
+	SemanticRRFK   float64
+	SemanticDepth  int
+
+	paths queryPaths // tests only: force internal scoring paths
 }
 
 // DefaultConfig returns the best measured configuration.
@@ -215,6 +239,12 @@ func DefaultConfig() Config {
 		// A file path plus a saving verb implies a write tool: general tool
 		// vocabulary; +.034 LiveMCPBench R@10, neutral on Azure (no paths).
 		ImpliedWrite: 1,
+
+		CJKGloss: true,
+
+		SemanticFusion: FuseRRF,
+		SemanticWeight: 1,
+		SemanticRRFK:   60,
 
 		Diversity: 0,
 	}
@@ -297,6 +327,8 @@ type Index struct {
 	freeTID []int32 // term ids free for reuse
 
 	segBuilds int64 // segments built (for tests of incrementality)
+
+	sem atomic.Pointer[semanticBox] // optional semantic stage
 }
 
 type slotRef struct {
@@ -368,19 +400,25 @@ func (ix *Index) Replace(provider string, docs []Doc) {
 		seg = ix.buildSegment(provider, docs) // outside the lock: the costly part
 	}
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.removeLocked(provider)
 	if seg != nil {
 		ix.insertLocked(seg)
 		ix.segBuilds++
+	}
+	ix.mu.Unlock()
+	if s := ix.Semantic(); s != nil {
+		s.Update(provider, docs)
 	}
 }
 
 // Remove drops one provider's documents.
 func (ix *Index) Remove(provider string) {
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.removeLocked(provider)
+	ix.mu.Unlock()
+	if s := ix.Semantic(); s != nil {
+		s.Update(provider, nil)
+	}
 }
 
 func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
@@ -521,8 +559,12 @@ func (ix *Index) buildSegment(provider string, docs []Doc) *segment {
 // analyzer returns a function appending the terms of the given texts.
 func (ix *Index) analyzer() func(dst []string, texts ...string) []string {
 	stem, split, exact := ix.cfg.Stem, ix.cfg.SplitIdent, ix.cfg.Stem && ix.cfg.ExactWeight > 0
+	gloss := ix.cfg.CJKGloss
 	return func(dst []string, texts ...string) []string {
 		for _, s := range texts {
+			if gloss && cjk.HasHan(s) {
+				s += " " + cjk.Gloss(s)
+			}
 			if split {
 				dst = analyzeExt(s, stem, exact, dst)
 			} else {

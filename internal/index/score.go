@@ -17,12 +17,14 @@ import (
 // maxSeed bounds the posting list that seeds a sub-query's collection.
 const maxSeed = 512
 
-// Test hooks: force the accumulation mode, switch off the collection cut.
-var (
-	forceMode int // 0 auto, modeDense, modeSparse
-	noCut     bool
-	noSeed    bool
-)
+// queryPaths forces the scoring core's internal paths, so that tests can
+// check that every path ranks identically. It is part of the injected
+// Config (unexported: not a ranking parameter); the zero value is automatic.
+type queryPaths struct {
+	mode   int  // 0 auto, modeDense, modeSparse
+	noCut  bool // switch off the collection cut
+	noSeed bool // switch off seeding the collection
+}
 
 const (
 	modeDense = iota + 1
@@ -348,7 +350,7 @@ func (ix *Index) rank(sc *scratch, subs []subQuery, o Options, depth int) [][]sc
 		}()
 	}
 	nslots := len(ix.slots)
-	switch forceMode {
+	switch ix.cfg.paths.mode {
 	case modeDense:
 		sc.dense = only == nil
 	case modeSparse:
@@ -548,12 +550,12 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 	newCut := func(q int) float64 {
 		// v < cut implies v/maxFlat + provTop < root*(1-1e-9): the exact
 		// score, rounding included, stays below the root.
-		if noCut {
+		if ix.cfg.paths.noCut {
 			return 0
 		}
 		return (heaps[q].items[0].score*(1-1e-9) - provTop[q]) * maxFlat[q] * (1 - 1e-12)
 	}
-	seeding := len(sc.seeds) == nq && nq <= 64 && !noSeed
+	seeding := len(sc.seeds) == nq && nq <= 64 && !ix.cfg.paths.noSeed
 	if seeding {
 		if len(sc.seeded) < len(ix.slots) {
 			sc.seeded = make([]uint64, len(ix.slots))
@@ -609,7 +611,7 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 			col := acc[q*ns : q*ns+ns]
 			for _, ss := range order {
 				seg, p := ss.seg, ss.p
-				cp := cutFor(h, keep, p, mf)
+				cp := ix.cutFor(h, keep, p, mf)
 				for _, s := range seg.slots {
 					v := col[s]
 					if v == 0 || v < cp || (seeding && sc.seeded[s]&bit != 0) {
@@ -624,7 +626,7 @@ func (ix *Index) collect(sc *scratch, subs []subQuery, useProv bool, kind string
 					}
 					h.push(scored{s, score}, keep)
 					if len(h.items) == keep {
-						cp = cutFor(h, keep, p, mf)
+						cp = ix.cutFor(h, keep, p, mf)
 					}
 				}
 			}
@@ -842,8 +844,8 @@ func phraseShare(sc *scratch, pairs []wordPair, seq []int32) float64 {
 // cutFor is the accumulator below which a document whose provider stage is
 // p cannot enter heap h (full at keep): v < cut implies v/mf + p <
 // root*(1-1e-9), the exact score staying below the root, rounding included.
-func cutFor(h *topHeap, keep int, p, mf float64) float64 {
-	if noCut || len(h.items) < keep {
+func (ix *Index) cutFor(h *topHeap, keep int, p, mf float64) float64 {
+	if ix.cfg.paths.noCut || len(h.items) < keep {
 		return 0
 	}
 	return (h.items[0].score*(1-1e-9) - p) * mf * (1 - 1e-12)

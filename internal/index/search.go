@@ -22,6 +22,40 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
+	depth := max(limit, fuseDepth)
+	sem := ix.Semantic()
+	if sem != nil && ix.cfg.SemanticDepth > 0 {
+		depth = max(limit, ix.cfg.SemanticDepth)
+	}
+	// The semantic stage (a network round trip under its own deadline)
+	// runs beside the lexical ranking, outside the index lock.
+	var semHits chan []Hit
+	if sem != nil {
+		semHits = make(chan []Hit, 1)
+		go func() {
+			hs, err := sem.Similar(query, o, depth)
+			if err != nil {
+				hs = nil // lexical ranking only
+			}
+			semHits <- hs
+		}()
+	}
+	hits := ix.searchLexical(query, o, depth)
+	if semHits != nil {
+		if hits == nil && len(ix.analyzer()(nil, query)) == 0 {
+			<-semHits
+			return nil // nothing to search for: listing is the caller's business
+		}
+		hits = ix.fuseSemantic(hits, <-semHits)
+	}
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// searchLexical is the lexical ranking: the best depth hits.
+func (ix *Index) searchLexical(query string, o Options, depth int) []Hit {
 	an := ix.analyzer()
 	all := an(nil, query)
 	if len(all) == 0 {
@@ -36,7 +70,6 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 
-	depth := max(limit, fuseDepth)
 	lists := ix.rank(sc, subs, o, depth)
 	if ix.cfg.PRFTerms > 0 && ix.cfg.PRFDocs > 0 && ix.cfg.PRFWeight > 0 {
 		for q := range subs {
@@ -59,14 +92,21 @@ func (ix *Index) Search(query string, o Options) []Hit {
 	if ix.cfg.Diversity > 0 {
 		ranking = ix.diversify(ranking, ix.cfg.Diversity)
 	}
-	if len(ranking) > limit {
-		ranking = ranking[:limit]
+	if len(ranking) > depth {
+		ranking = ranking[:depth]
+	}
+	var words []queryWord
+	if o.Explain {
+		words = ix.queryWords(query)
 	}
 	hits := make([]Hit, len(ranking))
 	for i, r := range ranking {
 		ref := ix.slots[r.slot]
 		d := &ref.seg.docs[ref.i]
 		hits[i] = Hit{ID: d.id, Kind: d.kind, Provider: ref.seg.provider, Score: r.score}
+		if o.Explain {
+			hits[i].Why = ix.explain(ref.seg, ref.i, words)
+		}
 	}
 	return hits
 }

@@ -93,34 +93,37 @@ func TestFastPathsAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipped in -short mode")
 	}
-	defer func() { forceMode, noCut, noSeed = 0, false, false }()
 	for _, cfg := range []Config{DefaultConfig(), allOnConfig()} {
 		for name, suite := range goldenSuites(t, cfg) {
 			ix, cases := suite()
-			run := func() []string {
+			run := func(p queryPaths) []string {
+				ix.setPaths(p)
 				var out []string
 				for _, c := range cases {
-					out = append(out, rankingHash(ix.Search(c.query, c.opts)))
+					out = append(out, rankingKey(ix.Search(c.query, c.opts)))
 				}
 				return out
 			}
-			forceMode, noCut, noSeed = modeSparse, true, true
-			ref := run()
-			for _, m := range []struct {
-				mode          int
-				nocut, noseed bool
-			}{{modeDense, true, true}, {modeDense, false, true}, {modeDense, false, false}, {modeSparse, false, false}, {0, true, false}, {0, false, false}} {
-				forceMode, noCut, noSeed = m.mode, m.nocut, m.noseed
-				got := run()
+			ref := run(queryPaths{mode: modeSparse, noCut: true, noSeed: true})
+			for _, p := range []queryPaths{{modeDense, true, true}, {modeDense, false, true}, {modeDense, false, false},
+				{modeSparse, false, false}, {0, true, false}, {0, false, false}} {
+				got := run(p)
 				for i := range ref {
 					if got[i] != ref[i] {
-						t.Fatalf("suite %s, %+v: %q ranks differently", name, m, cases[i].query)
+						t.Fatalf("suite %s, %+v: %q ranks differently", name, p, cases[i].query)
 					}
 				}
 			}
-			forceMode, noCut, noSeed = 0, false, false
 		}
 	}
+}
+
+// setPaths changes this index's scoring paths (its injected Config), so
+// that one built index can be searched through each path.
+func (ix *Index) setPaths(p queryPaths) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.cfg.paths = p
 }
 
 // allOnConfig is the default configuration with every optional technique on.

@@ -19,6 +19,8 @@ type Options struct {
 	Now     func() time.Time
 	// Extra middleware runs between Audit and LoopGuard (metrics, tracing, logging).
 	Extra []Middleware
+	// Replica names this process in audit records ("" for a single instance).
+	Replica string
 }
 
 // New assembles the pipeline in the documented order.
@@ -35,7 +37,7 @@ func New(o Options) Handler {
 	if o.AuditTo == io.Discard {
 		o.AuditTo = nil // skip encoding records nobody reads
 	}
-	mw := []Middleware{Audit(o.AuditTo, o.Now)}
+	mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
 	mw = append(mw, o.Extra...)
 	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens), Execute(o.Execute))
 	return Chain(nil, mw...)

@@ -3,7 +3,8 @@
 //
 //  1. Audit     — one JSON line per call, whatever happened below
 //  2. LoopGuard — escalates and then refuses identical failing calls
-//  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL)
+//  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL,
+//     UNKNOWN_SKILL: a skill run resolves to a tool-like entry, see skill.go)
 //  4. Validate  — arguments against the tool's JSON Schema (INVALID_ARGUMENTS)
 //  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED)
 //  6. Execute   — the provider call under a deadline, then result shaping
@@ -24,8 +25,14 @@ import (
 
 // Request is one call as the facade understood it.
 type Request struct {
-	Session string // loop-guard and audit scope
-	Client  string // client name from initialize, for audit
+	// Identity is who the caller authenticated as ("token:<hash prefix>",
+	// "oidc:<issuer>|<subject>", "process:<pid>" on stdio; never a token):
+	// with Session it scopes the loop guard, tokens and audit.
+	Identity string
+	Session  string // the client's session id where one exists ("" when stateless)
+	Client   string // client name from initialize, for audit
+	// RequestID tags the call's audit record (generated when empty).
+	RequestID string
 	// Via is the MCP tool the client called (a meta-tool or a flat name).
 	Via string
 	// Provider scopes Tool to one provider (progressive call); "" means Tool is canonical.
@@ -44,6 +51,16 @@ type Request struct {
 	// Malformed is set by a facade that could not parse the call; it is
 	// returned as the call's error, still audited and loop-guarded.
 	Malformed *toolerr.Error
+
+	// Skill marks a skill run: Tool names a skill of Provider. It takes the
+	// same path as a tool call, under the skill's canonical name.
+	Skill bool
+	// Caller runs the tool calls a skill makes (back through the pipeline).
+	Caller provider.ToolCaller
+	// Confirmed is set by Policy once this call is confirmed; a caller may
+	// set it on the calls a confirmed skill makes, which its confirmation
+	// covers.
+	Confirmed bool
 
 	Resolved catalog.Tool
 	Info     catalog.ProviderInfo

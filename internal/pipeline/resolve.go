@@ -8,6 +8,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -29,6 +30,12 @@ func Resolve(cat Catalog) Middleware {
 				return fail(req.Malformed, "invalid")
 			}
 			cat.Refresh(ctx)
+			if req.Skill {
+				if resp := resolveSkill(cat, req); resp != nil {
+					return resp
+				}
+				return next(ctx, req)
+			}
 			if req.Tool == "" {
 				return fail(missingToolName(req), "invalid")
 			}
@@ -132,7 +139,7 @@ func Suggest(name string, candidates []string, n int) []string {
 	var out []scored
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := levenshtein(low, lc, limit)
+		d := textutil.Distance(low, lc, limit)
 		if d > limit && len(low) >= 3 && (strings.Contains(lc, low) || strings.Contains(low, lc)) {
 			d = limit
 		}
@@ -151,34 +158,4 @@ func Suggest(name string, candidates []string, n int) []string {
 		names = append(names, out[i].s)
 	}
 	return names
-}
-
-// levenshtein is the edit distance of a and b, or limit+1 once it exceeds limit.
-func levenshtein(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > limit || -d > limit {
-		return limit + 1
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin > limit {
-			return limit + 1
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

@@ -14,63 +14,100 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Policy applies allow/deny rules and confirmation. A mutating call is
-// confirmed by a human when the client can be asked (elicitation); otherwise,
-// in agent mode, by the agent's explicit confirm flag. In human mode nothing
-// else counts.
+// Policy applies allow/deny rules and confirmation, for tool calls and skill
+// runs alike: this is the one place the confirmation rule is applied
+// (policy.NeedsConfirm says which calls need one). A mutating call is
+// confirmed by a human when the client can be asked (elicitation);
+// otherwise, in agent mode, by the agent's explicit confirm flag, and in
+// token mode by the one-time token its CONFIRMATION_REQUIRED error carried.
+// In human mode nothing else counts. A call already Confirmed (a confirmed
+// skill's own calls) needs nothing more.
 func Policy(rules policy.Rules, tokens *policy.Tokens) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
 				return fail(err, "denied")
 			}
-			if !policy.NeedsConfirm(req.Resolved, req.Info) {
+			if !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
 				return withDecision(next(ctx, req), "allowed")
 			}
-			if req.AskHuman != nil {
-				ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
-					req.Resolved.Canonical, clip(string(req.Args), 500)))
-				switch {
-				case err == nil && ok:
-					return withDecision(next(ctx, req), "confirmed")
-				case err == nil:
-					return fail(toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
-						"the user declined %q", req.Resolved.Canonical), "denied")
-				case rules.Confirm == policy.ConfirmHuman:
-					return fail(toolerr.New(toolerr.Denied, "Ask the user to approve the change in their client, then retry.",
-						"could not ask for confirmation: %v", err), "denied")
-				}
-				// The client advertised elicitation but could not ask: fall back to the agent's flag.
-			}
-			if rules.Confirm == policy.ConfirmHuman {
-				return fail(toolerr.New(toolerr.Denied,
-					"This runtime requires a person to approve changes and this client cannot ask one; tell the user what you wanted to do.",
-					"%q changes state and no human can be asked to confirm it", req.Resolved.Canonical), "denied")
-			}
-			if rules.Confirm == policy.ConfirmToken {
-				key := loopKey(req)
-				if req.ConfirmToken == "" || !tokens.Redeem(req.ConfirmToken, key) {
-					return fail(confirmationRequired(req, tokens.Issue(key)), "confirmation_required")
-				}
+			if req.Confirmed {
 				return withDecision(next(ctx, req), "confirmed")
 			}
-			if !req.Confirm {
-				return fail(confirmationRequired(req, true), "confirmation_required")
+			if err, decision := confirm(ctx, rules.Confirm, tokens, req); err != nil {
+				return fail(err, decision)
 			}
+			req.Confirmed = true
 			return withDecision(next(ctx, req), "confirmed")
 		}
 	}
 }
 
+// readOnlyCall asks a provider that classifies calls one by one whether
+// this call is read-only (provider.CallClassifier); AlwaysConfirm wins.
+func readOnlyCall(req *Request) bool {
+	if req.Resolved.AlwaysConfirm || req.Backend == nil {
+		return false
+	}
+	c, ok := provider.As[provider.CallClassifier](req.Backend)
+	return ok && c.ReadOnlyCall(req.Resolved, req.Args)
+}
+
+// confirm decides whether a call that needs confirmation has it; nil means
+// confirmed, else the error and the audit decision.
+func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens, req *Request) (*toolerr.Error, string) {
+	if req.AskHuman != nil {
+		ok, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+			req.Resolved.Canonical, textutil.Clip(string(req.Args), 500)))
+		switch {
+		case err == nil && ok:
+			return nil, ""
+		case err == nil:
+			return toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
+				"the user declined %q", req.Resolved.Canonical), "denied"
+		case mode == policy.ConfirmHuman:
+			return toolerr.New(toolerr.Denied, "Ask the user to approve the change in their client, then retry.",
+				"could not ask for confirmation: %v", err), "denied"
+		}
+		// The client advertised elicitation but could not ask: fall back to the agent's flag.
+	}
+	switch mode {
+	case policy.ConfirmHuman:
+		return toolerr.New(toolerr.Denied,
+			"This runtime requires a person to approve changes and this client cannot ask one; tell the user what you wanted to do.",
+			"%q changes state and no human can be asked to confirm it", req.Resolved.Canonical), "denied"
+	case policy.ConfirmToken:
+		key := loopKey(req)
+		if req.ConfirmToken == "" || !tokens.Redeem(req.ConfirmToken, key) {
+			return confirmationRequired(req, tokens.Issue(key)), "confirmation_required"
+		}
+		return nil, ""
+	}
+	if !req.Confirm {
+		return confirmationRequired(req, true), "confirmation_required"
+	}
+	return nil, ""
+}
+
 // confirmationRequired teaches the exact retry; confirm is true, or the
 // one-time token (bound to these exact arguments) in token mode.
 func confirmationRequired(req *Request, confirm any) *toolerr.Error {
-	e := toolerr.New(toolerr.ConfirmationRequired,
-		"This tool changes state. If the user wants this change, repeat the exact call in `retry` (it adds the confirmation); otherwise do not call it.",
-		"%q is not read-only and needs confirmation", req.Resolved.Canonical)
+	var e *toolerr.Error
+	if req.Skill {
+		hint := "This skill changes state. If the user wants this change, repeat the call with confirm: true."
+		if _, token := confirm.(string); token {
+			hint = "This skill changes state. If the user wants this change, repeat the exact call in `retry` (it adds the confirmation); otherwise do not run it."
+		}
+		e = toolerr.New(toolerr.ConfirmationRequired, hint, "skill %q changes state and needs confirmation", req.Resolved.Name)
+	} else {
+		e = toolerr.New(toolerr.ConfirmationRequired,
+			"This tool changes state. If the user wants this change, repeat the exact call in `retry` (it adds the confirmation); otherwise do not call it.",
+			"%q is not read-only and needs confirmation", req.Resolved.Canonical)
+	}
 	if tok, ok := confirm.(string); ok {
 		e.With("confirm_token", tok)
 		e.Message += "; the token in `retry` confirms this exact call once, with these arguments"
@@ -88,19 +125,13 @@ func withDecision(r *Response, d string) *Response {
 	return r
 }
 
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
 // LoopGuard escalates and refuses repeated identical failures within a session.
 func LoopGuard(g *policy.LoopGuard) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			key := loopKey(req)
-			if refused, n := g.Refused(key); refused {
+			refused, n := g.Refused(key)
+			if refused {
 				return fail(toolerr.New(toolerr.RepeatedFailure,
 					"Stop calling this. Change the arguments or the tool, or report the failure to the user.",
 					"this exact call already failed %d times in this session; it is refused for %s", n, g.CoolDown).
@@ -108,7 +139,9 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 			}
 			resp := next(ctx, req)
 			if !resp.Failed() {
-				g.Succeeded(key)
+				if n > 0 { // nothing to reset otherwise: one state round trip saved
+					g.Succeeded(key)
+				}
 				return resp
 			}
 			if resp.Err != nil && (resp.Err.Code == toolerr.ConfirmationRequired || resp.Err.Code == toolerr.Cancelled) {
@@ -141,15 +174,7 @@ func repeated(resp *Response, n int) *toolerr.Error {
 	return e
 }
 
-func loopKey(req *Request) string {
-	h := sha256.New()
-	for _, s := range []string{req.Session, req.Via, req.Provider, req.Tool} {
-		io.WriteString(h, s)
-		h.Write([]byte{0})
-	}
-	h.Write(req.Args)
-	return string(h.Sum(nil))
-}
+func loopKey(req *Request) string { return CallKey(req) }
 
 // ArgsHash is the audit's fingerprint of the arguments: never their values.
 func ArgsHash(args json.RawMessage) string {
@@ -160,6 +185,9 @@ func ArgsHash(args json.RawMessage) string {
 // AuditRecord is one line of the audit log.
 type AuditRecord struct {
 	Time       time.Time `json:"time"`
+	Replica    string    `json:"replica,omitempty"`
+	RequestID  string    `json:"request_id"`
+	Identity   string    `json:"identity,omitempty"`
 	Session    string    `json:"session,omitempty"`
 	Client     string    `json:"client,omitempty"`
 	Tool       string    `json:"tool"`
@@ -174,7 +202,10 @@ type AuditRecord struct {
 
 // Audit writes one JSON line per call to w (nil disables). It also stamps the
 // response's Duration.
-func Audit(w io.Writer, now func() time.Time) Middleware {
+func Audit(w io.Writer, now func() time.Time) Middleware { return audit(w, now, "") }
+
+// audit is Audit stamping every record with the replica that wrote it.
+func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 	var mu sync.Mutex
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
@@ -184,8 +215,11 @@ func Audit(w io.Writer, now func() time.Time) Middleware {
 			if w == nil {
 				return resp
 			}
+			if req.RequestID == "" {
+				req.RequestID = newRequestID()
+			}
 			rec := AuditRecord{
-				Time: start.UTC(), Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
 			}
@@ -219,7 +253,7 @@ func Execute(o ExecuteOptions) Middleware {
 	return func(Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			timeout := req.Resolved.Timeout
-			if timeout <= 0 {
+			if timeout <= 0 && !req.Skill { // a provider's per-call deadline is for one tool call, not a recipe of several
 				timeout = req.Info.Timeout
 			}
 			if timeout <= 0 {
@@ -231,7 +265,13 @@ func Execute(o ExecuteOptions) Middleware {
 				callCtx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			res, err := req.Backend.Call(callCtx, req.Resolved, req.Args)
+			var res *provider.Result
+			var err error
+			if req.Skill {
+				res, err = runSkill(callCtx, req)
+			} else {
+				res, err = req.Backend.Call(callCtx, req.Resolved, req.Args)
+			}
 			if err != nil {
 				return &Response{Err: callError(ctx, callCtx, req, timeout, err)}
 			}
@@ -258,6 +298,9 @@ func callError(parent, callCtx context.Context, req *Request, timeout time.Durat
 		return toolerr.New(toolerr.Timeout,
 			"The tool did not answer in time. Narrow the request, or tell the user it is slow; do not retry unchanged.",
 			"%q did not finish within %s", req.Resolved.Canonical, timeout)
+	}
+	if req.Skill {
+		return toolerr.New(toolerr.BackendError, "The skill failed; read the message before retrying.", "skill %q failed: %v", req.Resolved.Name, err)
 	}
 	return toolerr.New(toolerr.BackendError, "The backend failed; read the message, and report it to the user if it persists.",
 		"%q failed: %v", req.Resolved.Canonical, err)

@@ -38,6 +38,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Conventions.
@@ -334,12 +335,8 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:77] + "..."
-	}
-	return s
-}
+// clip shortens manifest text quoted in warnings and errors.
+func clip(s string) string { return textutil.Clip(s, 80) }
 
 // SearchDirs lists where plugins are looked for, in order and without
 // repeats: the config's directory, each entry of $AGENT_TOOLS_PLUGINS_DIR,

@@ -1,33 +1,36 @@
 package policy
 
 import (
+	"context"
+	"encoding/hex"
 	"sync"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
-// LoopGuard stops a session from repeating the same failing call (seed 000: one
+// LoopGuard stops a caller from repeating the same failing call (seed 000: one
 // run retried a malformed call 1,022 times). Calls are identified by an opaque
-// key built by the caller (session + tool + argument hash).
+// key built by the caller (identity + session + tool + canonical argument
+// hash).
 //
 // From the RepeatAfter-th identical failure the caller escalates the error to
 // REPEATED_FAILURE; once RefuseAfter failures accumulated, the call is refused
 // without running until CoolDown has passed since the last failure. A success
-// forgets the key.
+// forgets the key. Counts live in Store: with Redis, identical failures spread
+// over replicas add up.
 type LoopGuard struct {
 	RepeatAfter int
 	RefuseAfter int
 	CoolDown    time.Duration
-	// MaxKeys bounds memory; the stalest keys are dropped first.
+	// MaxKeys bounds the in-memory store's size (used when Store is nil).
 	MaxKeys int
 	Now     func() time.Time
+	// Store holds the counters (nil = memory of this process, created on
+	// first use with MaxKeys and Now).
+	Store state.Store
 
-	mu   sync.Mutex
-	keys map[string]*failures
-}
-
-type failures struct {
-	count int
-	last  time.Time
+	once sync.Once
 }
 
 // NewLoopGuard returns a guard with the documented defaults: escalate at the 3rd
@@ -36,67 +39,48 @@ func NewLoopGuard() *LoopGuard {
 	return &LoopGuard{RepeatAfter: 3, RefuseAfter: 6, CoolDown: time.Minute, MaxKeys: 10000, Now: time.Now}
 }
 
-// Refused reports whether key is cooling down, with the failure count so far.
-func (g *LoopGuard) Refused(key string) (bool, int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	f := g.keys[key]
-	if f == nil {
-		return false, 0
-	}
-	if g.Now().Sub(f.last) >= g.CoolDown {
-		// The cool-down passed: give the call a fresh start.
-		delete(g.keys, key)
-		return false, 0
-	}
-	return f.count >= g.RefuseAfter, f.count
+func (g *LoopGuard) store() state.Store {
+	g.once.Do(func() {
+		if g.Store == nil {
+			now := g.Now
+			if now == nil {
+				now = time.Now
+			}
+			g.Store = &state.Memory{MaxKeys: g.MaxKeys, Now: func() time.Time { return now() }}
+		}
+	})
+	return g.Store
 }
 
-// Failed records a failure and returns how many identical failures key has now.
+func guardKey(key string) string { return "lg:" + hex.EncodeToString([]byte(key)) }
+
+// Refused reports whether key is cooling down, with the failure count so far.
+func (g *LoopGuard) Refused(key string) (bool, int) {
+	n, err := g.store().Count(context.Background(), guardKey(key))
+	if err != nil {
+		return false, 0 // state unavailable: never refuse because of it
+	}
+	return int(n) >= g.RefuseAfter && g.RefuseAfter > 0, int(n)
+}
+
+// Failed records a failure and returns how many identical failures key has
+// now. The count expires CoolDown after the last failure.
 func (g *LoopGuard) Failed(key string) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.keys == nil {
-		g.keys = map[string]*failures{}
+	ttl := g.CoolDown
+	if ttl <= 0 {
+		ttl = time.Minute
 	}
-	f := g.keys[key]
-	if f == nil {
-		if g.MaxKeys > 0 && len(g.keys) >= g.MaxKeys {
-			g.evictLocked()
-		}
-		f = &failures{}
-		g.keys[key] = f
+	n, err := g.store().Incr(context.Background(), guardKey(key), ttl)
+	if err != nil {
+		return 0
 	}
-	f.count++
-	f.last = g.Now()
-	return f.count
+	return int(n)
 }
 
 // Succeeded forgets key.
 func (g *LoopGuard) Succeeded(key string) {
-	g.mu.Lock()
-	delete(g.keys, key)
-	g.mu.Unlock()
-}
-
-// evictLocked drops every key older than the cool-down, or the stalest one if none is.
-func (g *LoopGuard) evictLocked() {
-	now := g.Now()
-	var stalest string
-	var stalestAt time.Time
-	for k, f := range g.keys {
-		if now.Sub(f.last) >= g.CoolDown {
-			delete(g.keys, k)
-			continue
-		}
-		if stalest == "" || f.last.Before(stalestAt) {
-			stalest, stalestAt = k, f.last
-		}
-	}
-	if len(g.keys) >= g.MaxKeys && stalest != "" {
-		delete(g.keys, stalest)
-	}
+	_ = g.store().Delete(context.Background(), guardKey(key))
 }
 
 // Escalate reports whether a failure count has reached the REPEATED_FAILURE threshold.
-func (g *LoopGuard) Escalate(count int) bool { return count >= g.RepeatAfter }
+func (g *LoopGuard) Escalate(count int) bool { return g.RepeatAfter > 0 && count >= g.RepeatAfter }

@@ -58,6 +58,14 @@ type Diagnostic struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// CallClassifier is implemented by providers whose tool is read-only for
+// some arguments only (a workers run in mode analyze or review): the policy
+// then skips confirmation for those calls. A tool marked AlwaysConfirm is
+// confirmed whatever this says.
+type CallClassifier interface {
+	ReadOnlyCall(tool catalog.Tool, args json.RawMessage) bool
+}
+
 // Starter is implemented by providers with a start phase (connections, processes).
 type Starter interface {
 	Start(ctx context.Context) error

@@ -38,11 +38,13 @@ type entry struct {
 	p       provider.Provider
 	info    catalog.ProviderInfo
 	enabled bool
-	tools   []catalog.Tool // accepted tools, canonical names set, sorted by name
-	raw     []catalog.Tool // as last returned by the provider, for change detection
-	skills  []catalog.Skill
+	tools   []catalog.Tool  // accepted tools, canonical names set, sorted by name
+	raw     []catalog.Tool  // as last returned by the provider, for change detection
+	skills  []catalog.Skill // accepted skills (see acceptSkillsLocked)
+	rawSk   []catalog.Skill // as last returned by the provider, for change detection
 	loadErr error
-	diags   []provider.Diagnostic // naming rejections
+	diags   []provider.Diagnostic // naming rejections of tools
+	skDiags []provider.Diagnostic // skills skipped for their canonical name
 }
 
 // New returns an empty registry.
@@ -52,6 +54,13 @@ func New(log *slog.Logger) *Registry {
 	}
 	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New()}
 }
+
+// SetSemantic installs the index's semantic stage (embeddings); call it
+// before adding providers so that every tool is embedded.
+func (r *Registry) SetSemantic(s index.Semantic) { r.index.SetSemantic(s) }
+
+// Semantic returns the index's semantic stage (nil: lexical only).
+func (r *Registry) Semantic() index.Semantic { return r.index.Semantic() }
 
 // Add registers a provider; ids must be unique. It does not load tools: call Refresh.
 func (r *Registry) Add(p provider.Provider) error {
@@ -116,7 +125,7 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 		}
 		r.mu.Lock()
 		e.loadErr = nil
-		if !sameTools(e.raw, tools) || !slices.EqualFunc(e.skills, skills, sameSkill) {
+		if !sameTools(e.raw, tools) || !slices.EqualFunc(e.rawSk, skills, sameSkill) {
 			r.installLocked(e, tools, skills)
 			changed = true
 		}
@@ -144,7 +153,7 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 	for _, t := range e.tools {
 		delete(r.byName, t.Canonical)
 	}
-	e.raw, e.skills, e.diags = raw, skills, nil
+	e.raw, e.rawSk, e.diags = raw, skills, nil
 	e.tools = make([]catalog.Tool, 0, len(raw))
 	for _, t := range raw {
 		t.Provider = id
@@ -167,7 +176,54 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 	for i := range e.tools { // sorting moved the elements: repoint the name map
 		r.byName[e.tools[i].Canonical] = &e.tools[i]
 	}
-	r.index.Replace(id, docs(e.info, e.tools, skills))
+	r.acceptSkillsLocked(e)
+	r.index.Replace(id, docs(e.info, e.tools, e.skills))
+}
+
+// SkillCanonical is the name policy, audit and the loop guard know a skill
+// run by: "<provider>_<skill>", or bare "<skill>" for the host-local
+// providers, encoded as tool names are.
+func SkillCanonical(info catalog.ProviderInfo, name string) (string, error) {
+	return naming.Canonical(info.ID, name, info.HostLocal)
+}
+
+// acceptSkillsLocked decides, for every enabled provider, which of its
+// skills are served: a skill whose canonical name is a tool's (of any
+// provider) or an earlier skill's, or that has none, is skipped and
+// reported to doctor. Tools win because their names are what clients call
+// and policies name. A provider other than installed whose accepted skills
+// change (a tool took or freed a name) is re-indexed.
+func (r *Registry) acceptSkillsLocked(installed *entry) {
+	seen := map[string]string{} // skill canonical → provider
+	for _, id := range r.order {
+		e := r.providers[id]
+		if !e.enabled {
+			continue
+		}
+		var accepted []catalog.Skill
+		var diags []provider.Diagnostic
+		for _, s := range e.rawSk {
+			canonical, err := SkillCanonical(e.info, s.Name)
+			switch {
+			case err != nil:
+			case r.byName[canonical] != nil:
+				err = fmt.Errorf("skill name %q is already a tool's (of provider %q); the tool is kept", canonical, r.byName[canonical].Provider)
+			case seen[canonical] != "":
+				err = fmt.Errorf("skill name %q is already taken by a skill of provider %q; the first one is kept", canonical, seen[canonical])
+			}
+			if err != nil {
+				diags = append(diags, provider.Diagnostic{Provider: id, Item: "skill " + s.Name, Status: "skipped", Reason: err.Error()})
+				continue
+			}
+			seen[canonical] = id
+			accepted = append(accepted, s)
+		}
+		changed := !slices.EqualFunc(e.skills, accepted, sameSkill)
+		e.skills, e.skDiags = accepted, diags
+		if changed && e != installed {
+			r.index.Replace(id, docs(e.info, e.tools, e.skills))
+		}
+	}
 }
 
 func docs(info catalog.ProviderInfo, tools []catalog.Tool, skills []catalog.Skill) []index.Doc {
@@ -239,8 +295,9 @@ func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
 		for _, t := range e.tools {
 			delete(r.byName, t.Canonical)
 		}
-		e.tools, e.raw, e.skills = nil, nil, nil
+		e.tools, e.raw, e.skills, e.rawSk, e.skDiags = nil, nil, nil, nil, nil
 		r.index.Remove(id)
+		r.acceptSkillsLocked(nil) // names it held may free other providers' skills
 	}
 	r.mu.Unlock()
 	if on {
@@ -325,6 +382,17 @@ func (r *Registry) Tools(providerID string) []catalog.Tool {
 	return out
 }
 
+// Skills lists a provider's served skills, sorted by name.
+func (r *Registry) Skills(providerID string) []catalog.Skill {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.providers[providerID]
+	if !ok || !e.enabled {
+		return nil
+	}
+	return slices.Clone(e.skills)
+}
+
 // Skill finds a provider's skill by name.
 func (r *Registry) Skill(providerID, name string) (catalog.Skill, bool) {
 	r.mu.RLock()
@@ -378,6 +446,7 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 			out = append(out, d.Diagnostics()...)
 		}
 		out = append(out, e.diags...)
+		out = append(out, e.skDiags...)
 	}
 	return out
 }

@@ -91,3 +91,62 @@ func TestRefreshIsIncrementalAndSetEnabled(t *testing.T) {
 		t.Fatal("unknown provider accepted")
 	}
 }
+
+func TestSkillNamedLikeAToolIsSkipped(t *testing.T) {
+	local := providertest.New(catalog.ProviderInfo{ID: "local", HostLocal: true},
+		providertest.Tool("deploy", "Deploy", "", false))
+	local.SetSkills(catalog.Skill{Name: "deploy", Description: "a recipe named like the script"},
+		catalog.Skill{Name: "release", Description: "a recipe"})
+	gh := providertest.New(catalog.ProviderInfo{ID: "gh"}, providertest.Tool("triage", "Triage", "", true))
+	gh.SetSkills(catalog.Skill{Name: "triage", Description: "same canonical as the tool gh_triage"},
+		catalog.Skill{Name: "open", Description: "fine"})
+	r := registry.New(nil)
+	for _, p := range []*providertest.Fake{local, gh} {
+		if err := r.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Refresh(context.Background())
+	tests := []struct {
+		provider, skill string
+		served          bool
+	}{
+		{"local", "deploy", false}, // bare canonical "deploy" is the local tool's
+		{"local", "release", true},
+		{"gh", "triage", false}, // gh_triage is the tool's
+		{"gh", "open", true},
+	}
+	for _, tt := range tests {
+		if _, ok := r.Skill(tt.provider, tt.skill); ok != tt.served {
+			t.Errorf("skill %s:%s served = %v, want %v", tt.provider, tt.skill, ok, tt.served)
+		}
+	}
+	if got := len(r.Skills("gh")); got != 1 {
+		t.Errorf("gh serves %d skills, want 1", got)
+	}
+	var reasons []string
+	for _, d := range r.Diagnostics() {
+		if d.Status == "skipped" && strings.HasPrefix(d.Item, "skill ") {
+			reasons = append(reasons, d.Provider+" "+d.Item+": "+d.Reason)
+		}
+	}
+	want := []string{
+		`local skill deploy: skill name "deploy" is already a tool's (of provider "local"); the tool is kept`,
+		`gh skill triage: skill name "gh_triage" is already a tool's (of provider "gh"); the tool is kept`,
+	}
+	if strings.Join(reasons, "\n") != strings.Join(want, "\n") {
+		t.Errorf("doctor lines:\n%s\nwant:\n%s", strings.Join(reasons, "\n"), strings.Join(want, "\n"))
+	}
+	// The skipped skill is not searchable either.
+	for _, h := range r.Search("recipe named like the script", index.Options{}) {
+		if h.ID == registry.SkillID("local", "deploy") {
+			t.Errorf("a skipped skill is indexed: %+v", h)
+		}
+	}
+	// When the tool goes away, the skill is served.
+	local.SetTools()
+	r.Refresh(context.Background())
+	if _, ok := r.Skill("local", "deploy"); !ok {
+		t.Error("the skill stays hidden after the tool that took its name went away")
+	}
+}

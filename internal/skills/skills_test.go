@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -44,28 +44,10 @@ func (f *fakeCaller) Calls() []string {
 	return append([]string(nil), f.calls...)
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var info = catalog.ProviderInfo{ID: "gh", Kind: "mcp", Description: "GitHub"}
 
 // newDir writes files into a temp dir and returns a Dir over it.
-func newDir(t *testing.T, o Options, files map[string]string) (*Dir, string, *syncBuffer) {
+func newDir(t *testing.T, o Options, files map[string]string) (*Dir, string, *testutil.SyncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, src := range files {
@@ -73,7 +55,7 @@ func newDir(t *testing.T, o Options, files map[string]string) (*Dir, string, *sy
 			t.Fatal(err)
 		}
 	}
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	o.Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if o.Timeout == 0 {
 		o.Timeout = 20 * time.Second // generous: the machine may be loaded
@@ -535,7 +517,7 @@ func TestCheckRelated(t *testing.T) {
 		{Provider: "gh", Name: "triage", Related: []catalog.Related{{Target: "gh:open-pr"}, {Target: "ghcli:pr"}}},
 		{Provider: "ghcli", Name: "pr", Related: []catalog.Related{{Target: "gh:triage"}, {Target: "n8n:gone", Why: "old"}}},
 	}
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	diags := CheckRelated(all, slog.New(slog.NewTextHandler(log, nil)))
 	want := []provider.Diagnostic{
 		{Provider: "gh", Item: "skill triage", Status: "warning", Reason: `related target "gh:open-pr" names no loaded skill`},

@@ -16,13 +16,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Defaults of the HTTP transport.
 const (
-	DefaultAddr          = "127.0.0.1:8321"
+	DefaultAddr          = config.DefaultAddr // one definition: the config's default is the transport's
 	DefaultBodyLimit     = 4 << 20
 	DefaultShutdownGrace = 10 * time.Second
 	DefaultRatePerSecond = 50
@@ -77,6 +78,8 @@ type HTTPOptions struct {
 	Metrics *metrics.Metrics
 	// Ready reports whether the runtime can serve (nil = always).
 	Ready func() error
+	// Cluster connects this replica to the others (nil = a single instance).
+	Cluster *ClusterOptions
 	// Logger receives one line per request and the transport's errors.
 	Logger *slog.Logger
 	// Now is the clock (tests).
@@ -205,7 +208,14 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.inPosts.Add(1)
 		defer h.inPosts.Add(-1)
 	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.routeSession(w, r, id) {
+		return
+	}
+	if c := h.opts.Cluster; c != nil && c.Node != nil {
+		w.Header().Set(HeaderReplica, c.Node.ID)
+	}
 	h.mcp.ServeHTTP(w, r)
+	h.registerSession(w, r)
 }
 
 // validSessionID accepts what the MCP spec allows: visible ASCII (0x21–0x7E).
@@ -225,22 +235,6 @@ func (h *HTTP) healthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	fmt.Fprintln(w, "ok")
-}
-
-func (h *HTTP) readyz(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Cache-Control", "no-store")
-	if h.draining.Load() {
-		httpError(w, http.StatusServiceUnavailable, "shutting down")
-		return
-	}
-	if h.opts.Ready != nil {
-		if err := h.opts.Ready(); err != nil {
-			httpError(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
-			return
-		}
-	}
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprintln(w, "ready")
 }
 
 // metadata serves RFC 9728 protected-resource metadata so that MCP clients

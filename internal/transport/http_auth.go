@@ -221,7 +221,10 @@ func (h *HTTP) allow(w http.ResponseWriter, r *http.Request, key string) bool {
 	if h.limits == nil {
 		return true
 	}
-	ok, wait := h.limits.allow(key)
+	ok, wait, shared := h.allowShared(r, key)
+	if !shared {
+		ok, wait = h.limits.allow(key)
+	}
 	if ok {
 		return true
 	}
@@ -366,7 +369,8 @@ func (v *oidcVerifier) verify(ctx context.Context, tok string) (identity, *authE
 	if err != nil {
 		return identity{}, &authError{status: http.StatusUnauthorized, code: "invalid_token", reason: jwtReason(err), msg: jwtMessage(err, v.opts)}
 	}
-	return identity{user: "oidc:" + clipHeader(t.Subject), expiry: t.Expiry}, nil
+	// Issuer and subject together: a subject is only unique per issuer.
+	return identity{user: "oidc:" + clipHeader(t.Issuer) + "|" + clipHeader(t.Subject), expiry: t.Expiry}, nil
 }
 
 func jwtReason(err error) string {

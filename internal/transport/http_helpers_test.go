@@ -1,7 +1,6 @@
 package transport
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -20,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // testMCPServer has an echo tool and a slow tool that sends progress and
@@ -69,22 +69,7 @@ func testMCPServer(drain *Drain) *mcp.Server {
 }
 
 // logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer = testutil.SyncBuffer
 
 // start serves o (Server defaulting to testMCPServer) on a loopback httptest server.
 func start(t *testing.T, o HTTPOptions) (*HTTP, *httptest.Server, *logBuffer) {

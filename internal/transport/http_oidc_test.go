@@ -64,7 +64,7 @@ func TestHTTPOIDC(t *testing.T) {
 			}
 		})
 	}
-	if l := logs.String(); strings.Contains(l, valid[len(valid)-20:]) || !strings.Contains(l, "user=oidc:alice") || !strings.Contains(l, "reason=auth:audience") {
+	if l := logs.String(); strings.Contains(l, valid[len(valid)-20:]) || !strings.Contains(l, "user=oidc:"+is.srv.URL+"|alice") || !strings.Contains(l, "reason=auth:audience") {
 		t.Errorf("logs:\n%s", l)
 	}
 

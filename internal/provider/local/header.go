@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Header is the interface of a script, read from its leading comment block:
@@ -321,7 +323,7 @@ func suggestTag(tag string) string {
 	norm := strings.NewReplacer("-", "", "_", "").Replace(tag)
 	best, bestD := "", 3
 	for _, k := range knownTags {
-		d := levenshtein(norm, k)
+		d := textutil.Distance(norm, k, 2)
 		if strings.HasPrefix(norm, k) || strings.HasPrefix(k, norm) && len(norm) >= 3 {
 			d = min(d, 1)
 		}
@@ -330,29 +332,6 @@ func suggestTag(tag string) string {
 		}
 	}
 	return best
-}
-
-func levenshtein(a, b string) int {
-	if len(a) > 32 || len(b) > 32 {
-		return 99
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // Schema is the JSON Schema of the tool's arguments, properties in declaration

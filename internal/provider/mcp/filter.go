@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // lineFilter reads an upstream's stdout, one newline-delimited message per
@@ -102,7 +104,7 @@ func (f *lineFilter) bad(head, tail []byte, why string) []jsonrpc.Message {
 			return []jsonrpc.Message{&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}}}
 		}
 	}
-	f.report("%s; dropped it: %q", why, clip(string(head), 120))
+	f.report("%s; dropped it: %q", why, textutil.Clip(string(head), 120))
 	return nil
 }
 

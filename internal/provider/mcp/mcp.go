@@ -45,6 +45,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -460,7 +461,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 		return ctx.Err()
 	}
 	if upstream {
-		msg := clip(we.Message, 2000)
+		msg := textutil.Clip(we.Message, 2000)
 		switch {
 		case we.Code == codeInvalidParams && strings.Contains(strings.ToLower(we.Message), "unknown tool"):
 			s.relist() // our list is stale: re-read it
@@ -474,7 +475,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 			"upstream %q failed the call to %q: %s (code %d)", p.opts.ID, tool.Name, msg, we.Code)
 	}
 	return toolerr.New(toolerr.ProviderUnavailable, "Retry once; if it fails again, tell the user (agent-tools doctor shows why).",
-		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, clip(p.scrubErr(err).Error(), 2000))
+		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, textutil.Clip(p.scrubErr(err).Error(), 2000))
 }
 
 // Close ends the session, kills the upstream's process group and stops
@@ -627,15 +628,4 @@ func (p *Provider) problem(format string, args ...any) {
 		p.problems = p.problems[len(p.problems)-maxProblems:]
 	}
 	p.mu.Unlock()
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 { // not inside a UTF-8 sequence
-		cut--
-	}
-	return s[:cut] + "…"
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -47,9 +48,15 @@ func stdioOptions(t *testing.T, mode string) (Options, string) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	env := map[string]string{"MCPTEST_SERVER": mode, "MCPTEST_DIR": dir}
+	if testing.CoverMode() != "" {
+		// A child built with -cover warns on stderr when GOCOVERDIR is unset,
+		// and tests match the child's stderr exactly: give it a place to write.
+		env["GOCOVERDIR"] = t.TempDir()
+	}
 	return Options{
 		ID: "ev", Command: exe, RequireConfirm: true,
-		Env:      map[string]string{"MCPTEST_SERVER": mode, "MCPTEST_DIR": dir},
+		Env:      env,
 		CacheDir: filepath.Join(dir, "cache"), Environ: hostEnv,
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second, StopGrace: 300 * time.Millisecond,
 		StartTimeout: 20 * time.Second, ListWait: 20 * time.Second,
@@ -102,24 +109,11 @@ func mustCall(t *testing.T, p *Provider, name, args string) *provider.Result {
 	return res
 }
 
-func wantCode(t *testing.T, err error, code toolerr.Code) *toolerr.Error {
-	t.Helper()
-	te, ok := toolerr.As(err)
-	if !ok || te.Code != code {
-		t.Fatalf("err = %v, want code %s", err, code)
-	}
-	return te
-}
+var wantCode = testutil.WantCode
 
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitFor(t, what, 15*time.Second, cond)
 }
 
 func diag(p *Provider, item string) provider.Diagnostic {

@@ -1,6 +1,6 @@
 package mcp
 
-// What the facade's transparent passthrough (internal/facade/passthrough*.go)
+// What the transparent passthrough (internal/passthrough)
 // needs beyond tools: the upstream's prompts and initialize result (kept with
 // the tool list, live or from the disk cache), separate sessions to the same
 // upstream (one per downstream client session, so that the upstream's
@@ -21,8 +21,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
+
+// The passthrough finds these methods by type assertion: the guard makes a
+// renamed or re-typed method a compile error instead of a silently disabled
+// passthrough.
+var _ passthrough.Upstream = (*Provider)(nil)
 
 // sharedClientOfPassthrough makes the shared session of a provider with bare
 // names (a passthrough in flat mode) declare what passthrough sessions relay

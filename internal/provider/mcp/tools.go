@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // setToolsLocked installs a tool list from the upstream or the cache. It
@@ -101,7 +102,7 @@ func inputSchema(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("its inputSchema is not a JSON object (got %s)", jsonType(v))
 	}
 	if typ, ok := m["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("its inputSchema has type %s; tool arguments are an object", clip(fmt.Sprint(typ), 40))
+		return nil, fmt.Errorf("its inputSchema has type %s; tool arguments are an object", textutil.Clip(fmt.Sprint(typ), 40))
 	}
 	b, err := json.Marshal(m)
 	if err != nil {

@@ -1,0 +1,105 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	"github.com/agent-tools/agent-tools/internal/cluster"
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/state"
+)
+
+// Shared is what outlives a configuration reload and, with server.redis,
+// what replicas share: the state store (loop-guard counts, rate-limit
+// buckets, used confirmation tokens, the session registry), the cluster key
+// and this replica's identity. Built once from the first configuration;
+// changing server.redis or server.clusterKey needs a restart (logged).
+type Shared struct {
+	// Store is Redis behind a local fallback when server.redis is set, else memory.
+	Store state.Store
+	// Key signs confirmation tokens and session ids.
+	Key cluster.Key
+	// Replica names this process in audit records, session ids and /readyz.
+	Replica string
+	// Tokens is the confirmation-token book every generation uses.
+	Tokens *policy.Tokens
+	// Sessions mints stateful session ids that name this replica.
+	Sessions *cluster.Sessions
+	// Redis is the shared store when configured (nil otherwise).
+	Redis *state.Redis
+	// fallback checks Redis for /readyz (nil without Redis).
+	fallback *state.Fallback
+}
+
+// newShared builds the shared state from the first configuration.
+func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Logger) (*Shared, error) {
+	key, err := cluster.LoadKey(cfg.Server.ClusterKey, env)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	s := &Shared{Key: key, Replica: cluster.ReplicaID(env)}
+	if u := cfg.Server.Redis.URL; u != "" {
+		r, err := state.NewRedis(u, "")
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		fb := state.NewFallback(r, log)
+		fb.Check(context.Background()) // logs once if Redis is not there yet
+		s.Store, s.Redis, s.fallback = fb, r, fb
+		if key.Generated {
+			log.Warn("server.redis is set but no cluster key is: confirmation tokens and session ids of this replica cannot be verified by the others; set " + cluster.EnvKey)
+		}
+	} else {
+		s.Store = state.NewMemory()
+	}
+	s.Tokens = policy.NewTokensWithKey(key.Derive("confirm-tokens"), s.Store)
+	if s.Sessions, err = cluster.NewSessions(s.Replica, key); err != nil {
+		return nil, &ConfigError{err}
+	}
+	return s, nil
+}
+
+// Status says where shared state lives right now.
+func (s *Shared) Status() state.Status {
+	if r, ok := s.Store.(state.Reporter); ok {
+		return r.Status()
+	}
+	return state.Status{Backend: "memory"}
+}
+
+// Check pings Redis now (when configured) and says where state lives.
+func (s *Shared) Check(ctx context.Context) state.Status {
+	if s.fallback != nil {
+		return s.fallback.Check(ctx)
+	}
+	return s.Status()
+}
+
+// Node returns this replica's cluster membership, publishing catalog as its
+// catalog hash; run it with Node.Run while serving.
+func (s *Shared) Node(catalog func() string, log *slog.Logger) *cluster.Node {
+	return &cluster.Node{ID: s.Replica, Store: s.Store, Log: log, Catalog: catalog}
+}
+
+// CatalogHash fingerprints the live catalog and policy (see cluster.CatalogHash).
+func (a *App) CatalogHash() string {
+	g := a.current()
+	pol, _ := json.Marshal(struct {
+		Mode   any
+		Policy config.Policy
+	}{g.mode, g.cfg.Policy})
+	return cluster.CatalogHash(g.reg.Tools(""), string(pol))
+}
+
+// Close releases the Redis connections.
+func (s *Shared) Close() error {
+	if s.Redis != nil {
+		return s.Redis.Close()
+	}
+	return nil
+}
+
+// Shared returns the state shared across reloads (and replicas).
+func (a *App) Shared() *Shared { return a.shared }

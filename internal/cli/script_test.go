@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestScripts runs the command scripts in testdata/script with agent-tools
+// run in-process (so they count for this package's coverage; the real
+// binary is exercised by cmd/agent-tools' scripts). Besides testscript's
+// own commands:
+//
+//	agent-tools ARGS...  runs the command; `!` expects a non-zero status.
+//	                     Stdin is the file $CLI_STDIN when set, else empty.
+//	status N             checks the last agent-tools exit status.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"agent-tools": runScripted,
+			"status":      checkStatus,
+		},
+	})
+}
+
+func runScripted(ts *testscript.TestScript, neg bool, args []string) {
+	stdin := strings.NewReader("")
+	if f := ts.Getenv("CLI_STDIN"); f != "" {
+		stdin = strings.NewReader(ts.ReadFile(f))
+	}
+	env := &Env{
+		Stdin: stdin, Stdout: ts.Stdout(), Stderr: ts.Stderr(), Dir: ts.MkAbs("."),
+		LookupEnv: func(k string) (string, bool) {
+			v := ts.Getenv(k)
+			return v, v != ""
+		},
+	}
+	code := Run(context.Background(), env, args)
+	ts.Setenv("CLI_STATUS", strconv.Itoa(code))
+	if (code != 0) != neg {
+		ts.Fatalf("agent-tools %s: exit status %d", strings.Join(args, " "), code)
+	}
+}
+
+func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: status N")
+	}
+	if got := ts.Getenv("CLI_STATUS"); (got == args[0]) == neg {
+		ts.Fatalf("exit status %s, want %s%s", got, map[bool]string{true: "not "}[neg], args[0])
+	}
+}
+
+func TestMain(m *testing.M) { os.Exit(m.Run()) }

@@ -1,0 +1,53 @@
+package config
+
+import (
+	"net/url"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Redis is server.redis: where replicas keep shared state.
+type Redis struct {
+	// URL is redis://[user:password@]host:port/db (rediss:// for TLS),
+	// usually "${REDIS_URL}". A secret when it holds a password.
+	URL string `json:"url,omitempty" yaml:"url,omitempty"`
+}
+
+var redisKeys = []string{"url"}
+
+// clusterKey decodes server.redis and server.clusterKey.
+func (d *decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
+	switch key {
+	case "redis":
+		d.mapping(v, p, redisKeys, func(_ string, _, v *yaml.Node, p string) {
+			d.setStr(&s.Redis.URL, v, p)
+		})
+	case "clusterKey":
+		d.setStr(&s.ClusterKey, v, p)
+	}
+}
+
+// validateCluster checks server.redis and server.clusterKey.
+func (v *validator) validateCluster(s Server) {
+	if u := s.Redis.URL; u != "" && !v.bad("server.redis.url") {
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss") || pu.Host == "" {
+			v.errf("server.redis.url", "invalid Redis URL%s: want redis://[user:password@]host:port/db or rediss://…", v.via("server.redis.url"))
+		}
+	}
+	if k := s.ClusterKey; k != "" && len(k) < 32 && !v.bad("server.clusterKey") {
+		v.errf("server.clusterKey", "cluster key too short: %d bytes%s, want at least 32 (e.g. openssl rand -base64 48)", len(k), v.via("server.clusterKey"))
+	}
+}
+
+// redactURLPassword replaces a URL's password with "***".
+func redactURLPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "***")
+	}
+	return u.String()
+}

@@ -1,0 +1,63 @@
+package config
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestIndexEmbeddings(t *testing.T) {
+	c, err := parse(t, `
+index:
+  embeddings:
+    url: http://127.0.0.1:11434/api/embed
+    model: nomic-embed-text
+    headers: { Authorization: "Bearer ${REMOTE_TOKEN}" }
+    timeout: 250ms
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := c.Index.Embeddings
+	if !e.Enabled() || e.URL != "http://127.0.0.1:11434/api/embed" || e.Model != "nomic-embed-text" ||
+		e.Headers["Authorization"] != "Bearer remote-secret-value" || e.Timeout.Duration != 250*time.Millisecond {
+		t.Errorf("decoded %+v", e)
+	}
+	b, _ := json.Marshal(c.Redacted())
+	if strings.Contains(string(b), "remote-secret-value") {
+		t.Errorf("Redacted leaks the header: %s", b)
+	}
+	if c, _ := parse(t, "mode: flat\n"); c.Index.Embeddings.Enabled() {
+		t.Error("embeddings enabled without config")
+	}
+}
+
+func TestIndexEmbeddingsErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"unknown key", "index:\n  embedings: {}\n", `agent-tools.yaml:2:3: index: unknown key "embedings"; did you mean "embeddings"?`},
+		{"unknown embeddings key", "index:\n  embeddings:\n    modle: x\n", `did you mean "model"?`},
+		{"no model", "index:\n  embeddings:\n    url: http://127.0.0.1:11434/api/embed\n", "index.embeddings.model: embeddings need a model"},
+		{"no url", "index:\n  embeddings:\n    model: m\n", "index.embeddings.url: embeddings need a url"},
+		{"bad url", "index:\n  embeddings:\n    url: http://127.0.0.1:11434\n    model: m\n", "agent-tools.yaml:3:10: index.embeddings.url: want an http(s) endpoint"},
+		{"bad url from a variable is not printed", "index:\n  embeddings:\n    url: \"ftp://x/${REMOTE_TOKEN}\"\n    model: m\n", "want an http(s) endpoint"},
+		{"headers not a mapping", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    headers: [a]\n", "index.embeddings.headers: want a mapping"},
+		{"bad timeout", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    timeout: 5\n", "add a unit"},
+		{"index not a mapping", "index: yes\n", "index: want a mapping"},
+		{"missing variable", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    headers: {Authorization: \"${NOPE}\"}\n", "environment variable NOPE is not set"},
+	} {
+		_, err := parse(t, c.src)
+		if err == nil {
+			t.Errorf("%s: no error", c.name)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %q lacks %q", c.name, err, c.want)
+		}
+		if strings.Contains(err.Error(), "remote-secret-value") {
+			t.Errorf("%s: error leaks a variable's value: %v", c.name, err)
+		}
+	}
+}

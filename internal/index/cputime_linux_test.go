@@ -1,0 +1,18 @@
+package index
+
+import (
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// threadCPU is the calling thread's CPU time (CLOCK_THREAD_CPUTIME_ID): on
+// a shared machine, a query's own cost without the time it waited for a
+// core.
+func threadCPU() (time.Duration, bool) {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0, false
+	}
+	return time.Duration(ts.Nano()), true
+}

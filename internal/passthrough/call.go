@@ -1,0 +1,99 @@
+package passthrough
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// begin registers a forwarded call and maps its progress token (when
+// progress can be relayed: on the client's own upstream session).
+func (ds *downstream) begin(ctx context.Context, params *mcp.CallToolParamsRaw, relay bool) *flight {
+	fl := &flight{ctx: ctx}
+	meta := mcp.Meta{}
+	for k, v := range params.Meta {
+		if k != "progressToken" {
+			meta[k] = v
+		}
+	}
+	if tok := params.GetProgressToken(); tok != nil && relay {
+		fl.token = tok
+		fl.upToken = fmt.Sprintf("agent-tools-%d", ds.pt.seq.Add(1))
+		meta["progressToken"] = fl.upToken
+	}
+	if len(meta) > 0 {
+		fl.meta = meta
+	}
+	ds.mu.Lock()
+	ds.flights = append(ds.flights, fl)
+	if fl.upToken != "" {
+		ds.progress[fl.upToken] = fl
+	}
+	ds.mu.Unlock()
+	return fl
+}
+
+func (ds *downstream) end(fl *flight) {
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	for i, x := range ds.flights {
+		if x == fl {
+			ds.flights = append(ds.flights[:i], ds.flights[i+1:]...)
+			break
+		}
+	}
+	if fl.upToken != "" {
+		delete(ds.progress, fl.upToken)
+	}
+}
+
+// Call runs a flat call of a forwarded provider's tool (canonical name tool)
+// on the client's own upstream session, and answers with the upstream's
+// result as it is (content of every type, structuredContent, isError,
+// _meta); pipeline errors (policy, confirmation, timeout...) keep the
+// runtime's envelope. run runs the call through the pipeline under the
+// context it is given, and returns the rendered answer and whether the
+// pipeline produced a result (rather than an error of its own). No
+// heartbeat: the upstream's own progress is relayed. ok is false when the
+// call is not one of a forwarded provider's tool: the caller runs it as
+// usual.
+func (pt *Passthrough) Call(ctx context.Context, mreq *mcp.CallToolRequest, tool string,
+	run func(ctx context.Context) (res *mcp.CallToolResult, produced bool)) (res *mcp.CallToolResult, ok bool) {
+	if !pt.forward || mreq == nil || mreq.Session == nil || mreq.Params == nil {
+		return nil, false
+	}
+	t, found := pt.cat.Lookup(tool)
+	if !found {
+		return nil, false
+	}
+	r, ok := pt.forwardedRef(t.Provider)
+	if !ok {
+		return nil, false
+	}
+	ds := pt.downstream(mreq.Session)
+	fl := ds.begin(ctx, mreq.Params, sessionful(mreq.Session))
+	defer ds.end(fl)
+
+	var mu sync.Mutex
+	var raw *mcp.CallToolResult
+	ctx = r.pt.BindCall(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
+		c, err := ds.conn(ctx, r)
+		if err != nil {
+			return nil, err
+		}
+		return c.cs, nil
+	}, fl.meta, func(res *mcp.CallToolResult) {
+		mu.Lock()
+		raw = res
+		mu.Unlock()
+	})
+	rendered, produced := run(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if produced && raw != nil {
+		return raw, true
+	}
+	return rendered, true
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agent-tools/agent-tools/internal/proc"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Diagnostics reports, for doctor, each allowed program and nothing else:
+// where it is and the first line of its `--version` (run under a short
+// deadline; nothing else is ever run), or that it is not found (seed 000's
+// probe).
+func (p *Provider) Diagnostics() []provider.Diagnostic {
+	names := p.opts.Spec.Programs()
+	out := make([]provider.Diagnostic, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { out[i] = p.probe(name) })
+	}
+	wg.Wait()
+	return out
+}
+
+func (p *Provider) probe(name string) provider.Diagnostic {
+	d := provider.Diagnostic{Provider: p.opts.ID, Item: name}
+	pr := p.lookup(name)
+	p.mu.Lock()
+	p.programs[name] = pr
+	p.mu.Unlock()
+	if pr.err != nil {
+		d.Status, d.Reason = "failed", pr.err.Error()
+		return d
+	}
+	dir := ""
+	if wd, err := p.workDir(firstNonEmpty(p.opts.Spec.Cwd, p.root)); err == nil {
+		dir = wd
+	}
+	res, err := proc.Run(context.Background(), proc.Spec{
+		Path: pr.path, Args: []string{"--version"}, Dir: dir, Env: p.env,
+		Timeout: p.opts.ProbeTimeout, Grace: -1, MaxOutput: 64 << 10,
+	})
+	switch {
+	case err != nil:
+		d.Status, d.Reason = "failed", fmt.Sprintf("%s: cannot run: %v", pr.path, err)
+	case res.TimedOut:
+		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (--version did not answer within %s)", pr.path, proc.FormatDuration(p.opts.ProbeTimeout))
+	case res.ExitCode != 0:
+		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (--version exited with status %d)", pr.path, res.ExitCode)
+	default:
+		v := firstLine(proc.Text(res.Stdout))
+		if v == "" {
+			v = firstLine(proc.Text(res.Stderr))
+		}
+		if v == "" {
+			v = "(--version printed nothing)"
+		}
+		d.Status, d.Reason = "ok", pr.path+": "+v
+	}
+	return d
+}
+
+// firstLine is the first non-blank line, clipped to 200 characters.
+func firstLine(s string) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			if utf8.RuneCountInString(line) > 200 {
+				line = string([]rune(line)[:200]) + "…"
+			}
+			return line
+		}
+	}
+	return ""
+}

@@ -1,0 +1,160 @@
+package workers
+
+import (
+	"context"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/proc"
+)
+
+// statusReport is <id>_status: no inference, never credentials or environment.
+type statusReport struct {
+	Provider    string              `json:"provider"`
+	Worker      string              `json:"worker"`
+	ProjectDir  string              `json:"project_dir"`
+	Installed   bool                `json:"installed"`
+	Path        string              `json:"path,omitempty"`
+	Version     string              `json:"version,omitempty"`
+	Auth        string              `json:"auth"` // ok | required | unverified
+	AuthSource  string              `json:"auth_source"`
+	Flags       string              `json:"flags"` // verified | unverified
+	ReadOnly    string              `json:"read_only"`
+	Efforts     []string            `json:"efforts"`
+	ModelStatus []modelStatus       `json:"model_status"`
+	ModelSource string              `json:"model_source"`
+	Isolation   string              `json:"isolation"`
+	Git         gitStatus           `json:"git_verification"`
+	ActiveJobs  []activeJob         `json:"active_jobs"`
+	Scopes      map[string][]string `json:"write_scopes"`
+	Warnings    []string            `json:"warnings"`
+}
+
+type modelStatus struct {
+	Model   string   `json:"model"`
+	Status  string   `json:"status"` // available | unavailable | unverified
+	Efforts []string `json:"efforts,omitempty"`
+}
+
+type gitStatus struct {
+	Available bool   `json:"available"`
+	Detail    string `json:"detail"`
+}
+
+// probeTimeout bounds each --version or login probe.
+const probeTimeout = 20 * time.Second
+
+func (p *Provider) status(ctx context.Context) *statusReport {
+	w := p.worker
+	st := &statusReport{Provider: p.id, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
+		ReadOnly: w.ReadOnly, Efforts: w.Efforts, ModelStatus: []modelStatus{}, Isolation: or(p.isolation, "none"),
+		ActiveJobs: []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
+	p.mu.Lock() // jobs first: the probes below take time
+	for _, a := range p.active {
+		st.ActiveJobs = append(st.ActiveJobs, *a)
+	}
+	p.mu.Unlock()
+	if st.Efforts == nil {
+		st.Efforts = []string{}
+	}
+	st.Flags = "verified"
+	if !w.FlagsChecked {
+		st.Flags = "unverified"
+		if w.Name != "custom" {
+			st.Warnings = append(st.Warnings, w.Name+"'s flags come from seed 003, not from an installed CLI")
+		}
+	}
+	env := p.env()
+	bin, err := p.executable()
+	if err != nil {
+		st.Warnings = append(st.Warnings, "executable not found: "+p.command)
+		st.AuthSource = "not installed"
+	} else {
+		st.Installed, st.Path = true, bin
+		if len(w.VersionArgs) > 0 {
+			if out, code, ok := p.probe(ctx, bin, w.VersionArgs, env); ok && code == 0 {
+				st.Version = versionLine(out)
+			} else {
+				st.Warnings = append(st.Warnings, "version probe failed")
+			}
+		}
+		st.AuthSource = "no cheap login probe for " + w.Name + ": unverified"
+		if len(w.AuthArgs) > 0 {
+			st.AuthSource = "`" + w.Name + " " + strings.Join(w.AuthArgs, " ") + "` exit status"
+			if out, code, ok := p.probe(ctx, bin, w.AuthArgs, env); ok {
+				switch {
+				case code == 0 && !authRE.MatchString(out):
+					st.Auth = "ok"
+				case code != 0:
+					st.Auth = "required"
+				}
+			}
+		}
+	}
+	cat := p.catalogue(ctx)
+	switch {
+	case cat == nil:
+		st.ModelSource = w.Catalogue
+	case cat.readable():
+		st.ModelSource = cat.Source
+	default:
+		st.ModelSource = cat.Source + ": " + cat.Err
+		st.Warnings = append(st.Warnings, "model availability unverified: "+cat.Err)
+	}
+	models := slices.Clone(p.models)
+	if len(models) == 0 && cat.readable() {
+		models = cat.names()
+	}
+	for _, m := range models {
+		ms := modelStatus{Model: m, Status: "unverified"}
+		if cat.readable() {
+			if e, ok := cat.Models[m]; ok {
+				ms.Status, ms.Efforts = "available", e
+			} else {
+				ms.Status = "unavailable"
+			}
+		}
+		st.ModelStatus = append(st.ModelStatus, ms)
+	}
+	if _, err := (git{env: env}).run(ctx, p.root, "rev-parse", "--show-toplevel"); err == nil {
+		st.Git = gitStatus{Available: true, Detail: "files_changed and scope_violations are computed from git"}
+	} else {
+		st.Git = gitStatus{Detail: "not a git work tree: an empty scope_violations would be silence, not a certificate of health"}
+		st.Warnings = append(st.Warnings, st.Git.Detail)
+	}
+	slices.SortFunc(st.ActiveJobs, func(a, b activeJob) int { return strings.Compare(a.ID, b.ID) })
+	return st
+}
+
+// probe runs a cheap, inference-free command of the CLI with a deadline and
+// auto-update/telemetry switched off.
+func (p *Provider) probe(ctx context.Context, bin string, args []string, env []string) (string, int, bool) {
+	res, err := proc.Run(ctx, proc.Spec{Path: bin, Args: args, Env: append(env, quietEnv...), Dir: os.TempDir(),
+		Timeout: probeTimeout, Grace: time.Second, MaxOutput: 1 << 20})
+	if err != nil || res.TimedOut || res.Cancelled {
+		return "", -1, false
+	}
+	return proc.Text(res.Stdout) + proc.Text(res.Stderr), res.ExitCode, true
+}
+
+// quietEnv switches off auto-update and telemetry of the known CLIs for probes.
+var quietEnv = []string{
+	"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
+	"GEMINI_TELEMETRY_ENABLED=false", "NO_UPDATE_NOTIFIER=1", "CODEX_DISABLE_UPDATE_CHECK=1",
+}
+
+// versionLine picks the line with a version number (CLIs print warnings too).
+func versionLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines {
+		if versionRE.MatchString(l) && !strings.HasPrefix(l, "WARNING") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
