@@ -319,15 +319,30 @@ func TestSweepAll(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("setsid not installed")
 	}
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	// The escaped child closes its output, so nothing ties it to the run
-	// but the marker; Run's own sweep already gets it, SweepAll must too.
-	s := script(t, "setsid sh -c 'echo $$ > \"$1\"; exec sleep 1000' sh \"$1\" >/dev/null 2>&1 &\nwhile [ ! -s \"$1\" ]; do sleep 0.01; done\n")
-	run(t, Spec{Path: s, Args: []string{pidFile}, Env: []string{"PATH=/usr/bin:/bin"}})
-	pid := readPID(t, pidFile)
+	// An orphan carrying this runtime's marker (as an MCP upstream's setsid
+	// child does once the upstream is gone), started outside Run.
+	orphan := exec.Command("/bin/sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 & echo $!")
+	orphan.Env = []string{"PATH=/usr/bin:/bin", TrackEnv("test")}
+	out, err := orphan.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	SweepAll()
+	// A live child of this process with the marker is not an orphan: kept.
+	live := exec.Command("sleep", "1000")
+	live.Env = []string{"PATH=/usr/bin:/bin", TrackEnv("live")}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	if n := SweepAll(); n < 1 {
+		t.Errorf("SweepAll killed %d processes", n)
+	}
 	waitGone(t, pid)
+	if gone(live.Process.Pid) {
+		t.Error("a live child of the runtime was swept")
+	}
 }
 
 // Output written just before exit is never lost, however loaded the machine

@@ -49,15 +49,54 @@ func sweep(marker []byte, prefix bool, minPid int) int {
 		if err != nil {
 			continue
 		}
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if bytes.Equal(kv, marker) || prefix && bytes.HasPrefix(kv, marker) {
-				if syscall.Kill(pid, syscall.SIGKILL) == nil {
-					n++
-				}
-				break
+		if !carries(env, marker, prefix) {
+			continue
+		}
+		if prefix {
+			// SweepAll takes orphans only: a process whose parent is this
+			// runtime, or another marked process, still belongs to a live
+			// provider or call (of another runtime in this process, as in
+			// tests); orphans were re-parented to init or a subreaper.
+			if pp := ppid(name); pp == self || pp > 1 && marked(pp, marker) {
+				continue
 			}
 		}
+		if syscall.Kill(pid, syscall.SIGKILL) == nil {
+			n++
+		}
 	}
+	return n
+}
+
+func carries(env, marker []byte, prefix bool) bool {
+	for _, kv := range bytes.Split(env, []byte{0}) {
+		if bytes.Equal(kv, marker) || prefix && bytes.HasPrefix(kv, marker) {
+			return true
+		}
+	}
+	return false
+}
+
+func marked(pid int, marker []byte) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && carries(env, marker, true)
+}
+
+// ppid reads the parent pid from /proc/<pid>/stat ("pid (comm) S ppid ...").
+func ppid(pid string) int {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(f[1]))
 	return n
 }
 
@@ -78,9 +117,10 @@ func lastPid() int {
 	return n
 }
 
-// SweepAll kills every process that any run of this runtime started and
-// that is still alive, however it detached itself (unless it rewrote its
-// environment). Call it when the runtime exits, so that no child survives it.
+// SweepAll kills every orphaned process that a run (or an MCP upstream) of
+// this runtime started and that is still alive, however it detached itself
+// (unless it rewrote its environment). Call it when the runtime exits, after
+// closing its providers, so that no child survives it.
 func SweepAll() int {
 	return sweep([]byte(trackVar+"="+strconv.Itoa(os.Getpid())+"."), true, 0)
 }
