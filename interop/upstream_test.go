@@ -514,20 +514,20 @@ providers:
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	// Bare names, encoded as §3.6 says ("-" becomes z2dz); the tools that
+	// Verbatim names (a passthrough keeps the upstream's own); the tools that
 	// server-everything lists only to clients with sampling, elicitation and
 	// roots are there too.
-	for _, want := range []string{"echo", "getz2dzsum", "triggerz2dzsamplingz2dzrequest", "triggerz2dzelicitationz2dzrequest", "getz2dzrootsz2dzlist"} {
+	for _, want := range []string{"echo", "get-sum", "trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
 		}
 	}
 
 	wantOK(t, "echo", s.call(t, "echo", map[string]any{"message": "transparent"}), "Echo: transparent")
-	wantOK(t, "sampling", s.call(t, "triggerz2dzsamplingz2dzrequest", map[string]any{"prompt": "hello?"}), "sampled by the interop client")
-	wantOK(t, "elicitation", s.call(t, "triggerz2dzelicitationz2dzrequest", map[string]any{}), "Interop Person")
-	wantOK(t, "roots", s.call(t, "getz2dzrootsz2dzlist", map[string]any{}), "file:///interop/root")
-	img := s.call(t, "getz2dztinyz2dzimage", map[string]any{})
+	wantOK(t, "sampling", s.call(t, "trigger-sampling-request", map[string]any{"prompt": "hello?"}), "sampled by the interop client")
+	wantOK(t, "elicitation", s.call(t, "trigger-elicitation-request", map[string]any{}), "Interop Person")
+	wantOK(t, "roots", s.call(t, "get-roots-list", map[string]any{}), "file:///interop/root")
+	img := s.call(t, "get-tiny-image", map[string]any{})
 	hasImage := false
 	for _, c := range img.Content {
 		if ic, ok := c.(*mcp.ImageContent); ok && ic.MIMEType == "image/png" && len(ic.Data) > 0 {
@@ -538,7 +538,7 @@ providers:
 		t.Errorf("get-tiny-image: no image content passed through: %+v", img.Content)
 	}
 
-	params := &mcp.CallToolParams{Name: "triggerz2dzlongz2dzrunningz2dzoperation", Arguments: map[string]any{"duration": 1, "steps": 3}}
+	params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 3}}
 	params.SetProgressToken("interop-progress")
 	if _, err := s.cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
@@ -560,7 +560,7 @@ providers:
 	if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	s.call(t, "togglez2dzsimulatedz2dzlogging", map[string]any{})
+	s.call(t, "toggle-simulated-logging", map[string]any{})
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		mu.Lock()

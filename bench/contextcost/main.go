@@ -66,6 +66,7 @@ func main() {
 		fail(err)
 	}
 	count := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
+	defer reportMissing(os.Stderr, missingDatasets(*datasets)) // datasets.go: never drop rows without a word
 
 	var rows []row
 	for _, n := range []int{1, 10, 100, 1000, 10000} {
@@ -204,6 +205,9 @@ func measure(name string, provs []*providertest.Fake, count func([]byte) int) []
 	reg.Refresh(context.Background())
 	all := reg.Tools("")
 	n = len(all)
+	if offered := offeredTools(provs); n < offered { // datasets.go
+		fmt.Fprintf(os.Stderr, "contextcost: %s: %d of %d tools loaded; the registry rejected %d (their rows count only the loaded ones)\n", name, n, offered, offered-n)
+	}
 	target := all[len(all)/2] // the tool the agent needs
 	query := target.Description
 	if i := strings.IndexAny(query, ".;\n"); i > 0 {

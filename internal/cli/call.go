@@ -49,6 +49,7 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
 		Args: json.RawMessage(*argsJSON), Shape: cliShape{},
 	}
+	a.Facade.Teach(req) // a name from another mode, scheme or provider points at the right one
 	if *confirm {
 		// A person typed --confirm: that is a human confirmation in every mode.
 		req.AskHuman = func(context.Context, string) (bool, error) { return true, nil }

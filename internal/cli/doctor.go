@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/registry"
 )
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
@@ -22,7 +25,11 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	diags := append(a.Diagnostics(), sharedStateDiag(ctx, a.Shared()))
+	diags := append(a.Diagnostics(), readOnlyHints(a.Registry)...)
+	// Names (SPEC §3.6): flat names clients refuse, policy rules that match nothing.
+	diags = append(diags, a.Registry.FlatNameDiagnostics(a.Mode == facade.Flat)...)
+	diags = append(diags, a.Registry.RuleDiagnostics(a.Config.Policy.Deny, a.Config.Policy.Allow)...)
+	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
 	failed := false
 	for _, d := range diags {
 		failed = failed || d.Status == "failed"
@@ -72,4 +79,29 @@ func sharedStateDiag(ctx context.Context, sh *app.Shared) provider.Diagnostic {
 		d.Status, d.Reason = "warning", d.Reason+"; no cluster key: other replicas cannot verify this one's tokens (set AGENT_TOOLS_CLUSTER_KEY)"
 	}
 	return d
+}
+
+// readOnlyHints tell how to mark read-only tools of an upstream whose tools
+// all need confirmation because nothing says they are read-only.
+func readOnlyHints(reg *registry.Registry) []provider.Diagnostic {
+	var out []provider.Diagnostic
+	for _, p := range reg.Providers() {
+		if p.Info.Kind != "mcp" || !p.Info.RequireConfirm || !p.Enabled {
+			continue
+		}
+		var unknown []string
+		for _, t := range reg.Tools(p.Info.ID) {
+			if !t.ReadOnly {
+				unknown = append(unknown, t.Name)
+			}
+		}
+		if len(unknown) == 0 {
+			continue
+		}
+		example := unknown[:min(2, len(unknown))]
+		out = append(out, provider.Diagnostic{Provider: p.Info.ID, Item: "readonly", Status: "ok",
+			Reason: fmt.Sprintf("%d tools are not known to be read-only, so calls need confirmation; mark the read-only ones with `readonly: [%s]` on provider %q, or set `trustAnnotations: true` to believe the server's readOnlyHint",
+				len(unknown), strings.Join(example, ", "), p.Info.ID)})
+	}
+	return out
 }

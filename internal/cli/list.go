@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/agent-tools/agent-tools/internal/index"
@@ -20,7 +22,9 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		}
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
+	log, flush := deferredLog(env)
+	defer flush() // warnings go under the table, each once
+	a, code := load(ctx, env, f, log, nil)
 	if a == nil {
 		return code
 	}
@@ -62,7 +66,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
+	log, flush := deferredLog(env)
+	defer flush()
+	a, code := load(ctx, env, f, log, nil)
 	if a == nil {
 		return code
 	}
@@ -103,11 +109,43 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 func writeJSON(w io.Writer, v any) int {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false) // "<prefix>" stays readable: this is not HTML
 	if err := enc.Encode(v); err != nil {
 		return ExitFailed
 	}
 	return ExitOK
 }
+
+// deferredLog collects warnings while a command loads and prints each
+// distinct one once, when flush is called after the output: on a terminal
+// they no longer cut through the table.
+func deferredLog(env *Env) (*slog.Logger, func()) {
+	var buf bytes.Buffer
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return buf.Write(p) })
+	log := stderrLog(&Env{Stderr: w}, slog.LevelWarn)
+	return log, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		seen := map[string]bool{}
+		for _, line := range strings.SplitAfter(buf.String(), "\n") {
+			// The same warning logged by several refreshes differs only in its time.
+			key := line
+			if _, rest, ok := strings.Cut(line, " level="); ok {
+				key = rest
+			}
+			if line == "" || seen[key] {
+				continue
+			}
+			seen[key] = true
+			io.WriteString(env.Stderr, line)
+		}
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 func yesNo(b bool) string {
 	if b {

@@ -62,7 +62,7 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 		if f.json {
 			out := map[string]any{"ok": false, "error": err.Error()}
 			if errs, ok := config.AsErrors(err); ok {
-				out["errors"] = errs.List
+				out["errors"] = configErrors(errs.List)
 			}
 			writeJSON(env.Stdout, out)
 		} else {
@@ -79,6 +79,24 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %d providers)\n", cfg.Path, cfg.Mode, len(cfg.Providers))
 	return ExitOK
+}
+
+// configError is one config error in --json output, with lowercase keys
+// like everything else the CLI prints as JSON.
+type configError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Col     int    `json:"col"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+func configErrors(list []config.Error) []configError {
+	out := make([]configError, len(list))
+	for i, e := range list {
+		out[i] = configError{File: e.File, Line: e.Line, Col: e.Col, Path: e.Path, Message: e.Msg}
+	}
+	return out
 }
 
 func runVersion(_ context.Context, env *Env, args []string) int {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,14 +104,23 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if addr == "" {
 		addr = transport.DefaultAddr
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		fmt.Fprintf(env.Stderr, "agent-tools: invalid --addr %q: want host:port, e.g. %s\n", addr, transport.DefaultAddr)
+	if err := checkAddr(addr); err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: invalid --addr %q: %v; want host:port, e.g. %s\n", addr, err, transport.DefaultAddr)
 		return ExitUsage
 	}
 	if !transport.IsLoopbackAddr(addr) && !hc.AuthConfigured() && !hf.insecure {
 		fmt.Fprint(env.Stderr, noAuthMessage(addr))
 		return ExitUsage
 	}
+
+	// Listen before loading anything: a port that is taken fails at once,
+	// not after every provider has started.
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools: cannot listen:", err)
+		return ExitFailed
+	}
+	defer ln.Close()
 
 	m := metrics.New()
 	drain := transport.NewDrain()
@@ -156,11 +166,6 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		log.Warn("OIDC issuer not reachable yet; JWTs are refused until it is (static tokens still work)", "err", err)
 	}
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fmt.Fprintln(env.Stderr, "agent-tools: cannot listen:", err)
-		return ExitFailed
-	}
 	if err := a.Watch(ctx, 0); err != nil {
 		log.Warn("file watcher unavailable; config and script changes need a restart", "err", err)
 	}
@@ -199,6 +204,23 @@ func providerHealth(a *app.App) []metrics.ProviderHealth {
 		out = append(out, metrics.ProviderHealth{ID: st.Info.ID, Kind: st.Info.Kind, Up: st.Enabled && st.Err == nil, Tools: st.Tools})
 	}
 	return out
+}
+
+// checkAddr rejects a listen address that cannot work, before any work:
+// a usage error, not a failure after every provider has loaded.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("not host:port")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	if strings.ContainsAny(host, " /\\") {
+		return fmt.Errorf("host %q is not a host name or IP address", host)
+	}
+	return nil
 }
 
 // noAuthMessage explains the refusal to serve a public address anonymously.

@@ -61,6 +61,8 @@ type Config struct {
 	Dir string `json:"-" yaml:"-"`
 
 	Mode      string     `json:"mode" yaml:"mode"`
+	Naming    string     `json:"naming" yaml:"naming"` // readable | lossless (naming.go)
+	Flat      Flat       `json:"flat" yaml:"flat"`
 	Local     Local      `json:"local" yaml:"local"`
 	Providers []Provider `json:"providers" yaml:"providers"`
 	Prompts   Prompts    `json:"prompts" yaml:"prompts"`
@@ -99,6 +101,8 @@ type Provider struct {
 	Timeout Duration `json:"timeout" yaml:"timeout"`
 	// Skills is a directory of JavaScript skill files (run in the sandbox).
 	Skills string `json:"skills,omitempty" yaml:"skills,omitempty"`
+	// Rename maps a tool's own name to the name to use instead (naming.go).
+	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
 	// Spec holds the kind's own keys: *MCP, *OpenAPI, *CLI or *Workers (nil
 	// when the kind is missing or unknown, which Validate reports).
 	Spec Spec `json:"-" yaml:"-"`
@@ -230,7 +234,9 @@ func Default(projectDir string) *Config {
 
 func defaults() *Config {
 	return &Config{
-		Mode: DefaultMode,
+		Mode:   DefaultMode,
+		Naming: DefaultNaming,
+		Flat:   Flat{MaxNameLength: DefaultFlatMaxNameLength},
 		Local: Local{
 			Dir:            DefaultLocalDir,
 			RequireConfirm: true,

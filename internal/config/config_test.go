@@ -73,9 +73,9 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, prompts, policy, server, audit, limits, index), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, local, providers, prompts, policy, server, audit, limits, index), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
 			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat or text)`}},
 		{"unknown top key", "mdoe: flat\n", []string{
@@ -162,11 +162,14 @@ func TestErrors(t *testing.T) {
 			`agent-tools.yaml:5:5: providers[0].spec: "spec" does not apply to kind workers`}},
 		{"bad confirm", "policy:\n  confirm: humans\n", []string{
 			`agent-tools.yaml:2:12: policy.confirm: unknown confirm policy "humans" (want agent, token or human)`}},
-		{"bad globs", "policy:\n  deny: [\"a[\", \"gh-cli_*\", \"\"]\n  allow: [\"Ev_*\"]\n", []string{
+		{"bad globs", "naming: lossless\npolicy:\n  deny: [\"a[\", \"gh-cli_*\", \"\"]\n  allow: [\"Ev_*\"]\n", []string{
+			`agent-tools.yaml:3:10: policy.deny[0]: pattern "a[" is not a valid glob (syntax: * ? [a-z] \x)`,
+			`agent-tools.yaml:3:16: policy.deny[1]: pattern "gh-cli_*" can never match: canonical names use only a-z, 0-9 and _ ('-' is written z2dz)`,
+			`agent-tools.yaml:3:28: policy.deny[2]: pattern "" is empty`,
+			`agent-tools.yaml:4:11: policy.allow[0]: pattern "Ev_*" can never match: canonical names use only a-z, 0-9 and _ ('E' is written z45z)`}},
+		{"readable globs", "policy:\n  deny: [\"a[\", \"gh-cli_*\", \"\"]\n  allow: [\"Ev_*\"]\n", []string{
 			`agent-tools.yaml:2:10: policy.deny[0]: pattern "a[" is not a valid glob (syntax: * ? [a-z] \x)`,
-			`agent-tools.yaml:2:16: policy.deny[1]: pattern "gh-cli_*" can never match: canonical names use only a-z, 0-9 and _ ('-' is written z2dz)`,
-			`agent-tools.yaml:2:28: policy.deny[2]: pattern "" is empty`,
-			`agent-tools.yaml:3:11: policy.allow[0]: pattern "Ev_*" can never match: canonical names use only a-z, 0-9 and _ ('E' is written z45z)`}},
+			`agent-tools.yaml:2:28: policy.deny[2]: pattern "" is empty`}},
 		{"negative limits", "limits:\n  maxResultChars: -1\n  loopGuard: {repeatAfter: -2, refuseAfter: 0, coolDown: -1s}\n", []string{
 			`agent-tools.yaml:2:19: limits.maxResultChars: must not be negative, got -1`,
 			`agent-tools.yaml:3:28: limits.loopGuard.repeatAfter: must not be negative, got -2`,

@@ -487,11 +487,11 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
+	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
-	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills"}
+	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
 	serverKeys    = []string{"http", "redis", "clusterKey"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
@@ -547,6 +547,10 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			if s, ok := d.str(v, p, false); ok {
 				c.Mode = s
 			}
+		case "naming":
+			d.namingKey(v, p, c) // naming.go
+		case "flat":
+			d.flatKey(v, p, c) // naming.go
 		case "local":
 			d.local(v, p, &c.Local)
 		case "index":
@@ -751,6 +755,8 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			d.duration(v, kp, &p.Timeout)
 		case "skills":
 			setStr(&p.Skills)(v, kp)
+		case "rename":
+			d.renameKey(v, kp, &p) // naming.go
 		default:
 			specific = append(specific, later{key, k, v, kp})
 		}

@@ -24,8 +24,14 @@ local:
   requireConfirm: true   # scripts without @readonly need confirm: true
   timeout: 60s
 
+# Tool names keep the server's spelling (A-Z a-z 0-9 _ -; other characters
+# become _). lossless is seed 004's reversible z<hex>z encoding.
+#naming: readable
+#flat:
+#  maxNameLength: 64     # longest name flat mode publishes (clients cap at 64)
+
 # Other tool sources. Each id (lowercase letters and digits) prefixes its
-# tools' names: ev_echo, gh_list_repos...
+# tools' names: ev_echo, ev_get-sum, gh_list_repos...
 providers:
 #  - id: ev                        # an MCP server run over stdio
 #    kind: mcp
@@ -35,7 +41,10 @@ providers:
 #    args: [server.js]
 #    env:
 #      API_KEY: ${EV_KEY}          # read from your environment, never stored
-#    readonly: [echo, add]         # these never need confirmation
+#    readonly: [echo, get-sum]     # these never need confirmation; every other
+#                                  # tool is "not known to be read-only"
+#    trustAnnotations: true        # or believe the server's own readOnlyHint
+#    rename: {get-annotated-message: annotated}   # an operator's name for a tool
 #    timeout: 30s
 #
 #  - id: remote                    # an MCP server over Streamable HTTP

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
 type validator struct {
@@ -287,7 +289,7 @@ func (v *validator) policy() {
 			if v.bad(p) {
 				continue
 			}
-			if msg := checkGlob(pat); msg != "" {
+			if msg := checkGlob(pat, v.c.Naming == string(naming.Lossless)); msg != "" {
 				v.errf(p, "pattern %s %s", v.show(p, pat), msg)
 			}
 		}
@@ -295,13 +297,18 @@ func (v *validator) policy() {
 }
 
 // checkGlob returns why pat is not a useful path.Match pattern over
-// canonical names, or "".
-func checkGlob(pat string) string {
+// canonical names, or "". Only lossless names have a closed alphabet;
+// readable ones (and passthrough names) are checked against the loaded
+// tools at run time instead (doctor, the load log).
+func checkGlob(pat string, lossless bool) string {
 	if pat == "" {
 		return "is empty"
 	}
 	if _, err := path.Match(pat, ""); err != nil {
 		return "is not a valid glob (syntax: * ? [a-z] \\x)"
+	}
+	if !lossless {
+		return ""
 	}
 	inClass := false
 	for i := 0; i < len(pat); i++ {

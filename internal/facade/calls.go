@@ -47,9 +47,8 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, name, "toolName", f.tokenMode())
+			preq := callRequest(req.Params.Arguments, name, "toolName", f.tokenMode(), progressiveShape{via: name})
 			preq.Provider = id
-			preq.Shape = progressiveShape{via: name}
 			return f.call(ctx, req, preq), nil
 		},
 	}
@@ -73,19 +72,43 @@ func boolPtr(b bool) *bool { return &b }
 
 // callRequest parses {<nameKey>, arguments, confirm} into a pipeline request.
 // Parse failures become the request's Malformed error so they are still
-// audited and loop-guarded.
-func callRequest(raw json.RawMessage, via, nameKey string, tokens bool) *pipeline.Request {
-	req := &pipeline.Request{Via: via}
-	m, e := decodeArgs(raw, via, nameKey, "arguments", "confirm")
-	var confirm any
-	if e == nil {
-		e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
+// audited and loop-guarded; every one of them carries the correct shape.
+// The other mode's spelling of the name key (toolName/tool) is accepted.
+func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pipeline.Shape) *pipeline.Request {
+	req := &pipeline.Request{Via: via, Shape: shape}
+	alias := "tool"
+	if nameKey == "tool" {
+		alias = "toolName"
 	}
+	var e *toolerr.Error
+	var pre map[string]json.RawMessage
+	if isObject(raw) && json.Unmarshal(raw, &pre) == nil {
+		if v, ok := pre[alias]; ok { // progressive says toolName, search says tool: either works
+			if _, both := pre[nameKey]; both {
+				e = toolerr.New(toolerr.InvalidArguments, "Name the tool once, in `"+nameKey+"`.",
+					"%s: both %q and %q given", via, nameKey, alias)
+			}
+			pre[nameKey] = v
+			delete(pre, alias)
+			raw, _ = json.Marshal(pre)
+		}
+	}
+	m, de := decodeArgs(raw, via, nameKey, "arguments", "confirm")
+	if e == nil {
+		e = de
+	}
+	if e != nil {
+		req.Malformed = withShape(e, raw, nameKey, alias, shape)
+		req.Args = raw
+		return req
+	}
+	var confirm any
+	e = firstErr(field(m, nameKey, via, &req.Tool), field(m, "confirm", via, &confirm))
 	if e == nil {
 		e = setConfirm(req, confirm, via, tokens)
 	}
 	if e != nil {
-		req.Malformed = e
+		req.Malformed = withShape(e, raw, nameKey, alias, shape)
 		req.Args = raw
 		return req
 	}
@@ -93,11 +116,66 @@ func callRequest(raw json.RawMessage, via, nameKey string, tokens bool) *pipelin
 	req.Args = m["arguments"]
 	if len(req.Args) > 0 && !isObject(req.Args) && string(req.Args) != "null" {
 		// A string holding JSON is a common slip; say so instead of guessing.
-		req.Malformed = toolerr.New(toolerr.InvalidArguments,
+		e := toolerr.New(toolerr.InvalidArguments,
 			"Pass `arguments` as a JSON object, not as a string or array.",
 			"%s: `arguments` must be an object, %s", via, jsonKind(req.Args))
+		var inner json.RawMessage
+		var str string
+		if json.Unmarshal(req.Args, &str) == nil && isObject(json.RawMessage(str)) && json.Unmarshal([]byte(str), &inner) == nil {
+			e.With("correct_shape", shape.Call(req.Tool, inner, confirm))
+		} else {
+			e.With("correct_shape", shape.Call(req.Tool, json.RawMessage(`{}`), confirm))
+		}
+		req.Malformed = e
 	}
 	return req
+}
+
+// withShape adds the call the model meant to a malformed call's error: the
+// tool's own arguments spread at the top level go back inside `arguments`.
+func withShape(e *toolerr.Error, raw json.RawMessage, nameKey, alias string, shape pipeline.Shape) *toolerr.Error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return e.With("correct_shape", shape.Call("<tool name>", json.RawMessage(`{}`), nil))
+	}
+	var name string
+	for _, k := range []string{nameKey, alias} {
+		if json.Unmarshal(m[k], &name) == nil && name != "" {
+			break
+		}
+	}
+	args := map[string]json.RawMessage{}
+	inner, given := m["arguments"]
+	if !given { // a misspelt `arguments` holding an object
+		for _, k := range []string{"args", "params", "parameters", "input"} {
+			if isObject(m[k]) {
+				inner = m[k]
+				delete(m, k)
+				break
+			}
+		}
+	}
+	if isObject(inner) {
+		_ = json.Unmarshal(inner, &args)
+	}
+	spread := false
+	for k, v := range m {
+		if k != nameKey && k != alias && k != "arguments" && k != "confirm" {
+			args[k], spread = v, true
+		}
+	}
+	var confirm any // kept only when it is certainly right
+	if c, ok := m["confirm"]; ok && string(bytes.TrimSpace(c)) == "true" {
+		confirm = true
+	}
+	if name == "" {
+		name = "<tool name>"
+	}
+	if spread && name != "<tool name>" {
+		e.Message += "; the tool's own arguments go inside `arguments`"
+	}
+	b, _ := json.Marshal(args)
+	return e.With("correct_shape", shape.Call(name, b, confirm))
 }
 
 // setConfirm accepts `confirm` as a boolean or as the one-time token of a
@@ -204,6 +282,9 @@ func (f *Facade) searchDef() toolDef {
 					return errorResult(toolerr.New(toolerr.ProviderUnavailable, "Call "+helpTool+" for the loaded providers.",
 						"provider %q is not loaded", prov)), nil
 				}
+				if e := f.unavailable(prov); e != nil {
+					return errorResult(e), nil
+				}
 			}
 			return jsonResult(f.rank(a, indexOptions(prov), callTool)), nil
 		},
@@ -223,8 +304,7 @@ func (f *Facade) searchCallDef() toolDef {
 			Annotations: &mcp.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, callTool, "tool", f.tokenMode())
-			preq.Shape = searchShape{}
+			preq := callRequest(req.Params.Arguments, callTool, "tool", f.tokenMode(), searchShape{})
 			return f.call(ctx, req, preq), nil
 		},
 	}
@@ -232,8 +312,12 @@ func (f *Facade) searchCallDef() toolDef {
 
 func (f *Facade) flatTools() []toolDef {
 	var defs []toolDef
+	limit := f.flatMax()
 	for _, p := range f.visibleProviders() {
 		for _, t := range f.visibleTools(p.Info.ID) {
+			if len(t.Canonical) > limit {
+				continue // kept in the registry; a call by this name says how to reach it (miss.go)
+			}
 			needs := policy.NeedsConfirm(t, p.Info)
 			schema, injected, owned := flatSchema(t.InputSchema, needs, f.confirmProp())
 			desc := t.Description
@@ -321,9 +405,9 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 // confirmation, in the policy's own terms.
 func (f *Facade) confirmNote() string {
 	if f.rules().Confirm == policy.ConfirmToken {
-		return " (Changes state: the first call answers with a confirm_token; repeat it with " + ConfirmArg + " set to that token only when the user wants this change.)"
+		return " (Not known to be read-only: the first call answers with a confirm_token; repeat it with " + ConfirmArg + " set to that token only when the user wants this call.)"
 	}
-	return " (Changes state: pass " + ConfirmArg + ": true only when the user wants this change.)"
+	return " (Not known to be read-only: pass " + ConfirmArg + ": true only when the user wants this call.)"
 }
 
 func (f *Facade) confirmProp() map[string]any {

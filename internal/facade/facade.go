@@ -211,12 +211,21 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 	}
 	f.mu.Unlock()
 	hint := "Call one of the tools this server lists (tools/list)."
-	if f.opts.Mode == Progressive {
+	var shape pipeline.Shape = flatShape{}
+	switch f.opts.Mode {
+	case Progressive:
 		hint = "Tools of a provider are called through agent_tools_<provider>_call({toolName, arguments}); agent_tools_help lists the providers."
+		shape = progressiveShape{}
+	case Search:
+		shape = searchShape{}
+	case Text:
+		shape = textShape{}
 	}
-	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments,
-		Malformed: toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
-			With("did_you_mean", pipeline.Suggest(name, names, 3))}
+	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
+	if req.Malformed = f.missError(req); req.Malformed == nil { // miss.go: the name may be another mode's or provider's
+		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
+			With("did_you_mean", pipeline.Suggest(name, names, 3))
+	}
 	return f.call(ctx, call, req)
 }
 
@@ -348,6 +357,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 			return res // a flat call of a forwarded provider's tool
 		}
 	}
+	f.teachMiss(req) // miss.go
 	f.bindSession(mreq, req)
 	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.run(ctx, req)
@@ -394,8 +404,14 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 				if err != nil {
 					return false, err
 				}
-				approved, _ := res.Content["approve"].(bool)
-				return res.Action == "accept" && approved, nil
+				if res.Action != "accept" {
+					return false, nil // decline or cancel: the person said no
+				}
+				approved, answered := res.Content["approve"].(bool)
+				if !answered { // an accept without the answer is not a "no"
+					return false, fmt.Errorf("the client accepted the confirmation request without answering it (no approve field)")
+				}
+				return approved, nil
 			}
 		}
 	}

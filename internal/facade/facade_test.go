@@ -229,7 +229,7 @@ func TestCallErrorsTeach(t *testing.T) {
 		{"missing required", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `expected_schema`, 0},
 		{"extra property", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b", "x": 1}}, "INVALID_ARGUMENTS", `'x'`, 0},
 		{"arguments as string", map[string]any{"toolName": "get_repo", "arguments": `{"owner":"a"}`}, "INVALID_ARGUMENTS", "must be an object", 0},
-		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"]`, 0},
+		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"],"code":"INVALID_ARGUMENTS","correct_shape":{"arguments":{"arguments":{"owner":"a"},"toolName":"get_repo"}`, 0},
 		{"backend failure", map[string]any{"toolName": "list-issues", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "BACKEND_ERROR", `"output":"boom"`, 1},
 	}
 	for _, tc := range tests {
@@ -299,7 +299,7 @@ func TestSearchMode(t *testing.T) {
 		t.Fatalf("tools = %s", got)
 	}
 	text, e := h.call("agent_tools_search", map[string]any{"query": "open issues"})
-	if e != nil || !strings.Contains(text, `"name":"gh_listz2dzissues"`) {
+	if e != nil || !strings.Contains(text, `"name":"gh_list-issues"`) {
 		t.Fatalf("search = %s", text)
 	}
 	_, e = h.call("agent_tools_search", map[string]any{})
@@ -318,7 +318,7 @@ func TestSearchMode(t *testing.T) {
 
 func TestFlatMode(t *testing.T) {
 	h := newHarness(t, setup{mode: facade.Flat})
-	if got := strings.Join(h.names(), ","); got != "gh_delete_repo,gh_get_repo,gh_listz2dzissues" {
+	if got := strings.Join(h.names(), ","); got != "gh_delete_repo,gh_get_repo,gh_list-issues" {
 		t.Fatalf("tools = %s", got)
 	}
 	res, _ := h.cs.ListTools(context.Background(), nil)
@@ -417,15 +417,23 @@ func TestSkills(t *testing.T) {
 
 func TestElicitationConfirms(t *testing.T) {
 	for _, tc := range []struct {
-		action string
-		code   string
-	}{{"accept", ""}, {"decline", "DENIED"}} {
-		t.Run(tc.action, func(t *testing.T) {
+		name, action string
+		content      map[string]any
+		code         string
+	}{
+		{"accept", "accept", map[string]any{"approve": true}, ""},
+		{"decline", "decline", map[string]any{"approve": true}, "DENIED"},
+		{"unchecked", "accept", map[string]any{"approve": false}, "DENIED"},
+		// Regression (issue 10 §3.5): an accept without content is no answer,
+		// not "the user declined": the agent's own confirmation is asked for.
+		{"accept without content", "accept", nil, "CONFIRMATION_REQUIRED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
 			h := newHarness(t, setup{version: "2025-11-25", client: &mcp.ClientOptions{
 				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 					asked++
-					return &mcp.ElicitResult{Action: tc.action, Content: map[string]any{"approve": true}}, nil
+					return &mcp.ElicitResult{Action: tc.action, Content: tc.content}, nil
 				},
 			}})
 			_, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})

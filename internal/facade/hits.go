@@ -19,7 +19,7 @@ type hit struct {
 	Params      map[string]string `json:"params,omitempty"`
 	ReadOnly    *bool             `json:"readOnly,omitempty"`
 	InputSchema json.RawMessage   `json:"inputSchema,omitempty"`
-	Args        string            `json:"args,omitempty"`
+	Args        any               `json:"args,omitempty"` // a skill's declared args: an object when declared as one
 	Related     []catalog.Related `json:"related,omitempty"`
 	Why         string            `json:"why,omitempty"`
 }
@@ -61,9 +61,9 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			if !ok || !loaded || !f.skillVisible(info, s.Name) {
 				continue
 			}
-			sk := hit{Kind: "skill", Name: s.Name, Provider: s.Provider, Description: firstLine(s.Description, descLen), Args: s.Args, Related: s.Related, Why: h.Why}
+			sk := hit{Kind: "skill", Name: s.Name, Provider: h.Provider, Description: firstLine(s.Description, descLen), Args: skillArgs(s.Args), Related: s.Related, Why: h.Why}
 			if f.opts.Mode == Search {
-				sk.Name = s.Provider + ":" + s.Name
+				sk.Name = h.Provider + ":" + s.Name
 			}
 			results = append(results, sk)
 			scores = append(scores, h.Score)
@@ -87,10 +87,25 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 	if o.Provider != "" {
 		out["provider"] = o.Provider
 	}
-	if len(results) == 0 {
+	switch {
+	case len(results) == 0:
 		out["next"] = "Nothing matched. Try other words, list the tools without a query, or call " + helpTool + " to see other providers."
-	} else {
+	case results[0].Kind == "skill":
+		out["next"] = f.skillNext(results[0], callVia)
+	default:
 		out["next"] = "Call " + callVia + " with the name and arguments of the best result."
 	}
 	return out
+}
+
+// skillNext is the next step when a skill is the best result: skills run
+// through run_skill, never through call.
+func (f *Facade) skillNext(top hit, callVia string) string {
+	switch f.opts.Mode {
+	case Progressive:
+		return "The best result is a skill: run it with " + metaName(top.Provider, "run_skill") + "({skill: \"" + top.Name + "\", arguments}). Tools are called with " + callVia + "."
+	case Search:
+		return "The best result is a skill: run it with " + runSkillTool + "({skill: \"" + top.Name + "\", arguments}). Tools are called with " + callVia + "."
+	}
+	return "The best result is a skill, which runs through run_skill (mode progressive or search); tools are called with " + callVia + "."
 }

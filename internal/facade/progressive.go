@@ -20,7 +20,6 @@ const (
 	callTool      = "agent_tools_call"
 	runSkillTool  = "agent_tools_run_skill"
 	listPageSize  = 50
-	maxPageSize   = 200
 	queryHelp     = "The capability you need, in a few words (\"weather forecast for a city\"), not the user's whole request; one query per step of a longer task."
 	maxHits       = 50
 	schemaHits    = 3 // top hits that carry their full input schema
@@ -93,6 +92,9 @@ func (f *Facade) help() map[string]any {
 		next = "Call agent_tools_search({query}) to find a tool, then agent_tools_call({tool, arguments})."
 	case Flat:
 		next = "Every tool is listed directly under its own name."
+	case Text:
+		next = "Run `<prefix> discover <words>` to find a provider's tools, then `<prefix> call <tool> key=value`; `search <words>` looks in every provider; `call <canonical-name> key=value` calls a tool by the name search returns."
+		return map[string]any{"providers": lines, "commands": textUsage, "next": next}
 	}
 	return map[string]any{"providers": lines, "next": next}
 }
@@ -111,7 +113,7 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
 				"query":   prop("string", queryHelp+" Omit to list all tools."),
-				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxPageSize},
+				"limit":   map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": fmt.Sprintf("How many results (1–%d).", maxHits)},
 				"cursor":  prop("string", "next_cursor of the previous page."),
 				"schemas": prop("boolean", "Full input schema for every result, not only the top hits."),
 			}, nil),
@@ -142,8 +144,9 @@ func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverAr
 			return a, nil, fe
 		}
 	}
-	if raw, given := m["limit"]; (given && string(raw) != "null" && a.Limit < 1) || a.Limit > maxPageSize {
-		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxPageSize),
+	// One limit everywhere (schema, hint, validation): 1–maxHits.
+	if raw, given := m["limit"]; (given && string(raw) != "null" && a.Limit < 1) || a.Limit > maxHits {
+		return a, nil, toolerr.New(toolerr.InvalidArguments, fmt.Sprintf("Use a limit between 1 and %d.", maxHits),
 			"%s: limit %d is out of range", via, a.Limit)
 	}
 	a.Query = strings.TrimSpace(a.Query)
@@ -156,6 +159,9 @@ func (f *Facade) discover(ctx context.Context, id, via string, raw json.RawMessa
 		return errorResult(e)
 	}
 	f.cat.Refresh(ctx)
+	if e := f.unavailable(id); e != nil { // miss.go: a dead upstream is not an empty one
+		return errorResult(e)
+	}
 	if a.Query == "" {
 		return f.listPage(id, via, a)
 	}

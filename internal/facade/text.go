@@ -22,7 +22,7 @@ const Text Mode = "text"
 
 const execTool = "agent_tools_exec"
 
-const textUsage = `help | search <words> | <provider> discover [words] | <provider> call <tool> [key=value ...] [key:=<json>] [--confirm]`
+const textUsage = `help | search <words> | <provider> discover [words] | <provider> call <tool> [key=value ...] [key:=<json>] [--confirm] | call <canonical-name> [key=value ...]`
 
 func (f *Facade) textTools() []toolDef {
 	var ids []string
@@ -95,6 +95,12 @@ func ParseCommand(line string) (*Command, error) {
 			return nil, fmt.Errorf("search needs words to search for")
 		}
 		return &Command{Verb: "search", Query: strings.Join(words[1:], " ")}, nil
+	case "call": // call <canonical-name> key=value: no provider word
+		if len(words) < 2 || strings.ContainsAny(words[1], "=") || strings.HasPrefix(words[1], "-") {
+			return nil, fmt.Errorf("call needs a tool name: call <canonical-name> key=value, or <provider> call <tool> key=value")
+		}
+		c := &Command{Verb: "call", Tool: words[1]}
+		return c, c.parseArgs(words[2:])
 	}
 	if len(words) < 2 {
 		return nil, fmt.Errorf("%q needs a verb: discover or call", words[0])
@@ -109,29 +115,36 @@ func ParseCommand(line string) (*Command, error) {
 			return nil, fmt.Errorf("call needs a tool name: %s call <tool> key=value", c.Provider)
 		}
 		c.Tool = words[2]
-		seen := map[string]bool{}
-		for _, w := range words[3:] {
-			if w == "--confirm" {
-				c.Confirm = true
-				continue
-			}
-			if tok, ok := strings.CutPrefix(w, "--confirm="); ok && tok != "" {
-				c.ConfirmToken = tok
-				continue
-			}
-			p, err := parsePair(w)
-			if err != nil {
-				return nil, err
-			}
-			if seen[p.Key] {
-				return nil, fmt.Errorf("argument %q given twice", p.Key)
-			}
-			seen[p.Key] = true
-			c.Pairs = append(c.Pairs, p)
-		}
-		return c, nil
+		return c, c.parseArgs(words[3:])
+	case "search", "find", "list":
+		return nil, fmt.Errorf("unknown verb %q: to search one provider, write `%s discover %s`", c.Verb, c.Provider, strings.Join(words[2:], " "))
 	}
 	return nil, fmt.Errorf("unknown verb %q (want discover or call)", c.Verb)
+}
+
+// parseArgs reads a call's key=value, key:=json and --confirm words.
+func (c *Command) parseArgs(words []string) error {
+	seen := map[string]bool{}
+	for _, w := range words {
+		if w == "--confirm" {
+			c.Confirm = true
+			continue
+		}
+		if tok, ok := strings.CutPrefix(w, "--confirm="); ok && tok != "" {
+			c.ConfirmToken = tok
+			continue
+		}
+		p, err := parsePair(w)
+		if err != nil {
+			return err
+		}
+		if seen[p.Key] {
+			return fmt.Errorf("argument %q given twice", p.Key)
+		}
+		seen[p.Key] = true
+		c.Pairs = append(c.Pairs, p)
+	}
+	return nil
 }
 
 func parsePair(w string) (Pair, error) {
@@ -182,7 +195,10 @@ func (c *Command) arguments(schema json.RawMessage) (json.RawMessage, error) {
 func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line string) *mcp.CallToolResult {
 	c, err := ParseCommand(line)
 	if err != nil {
-		req := &pipeline.Request{Via: execTool, Args: json.RawMessage(`{}`), Shape: textShape{},
+		// Keyed on the exact text: different bad commands are different
+		// calls for the loop guard (only the same one repeated escalates).
+		text, _ := json.Marshal(map[string]string{"command": line})
+		req := &pipeline.Request{Via: execTool, Args: text, Shape: textShape{},
 			Malformed: toolerr.New(toolerr.InvalidArguments, "Commands look like: "+textUsage, "%v", err)}
 		return f.call(ctx, mreq, req) // audited and loop-guarded like any call
 	}
@@ -193,10 +209,21 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 	case "search":
 		return jsonResult(f.rank(discoverArgs{Query: c.Query}, index.Options{}, execTool+" (`<provider> call <name> key=value`)"))
 	}
+	if c.Provider == "" { // call <canonical-name>
+		req := &pipeline.Request{Via: execTool, Tool: c.Tool, Confirm: c.Confirm, ConfirmToken: c.ConfirmToken, Shape: textShape{canonical: true}}
+		var schema json.RawMessage
+		if t, ok := f.cat.Lookup(c.Tool); ok {
+			schema = t.InputSchema
+		}
+		return f.textCall(ctx, mreq, req, c, schema)
+	}
 	if _, _, ok := f.cat.Provider(c.Provider); !ok {
 		return errorResult(toolerr.New(toolerr.ProviderUnavailable, "Run `help` for the loaded providers.", "no provider %q", c.Provider))
 	}
 	if c.Verb == "discover" {
+		if e := f.unavailable(c.Provider); e != nil {
+			return errorResult(e)
+		}
 		if c.Query == "" {
 			return f.listPage(c.Provider, execTool, discoverArgs{})
 		}
@@ -207,6 +234,11 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 	if t, ok := f.cat.Find(c.Provider, c.Tool); ok {
 		schema = t.InputSchema
 	}
+	return f.textCall(ctx, mreq, req, c, schema)
+}
+
+// textCall types a command's arguments by the tool's schema and runs it.
+func (f *Facade) textCall(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request, c *Command, schema json.RawMessage) *mcp.CallToolResult {
 	args, err := c.arguments(schema)
 	if err != nil {
 		req.Malformed = toolerr.New(toolerr.InvalidArguments, "Pass key=value pairs typed as the tool's schema says; key:=<json> for arrays and objects.", "%v", err)
@@ -216,16 +248,23 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 	return f.call(ctx, mreq, req)
 }
 
-// textShape renders a call as the command line to send.
-type textShape struct{ provider string }
+// textShape renders a call as the command line to send: `<provider> call
+// <tool>`, or `call <canonical-name>` when canonical.
+type textShape struct {
+	provider  string
+	canonical bool
+}
 
 func (s textShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
-	if s.provider == "" {
+	if s.provider == "" && !s.canonical {
 		return map[string]any{"tool": execTool, "arguments": map[string]any{"command": textUsage}}
 	}
 	var obj map[string]json.RawMessage
 	_ = json.Unmarshal(rawOrEmpty(args), &obj)
 	words := []string{s.provider, "call", tool}
+	if s.canonical {
+		words = []string{"call", tool}
+	}
 	for _, k := range sortedKeys(obj) {
 		v := obj[k]
 		var str string

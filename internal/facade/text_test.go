@@ -66,7 +66,7 @@ func TestCommandArgumentsAreTypedBySchema(t *testing.T) {
 // FuzzParseCommand: any line gives a command or an error, never a panic; a
 // parsed call re-rendered by textShape parses back to the same arguments.
 func FuzzParseCommand(f *testing.F) {
-	for _, s := range []string{"help", "gh call get_repo owner=a repo='b c' --confirm", "x call y k:={\"a\":[1]}", "search a b", `a call b c="\"q\""`} {
+	for _, s := range []string{"help", "call gh_get_repo owner=a", "gh call get_repo owner=a repo='b c' --confirm", "x call y k:={\"a\":[1]}", "search a b", `a call b c="\"q\""`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
@@ -81,7 +81,7 @@ func FuzzParseCommand(f *testing.F) {
 		if err != nil {
 			return
 		}
-		cmd := textShape{provider: c.Provider}.Call(c.Tool, args, nil)["arguments"].(map[string]any)["command"].(string)
+		cmd := textShape{provider: c.Provider, canonical: c.Provider == ""}.Call(c.Tool, args, nil)["arguments"].(map[string]any)["command"].(string)
 		back, err := ParseCommand(cmd)
 		if err != nil {
 			t.Fatalf("re-rendered %q does not parse: %v", cmd, err)

@@ -1,13 +1,22 @@
-// Package naming builds the public, lossless canonical names of tools (SPEC §3.6).
+// Package naming builds the canonical names of tools (SPEC §3.6).
 //
-// Each component keeps the characters a–y and 0–9 as they are (the tool
-// component also keeps '_'); every other code point, including 'z' itself,
-// is written as 'z' + lowercase hexadecimal code point + 'z'. The encoding is
-// injective, so the remote identity can always be recovered from the name,
-// and its output is plain ASCII over [a-z0-9_].
+// A tool's identity is (provider id, the tool's own name); its canonical name
+// is "<provider>_<tool>", or bare "<tool>" for the host-local providers
+// ("local" and "builtin"), under one of two schemes:
 //
-// The public flat name is "<provider>_<tool>", or bare "<tool>" for the
-// host-local providers ("local" and "builtin").
+//   - Readable (the default, readable.go): the characters every major model
+//     API accepts in a function name (A–Z a–z 0–9 _ -) stay exactly as the
+//     backend spells them; every other character is rewritten by one fixed,
+//     per-character rule. It is not injective: the registry detects the
+//     collisions it causes and an operator resolves them with a rename.
+//   - Lossless (seed 004, this file): each component keeps a–y and 0–9 (the
+//     tool component also keeps '_'); every other code point, including 'z'
+//     itself, is written as 'z' + lowercase hexadecimal code point + 'z'. The
+//     encoding is injective, so the remote identity can always be recovered
+//     from the name, and its output is plain ASCII over [a-z0-9_].
+//
+// Names have no length limit here: a limit applies only where a name is
+// published as an MCP tool (flat mode, see CheckLength).
 package naming
 
 import (
@@ -18,7 +27,8 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLen is the longest canonical name accepted, in bytes (all names are ASCII).
+// MaxLen is the default longest name published as a flat MCP tool, in bytes:
+// the function-name limit of the OpenAI, Gemini and Anthropic APIs.
 const MaxLen = 64
 
 // Host-local provider ids: their tools' flat names carry no prefix.
@@ -29,7 +39,9 @@ const (
 
 // Sentinel errors wrapped by *NameError (use errors.Is).
 var (
-	ErrEmpty       = errors.New("empty name component")
+	ErrEmpty = errors.New("empty name component")
+	// ErrTooLong is returned by CheckLength only: a long name is never an
+	// error of identity, only of publication.
 	ErrTooLong     = errors.New("name too long")
 	ErrInvalidUTF8 = errors.New("not valid UTF-8")
 	ErrDuplicate   = errors.New("duplicate name")
@@ -177,12 +189,25 @@ func malformed(s string, at int, format string, args ...any) error {
 	return fmt.Errorf("%w %q at byte %d: %s", ErrMalformed, s, at, fmt.Sprintf(format, args...))
 }
 
-// Canonical returns the public flat name of a provider's tool: "<provider>_<tool>",
-// or bare "<tool>" when hostLocal (then provider is only used in errors).
-// Errors are *NameError wrapping ErrEmpty, ErrInvalidUTF8 or ErrTooLong.
-func Canonical(provider, tool string, hostLocal bool) (string, error) {
-	fail := func(err error, format string, args ...any) (string, error) {
-		return "", &NameError{Provider: provider, Tool: tool, Reason: fmt.Sprintf(format, args...), Err: err}
+// LosslessName returns the canonical name of a provider's tool under seed 004's
+// lossless encoding: "<provider>_<tool>", or bare "<tool>" when hostLocal
+// (then provider is only used in errors). Errors are *NameError wrapping
+// ErrEmpty or ErrInvalidUTF8.
+func LosslessName(provider, tool string, hostLocal bool) (string, error) {
+	if err := check(provider, tool, hostLocal); err != nil {
+		return "", err
+	}
+	name := EncodeComponent(tool, true)
+	if !hostLocal {
+		name = EncodeComponent(provider, false) + "_" + name
+	}
+	return name, nil
+}
+
+// check rejects what no scheme can name: empty or invalid UTF-8 components.
+func check(provider, tool string, hostLocal bool) error {
+	fail := func(err error, reason string) error {
+		return &NameError{Provider: provider, Tool: tool, Reason: reason, Err: err}
 	}
 	if !hostLocal {
 		if provider == "" {
@@ -198,17 +223,24 @@ func Canonical(provider, tool string, hostLocal bool) (string, error) {
 	if !utf8.ValidString(tool) {
 		return fail(ErrInvalidUTF8, "tool name is not valid UTF-8")
 	}
-	name := EncodeComponent(tool, true)
-	if !hostLocal {
-		name = EncodeComponent(provider, false) + "_" + name
-	}
-	if len(name) > MaxLen {
-		return fail(ErrTooLong, "name %q is %d characters, over the %d limit", name, len(name), MaxLen)
-	}
-	return name, nil
+	return nil
 }
 
-// Split undoes Canonical for a prefixed name: the provider is the part before
+// CheckLength reports whether name can be published as a flat MCP tool
+// under a limit of max bytes (max <= 0 means MaxLen). The error is a
+// *NameError wrapping ErrTooLong.
+func CheckLength(provider, tool, name string, max int) error {
+	if max <= 0 {
+		max = MaxLen
+	}
+	if len(name) <= max {
+		return nil
+	}
+	return &NameError{Provider: provider, Tool: tool, Err: ErrTooLong,
+		Reason: fmt.Sprintf("name %q is %d characters, over the %d limit", name, len(name), max)}
+}
+
+// Split undoes LosslessName for a prefixed name: the provider is the part before
 // the first '_' (provider components never contain a raw '_'), the tool the
 // rest; both are decoded. Errors wrap ErrMalformed. Bare host-local names
 // have no provider part: decode them with DecodeComponent.
@@ -236,9 +268,10 @@ type Owner struct {
 }
 
 // Set assigns canonical names and rejects duplicates (for example a local
-// script "gh_x" against tool "x" of provider "gh"). The zero value is ready
-// to use; a Set is not safe for concurrent use.
+// script "gh_x" against tool "x" of provider "gh"). The zero value names by
+// the Readable scheme; a Set is not safe for concurrent use.
 type Set struct {
+	Scheme Scheme
 	owners map[string]Owner
 }
 
@@ -246,7 +279,7 @@ type Set struct {
 // collision it returns a *NameError wrapping ErrDuplicate that names the
 // first owner; the first owner keeps the name.
 func (s *Set) Add(provider, tool string, hostLocal bool) (string, error) {
-	name, err := Canonical(provider, tool, hostLocal)
+	name, err := s.Scheme.Canonical(provider, tool, hostLocal)
 	if err != nil {
 		return "", err
 	}

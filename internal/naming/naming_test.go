@@ -96,7 +96,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-func TestCanonical(t *testing.T) {
+func TestLossless(t *testing.T) {
 	long := strings.Repeat("a", 61)
 	tests := []struct {
 		provider, tool string
@@ -119,31 +119,23 @@ func TestCanonical(t *testing.T) {
 		{provider: "", tool: "x", wantErr: ErrEmpty, wantMsg: `tool "x" of provider "": empty provider id`},
 		{provider: "gh", tool: "", wantErr: ErrEmpty, wantMsg: `tool "" of provider "gh": empty tool name`},
 		{provider: "local", tool: "", hostLocal: true, wantErr: ErrEmpty, wantMsg: `tool "" of provider "local": empty tool name`},
-		{provider: "abc", tool: long, wantErr: ErrTooLong,
-			wantMsg: `tool "` + long + `" of provider "abc": name "abc_` + long + `" is 65 characters, over the 64 limit`},
+		{provider: "abc", tool: long, want: "abc_" + long}, // no length limit on identity
 		{provider: "gh", tool: "Aaaaaaaaa", hostLocal: false, want: "gh_z41zaaaaaaaa"},
 		{provider: "gh", tool: "a\xffb", wantErr: ErrInvalidUTF8, wantMsg: `tool "a\xffb" of provider "gh": tool name is not valid UTF-8`},
 		{provider: "g\xff", tool: "x", wantErr: ErrInvalidUTF8, wantMsg: `tool "x" of provider "g\xff": provider id is not valid UTF-8`},
 	}
 	for _, tt := range tests {
-		got, err := Canonical(tt.provider, tt.tool, tt.hostLocal)
+		got, err := LosslessName(tt.provider, tt.tool, tt.hostLocal)
 		if tt.wantErr == nil {
 			if err != nil || got != tt.want {
-				t.Errorf("Canonical(%q, %q, %v) = %q, %v; want %q", tt.provider, tt.tool, tt.hostLocal, got, err, tt.want)
+				t.Errorf("LosslessName(%q, %q, %v) = %q, %v; want %q", tt.provider, tt.tool, tt.hostLocal, got, err, tt.want)
 			}
 			continue
 		}
 		var ne *NameError
 		if !errors.Is(err, tt.wantErr) || !errors.As(err, &ne) || err.Error() != tt.wantMsg {
-			t.Errorf("Canonical(%q, %q, %v) = %q, %v; want %v %q", tt.provider, tt.tool, tt.hostLocal, got, err, tt.wantErr, tt.wantMsg)
+			t.Errorf("LosslessName(%q, %q, %v) = %q, %v; want %v %q", tt.provider, tt.tool, tt.hostLocal, got, err, tt.wantErr, tt.wantMsg)
 		}
-	}
-	// Escapes count towards the limit: 16 'Z' → 64 bytes of tool alone.
-	if _, err := Canonical("local", strings.Repeat("Z", 16), true); err != nil {
-		t.Errorf("64-byte bare name rejected: %v", err)
-	}
-	if _, err := Canonical("local", strings.Repeat("Z", 16)+"a", true); !errors.Is(err, ErrTooLong) {
-		t.Errorf("65-byte bare name: err = %v, want ErrTooLong", err)
 	}
 }
 
@@ -159,8 +151,8 @@ func TestSplit(t *testing.T) {
 		if err != nil || p != tt.p || tool != tt.t {
 			t.Errorf("Split(%q) = %q, %q, %v; want %q, %q", tt.in, p, tool, err, tt.p, tt.t)
 		}
-		if c, err := Canonical(p, tool, false); err != nil || c != tt.in {
-			t.Errorf("Canonical(Split(%q)) = %q, %v", tt.in, c, err)
+		if c, err := LosslessName(p, tool, false); err != nil || c != tt.in {
+			t.Errorf("Lossless(Split(%q)) = %q, %v", tt.in, c, err)
 		}
 	}
 	for _, bad := range []string{"", "bare", "_x", "gh_", "gh-x_y", "gh_z61z", "GH_x"} {
@@ -171,7 +163,7 @@ func TestSplit(t *testing.T) {
 }
 
 func TestSet(t *testing.T) {
-	var s Set
+	s := Set{Scheme: Lossless}
 	if n, err := s.Add("gh", "x", false); err != nil || n != "gh_x" {
 		t.Fatalf("Add = %q, %v", n, err)
 	}
@@ -251,8 +243,8 @@ func FuzzDecodeComponent(f *testing.F) {
 		}
 		p, tool, err := Split(s)
 		if err == nil {
-			if c, err := Canonical(p, tool, false); err == nil && c != s {
-				t.Fatalf("Canonical(Split(%q)) = %q", s, c)
+			if c, err := LosslessName(p, tool, false); err == nil && c != s {
+				t.Fatalf("Lossless(Split(%q)) = %q", s, c)
 			}
 		}
 	})

@@ -119,12 +119,19 @@ func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 			candidates = append(candidates, t.Canonical)
 		}
 	}
+	similar := Suggest(req.Tool, candidates, 3)
 	hint := "Use a name from did_you_mean, or search for the right tool first."
 	if req.Provider != "" {
 		hint = "Use a name from did_you_mean, or call agent_tools_" + req.Provider + "_discover to list this provider's tools."
 	}
+	if len(similar) == 0 { // never point at an empty list
+		hint = "No tool has a similar name: search by what it does (agent_tools_search, agent_tools_<provider>_discover, or `agent-tools search <words>`)."
+		if req.Provider != "" {
+			hint = "No tool of this provider has a similar name: call agent_tools_" + req.Provider + "_discover with what it does."
+		}
+	}
 	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", req.Tool).
-		With("did_you_mean", Suggest(req.Tool, candidates, 3))
+		With("did_you_mean", similar)
 }
 
 // Suggest returns up to n candidates close to name: by edit distance on the

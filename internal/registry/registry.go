@@ -32,6 +32,9 @@ type Registry struct {
 	byName    map[string]*catalog.Tool // canonical name → tool
 	index     *index.Index
 	listeners []func()
+
+	opts       Options
+	ruleWarned map[string]bool // unmatched policy rules already logged
 }
 
 type entry struct {
@@ -43,16 +46,26 @@ type entry struct {
 	skills  []catalog.Skill // accepted skills (see acceptSkillsLocked)
 	rawSk   []catalog.Skill // as last returned by the provider, for change detection
 	loadErr error
-	diags   []provider.Diagnostic // naming rejections of tools
+	diags   []provider.Diagnostic // naming rejections and collisions
 	skDiags []provider.Diagnostic // skills skipped for their canonical name
+	// conflicts are tools kept without a canonical name because the name
+	// the scheme gives them is taken (an operator rename resolves them).
+	conflicts []Conflict
 }
 
-// New returns an empty registry.
-func New(log *slog.Logger) *Registry {
+// New returns an empty registry with the default Options.
+func New(log *slog.Logger) *Registry { return NewWith(log, Options{}) }
+
+// NewWith returns an empty registry naming tools as o says.
+func NewWith(log *slog.Logger, o Options) *Registry {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New()}
+	if o.Scheme == "" {
+		o.Scheme = naming.Readable
+	}
+	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New(),
+		opts: o, ruleWarned: map[string]bool{}}
 }
 
 // SetSemantic installs the index's semantic stage (embeddings); call it
@@ -123,15 +136,21 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 			r.mu.Unlock()
 			continue
 		}
+		info := e.p.Info() // an upstream describes itself once it has answered
 		r.mu.Lock()
 		e.loadErr = nil
-		if !sameTools(e.raw, tools) || !slices.EqualFunc(e.rawSk, skills, sameSkill) {
+		if info.Description != e.info.Description {
+			e.info.Description = info.Description
+			changed = true
+			r.installLocked(e, tools, skills) // the index carries the description
+		} else if !sameTools(e.raw, tools) || !slices.EqualFunc(e.rawSk, skills, sameSkill) {
 			r.installLocked(e, tools, skills)
 			changed = true
 		}
 		r.mu.Unlock()
 	}
 	if changed {
+		r.logRules()
 		r.notify()
 	}
 	return changed
@@ -146,34 +165,47 @@ func (r *Registry) Refreshed(ctx context.Context) context.Context {
 	return context.WithValue(ctx, refreshedKey{}, r)
 }
 
-// installLocked names, deduplicates and indexes one provider's tools.
-// Names taken by a provider registered earlier win (built-ins come first).
+// installLocked names, deduplicates and indexes one provider's tools. Tools
+// are named in the order of their own names, so which of two colliding tools
+// keeps the name never depends on the order the upstream listed them in;
+// names taken by a provider registered earlier win (built-ins come first).
+// A tool that loses is kept as a Conflict, never renamed automatically.
 func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.Skill) {
 	id := e.info.ID
 	for _, t := range e.tools {
 		delete(r.byName, t.Canonical)
 	}
-	e.raw, e.rawSk, e.diags = raw, skills, nil
-	e.tools = make([]catalog.Tool, 0, len(raw))
-	for _, t := range raw {
+	e.raw, e.rawSk, e.diags, e.conflicts = raw, skills, nil, nil
+	sorted := slices.Clone(raw)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Name < sorted[j].Name })
+	renames := r.opts.Rename[id]
+	e.tools = make([]catalog.Tool, 0, len(sorted))
+	for _, t := range sorted {
 		t.Provider = id
-		canonical, err := naming.Canonical(id, t.Name, e.info.HostLocal)
-		if err == nil {
-			if owner, taken := r.byName[canonical]; taken {
-				err = fmt.Errorf("name %q is already taken by provider %q; the first one is kept", canonical, owner.Provider)
-			}
-		}
+		canonical, err := r.canonicalLocked(e.info, t.Name, renames)
 		if err != nil {
 			r.log.Warn("tool rejected", "provider", id, "tool", t.Name, "err", err)
 			e.diags = append(e.diags, provider.Diagnostic{Provider: id, Item: t.Name, Status: "skipped", Reason: err.Error()})
+			continue
+		}
+		if owner, taken := r.byName[canonical]; taken {
+			c := Conflict{Tool: t, Name: canonical, Owner: *owner}
+			e.conflicts = append(e.conflicts, c)
+			r.log.Warn("tool name collision", "provider", id, "tool", t.Name, "name", canonical, "taken_by", owner.Provider+":"+owner.Name)
+			e.diags = append(e.diags, provider.Diagnostic{Provider: id, Item: t.Name, Status: "failed", Reason: c.Reason()})
 			continue
 		}
 		t.Canonical = canonical
 		e.tools = append(e.tools, t)
 		r.byName[canonical] = &e.tools[len(e.tools)-1]
 	}
-	sort.Slice(e.tools, func(i, j int) bool { return e.tools[i].Name < e.tools[j].Name })
-	for i := range e.tools { // sorting moved the elements: repoint the name map
+	for orig := range renames {
+		if !slices.ContainsFunc(sorted, func(t catalog.Tool) bool { return t.Name == orig }) {
+			e.diags = append(e.diags, provider.Diagnostic{Provider: id, Item: orig, Status: "warning",
+				Reason: "rename names a tool this provider does not offer"})
+		}
+	}
+	for i := range e.tools { // appending may have moved the elements: repoint the name map
 		r.byName[e.tools[i].Canonical] = &e.tools[i]
 	}
 	r.acceptSkillsLocked(e)
@@ -332,6 +364,13 @@ func (r *Registry) Find(providerID, name string) (catalog.Tool, bool) {
 	}
 	if t, ok := r.byName[name]; ok && t.Provider == providerID {
 		return *t, true
+	}
+	// The tool's name as the scheme writes it ("list.repos" → "list_repos"),
+	// or an operator's rename, without the prefix.
+	if c, err := r.canonicalLocked(e.info, name, nil); err == nil {
+		if t, ok := r.byName[c]; ok && t.Provider == providerID {
+			return *t, true
+		}
 	}
 	return catalog.Tool{}, false
 }

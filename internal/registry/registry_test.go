@@ -7,53 +7,77 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
 
 func TestCanonicalNamesAndCollisions(t *testing.T) {
-	builtin := providertest.New(catalog.ProviderInfo{ID: "builtin", HostLocal: true},
-		providertest.Tool("runtime_status", "status", "", true))
-	local := providertest.New(catalog.ProviderInfo{ID: "local", HostLocal: true},
-		providertest.Tool("runtime_status", "a script shadowing a built-in", "", true),
-		providertest.Tool("deploy", "Deploy", "", false))
-	gh := providertest.New(catalog.ProviderInfo{ID: "gh-cli"},
-		providertest.Tool("list.repos", "List repositories", "", true),
-		providertest.Tool("", "empty name", "", true),
-		providertest.Tool(strings.Repeat("x", 70), "too long", "", true))
-	r := registry.New(nil)
-	for _, p := range []*providertest.Fake{builtin, local, gh} {
-		if err := r.Add(p); err != nil {
-			t.Fatal(err)
-		}
+	long := strings.Repeat("x", 70)
+	tests := []struct {
+		scheme    naming.Scheme
+		names     string
+		listRepos string
+	}{
+		{naming.Readable, "deploy,gh-cli_list_repos,gh-cli_" + long + ",runtime_status", "gh-cli_list_repos"},
+		{naming.Lossless, "deploy,ghz2dzcli_listz2ezrepos,ghz2dzcli_" + long + ",runtime_status", "ghz2dzcli_listz2ezrepos"},
 	}
-	if err := r.Add(providertest.New(catalog.ProviderInfo{ID: "gh-cli"})); err == nil {
-		t.Fatal("duplicate provider id accepted")
-	}
-	if !r.Refresh(context.Background()) {
-		t.Fatal("first refresh reported no change")
-	}
-	got := strings.Join(r.Names(), ",")
-	if want := "deploy,ghz2dzcli_listz2ezrepos,runtime_status"; got != want {
-		t.Fatalf("names = %s, want %s", got, want)
-	}
-	if tl, _ := r.Lookup("runtime_status"); tl.Provider != "builtin" {
-		t.Fatalf("the built-in must keep its name, got provider %q", tl.Provider)
-	}
-	if tl, ok := r.Find("gh-cli", "list.repos"); !ok || tl.Canonical != "ghz2dzcli_listz2ezrepos" {
-		t.Fatalf("Find by original name = %+v %v", tl, ok)
-	}
-	var skipped []string
-	for _, d := range r.Diagnostics() {
-		if d.Status == "skipped" {
-			skipped = append(skipped, d.Provider+":"+d.Reason)
-		}
-	}
-	if len(skipped) != 3 {
-		t.Fatalf("want 3 rejected names (collision, empty, too long), got %q", skipped)
-	}
-	if r.Refresh(context.Background()) {
-		t.Fatal("a refresh without changes reported a change")
+	for _, tt := range tests {
+		t.Run(string(tt.scheme), func(t *testing.T) {
+			builtin := providertest.New(catalog.ProviderInfo{ID: "builtin", HostLocal: true},
+				providertest.Tool("runtime_status", "status", "", true))
+			local := providertest.New(catalog.ProviderInfo{ID: "local", HostLocal: true},
+				providertest.Tool("runtime_status", "a script shadowing a built-in", "", true),
+				providertest.Tool("deploy", "Deploy", "", false))
+			gh := providertest.New(catalog.ProviderInfo{ID: "gh-cli"},
+				providertest.Tool("list.repos", "List repositories", "", true),
+				providertest.Tool("", "empty name", "", true),
+				providertest.Tool(long, "long, but kept: only flat mode limits length", "", true))
+			r := registry.NewWith(nil, registry.Options{Scheme: tt.scheme})
+			for _, p := range []*providertest.Fake{builtin, local, gh} {
+				if err := r.Add(p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := r.Add(providertest.New(catalog.ProviderInfo{ID: "gh-cli"})); err == nil {
+				t.Fatal("duplicate provider id accepted")
+			}
+			if !r.Refresh(context.Background()) {
+				t.Fatal("first refresh reported no change")
+			}
+			if got := strings.Join(r.Names(), ","); got != tt.names {
+				t.Fatalf("names = %s, want %s", got, tt.names)
+			}
+			if tl, _ := r.Lookup("runtime_status"); tl.Provider != "builtin" {
+				t.Fatalf("the built-in must keep its name, got provider %q", tl.Provider)
+			}
+			for _, n := range []string{"list.repos", tt.listRepos} {
+				if tl, ok := r.Find("gh-cli", n); !ok || tl.Canonical != tt.listRepos {
+					t.Fatalf("Find(%q) = %+v %v", n, tl, ok)
+				}
+			}
+			var skipped, failed []string
+			for _, d := range r.Diagnostics() {
+				switch d.Status {
+				case "skipped":
+					skipped = append(skipped, d.Provider+":"+d.Reason)
+				case "failed":
+					failed = append(failed, d.Provider+":"+d.Item)
+				}
+			}
+			if len(skipped) != 1 || !strings.Contains(skipped[0], "empty tool name") {
+				t.Fatalf("want only the empty name rejected, got %q", skipped)
+			}
+			if strings.Join(failed, ",") != "local:runtime_status" {
+				t.Fatalf("want the shadowing script reported as a collision, got %q", failed)
+			}
+			if c := r.Conflicts(); len(c) != 1 || c[0].Tool.Provider != "local" || c[0].Owner.Provider != "builtin" {
+				t.Fatalf("conflicts = %+v", c)
+			}
+			if r.Refresh(context.Background()) {
+				t.Fatal("a refresh without changes reported a change")
+			}
+		})
 	}
 }
 

@@ -159,6 +159,10 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 		meta := h.route("metadata", http.HandlerFunc(h.metadata))
 		mux.Handle(MetadataPath, meta)
 		mux.Handle(MetadataPath+MCPPath, meta)
+	} else { // say why there is none rather than a bare 404
+		none := h.route("metadata", http.HandlerFunc(noMetadata))
+		mux.Handle(MetadataPath, none)
+		mux.Handle(MetadataPath+MCPPath, none)
 	}
 	mux.Handle("/", h.route("other", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotFound, "not found: the MCP endpoint is "+MCPPath)
@@ -203,6 +207,9 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		if h.draining.Load() && (h.opts.Stateless || r.Header.Get("Mcp-Session-Id") == "") {
 			w.Header().Set("Retry-After", "1")
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
+			return
+		}
+		if !h.sessionRequired(w, r) { // http_session.go
 			return
 		}
 		h.inPosts.Add(1)

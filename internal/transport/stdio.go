@@ -3,6 +3,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -20,10 +22,45 @@ import (
 func Stdio(r io.Reader, w io.Writer, drain time.Duration) mcp.Transport {
 	t := &drainer{pending: map[string]bool{}, drain: drain}
 	t.idle = sync.NewCond(&t.mu)
+	cw := &countingWriter{t: t, w: w}
 	return &mcp.IOTransport{
-		Reader: &countingReader{t: t, br: bufio.NewReaderSize(r, 64<<10)},
-		Writer: &countingWriter{t: t, w: w},
+		Reader: &countingReader{t: t, br: bufio.NewReaderSize(r, 64<<10), reply: cw},
+		Writer: cw,
 	}
+}
+
+// screen answers a line that is not a JSON-RPC message with a JSON-RPC
+// error and reports false, so that one stray line (a debug print, a typo
+// in a hand-typed session) never reaches the SDK, whose decoder would end
+// the session. Blank lines are dropped.
+func screen(line []byte, reply io.Writer) bool {
+	trimmed := bytes.TrimSpace(line)
+	if len(trimmed) == 0 {
+		return false
+	}
+	if trimmed[0] == '[' && json.Valid(trimmed) {
+		return true // a batch: the SDK's to judge
+	}
+	code, msg := jsonrpc.CodeParseError, "parse error: the line is not valid JSON"
+	if json.Valid(trimmed) {
+		if _, err := jsonrpc.DecodeMessage(trimmed); err == nil {
+			return true
+		}
+		code, msg = jsonrpc.CodeInvalidRequest, "invalid request: the line is JSON but not a JSON-RPC 2.0 message"
+	}
+	var id jsonrpc.ID
+	var f frame
+	if json.Unmarshal(trimmed, &f) == nil && len(f.ID) > 0 {
+		var v any
+		if json.Unmarshal(f.ID, &v) == nil {
+			id, _ = jsonrpc.MakeID(v)
+		}
+	}
+	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
+	if err == nil {
+		reply.Write(append(out, '\n'))
+	}
+	return false
 }
 
 type drainer struct {
@@ -76,19 +113,20 @@ func (t *drainer) waitIdle() {
 }
 
 type countingReader struct {
-	t    *drainer
-	br   *bufio.Reader
-	buf  []byte // the unread rest of the current line
-	done bool
+	t     *drainer
+	br    *bufio.Reader
+	reply io.Writer // where screen answers lines that are not messages
+	buf   []byte    // the unread rest of the current line
+	done  bool
 }
 
 func (r *countingReader) Read(p []byte) (int, error) {
-	if len(r.buf) == 0 {
+	for len(r.buf) == 0 { // screened lines are skipped: read on
 		if r.done {
 			return 0, io.EOF
 		}
 		line, err := r.br.ReadBytes('\n')
-		if len(line) > 0 {
+		if len(line) > 0 && screen(line, r.reply) {
 			r.t.saw(line, true)
 			r.buf = line
 		}

@@ -241,7 +241,9 @@ func defaultDescription(o Options) string {
 		}
 		return "MCP server over HTTP"
 	}
-	return "MCP server " + filepath.Base(o.Command) // not the args: they may hold secrets
+	// Until the upstream describes itself (Info, describe.go). Not the args:
+	// they may hold secrets.
+	return "MCP server run by " + filepath.Base(o.Command) + " (it has not described itself yet)"
 }
 
 // Bind sets what the runtime provides after construction: the logger and
@@ -258,7 +260,19 @@ func (p *Provider) Bind(log *slog.Logger, onChange func()) {
 }
 
 // Info describes the provider.
-func (p *Provider) Info() catalog.ProviderInfo { return p.info }
+func (p *Provider) Info() catalog.ProviderInfo {
+	if p.opts.Description != "" {
+		return p.info
+	}
+	p.mu.Lock()
+	init := p.init // live or cached (describe.go): the upstream's own words
+	p.mu.Unlock()
+	info := p.info
+	if d := describeUpstream(init); d != "" {
+		info.Description = d
+	}
+	return info
+}
 
 // Start reads the cached tool list. Without one it begins starting the
 // upstream in the background (the first list needs it) and returns at once,
