@@ -93,7 +93,7 @@ func FuzzCallRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if len(raw) > 256 { // bounded: keeps the fuzzer's minimisation cheap
+		if len(raw) > 128 { // bounded: keeps the fuzzer's minimisation cheap
 			return
 		}
 		req := callRequest(raw, "via", "toolName", false, searchShape{})
