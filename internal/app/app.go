@@ -132,6 +132,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
+	// Outermost on both directions: every answer and every message the MCP
+	// server sends is scrubbed of the secrets the runtime knows (internal/redact).
+	a.Facade.Server().AddReceivingMiddleware(redact.Default.Middleware())
+	a.Facade.Server().AddSendingMiddleware(redact.Default.SendingMiddleware())
 	a.fac.Store(a.Facade)
 	g.reg.OnChange(a.Facade.Sync)
 	a.Facade.Sync()

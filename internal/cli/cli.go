@@ -172,10 +172,6 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 		}
 		return nil, ExitFailed
 	}
-	// Outermost on both directions: every answer and every message the MCP
-	// server sends is scrubbed of the secrets the runtime knows.
-	a.Facade.Server().AddReceivingMiddleware(redact.Default.Middleware())
-	a.Facade.Server().AddSendingMiddleware(redact.Default.SendingMiddleware())
 	return a, ExitOK
 }
 
