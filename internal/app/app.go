@@ -23,6 +23,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/local"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
 )
@@ -110,6 +111,11 @@ func LoadConfig(o Options) (*config.Config, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	// Every value interpolated into a secret-bearing place is scrubbed from
+	// every output of the process from now on (internal/redact).
+	for _, s := range cfg.Secrets() {
+		redact.Add(s.Name, s.Value)
+	}
 	return cfg, nil
 }
 
@@ -136,6 +142,10 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
+	// Outermost on both directions: every answer and every message the MCP
+	// server sends is scrubbed of the secrets the runtime knows (internal/redact).
+	a.Facade.Server().AddReceivingMiddleware(redact.Default.Middleware())
+	a.Facade.Server().AddSendingMiddleware(redact.Default.SendingMiddleware())
 	a.fac.Store(a.Facade)
 	g.reg.OnChange(a.changed)
 	a.Facade.Sync()

@@ -25,6 +25,9 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,6 +118,10 @@ func (a *App) Reload(ctx context.Context) error {
 	// The same options as at start: without --config, LoadConfig finds an
 	// agent-tools.yaml created since (or falls back to zero-config again).
 	// Providers live as long as the app, not as the caller's ctx.
+	if err := a.configGone(); err != nil {
+		a.log.Error("config change not applied; the last good configuration keeps serving", "err", err)
+		return err
+	}
 	g, err := a.build(a.ctx)
 	if err != nil {
 		a.log.Error("config change not applied; the last good configuration keeps serving", "err", errText(err))
@@ -134,6 +141,22 @@ func (a *App) Reload(ctx context.Context) error {
 		}
 	})
 	a.log.Info("configuration reloaded", "config", g.cfg.Path, "providers", len(g.reg.Providers()), "tools", len(g.reg.Tools("")))
+	return nil
+}
+
+// configGone reports a config file that was serving and is no longer there
+// (deleted, or renamed away). Falling back to zero-config would silently drop
+// every provider and the policy (a denied tool would become callable), so a
+// missing file is treated like a broken one: the last good one keeps serving
+// until the file is back or the runtime is restarted.
+func (a *App) configGone() error {
+	path := a.current().cfg.Path
+	if path == "" {
+		return nil // zero-config: a file appearing is a normal reload
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s was deleted or renamed; put it back (or restart to serve without it)", path)
+	}
 	return nil
 }
 

@@ -184,6 +184,49 @@ func TestWatchConfig(t *testing.T) {
 	}
 }
 
+// A config deleted or renamed while serving keeps the last good one, loudly:
+// it used to switch silently to zero-config, making denied tools callable.
+func TestDeletedConfigKeepsLastGood(t *testing.T) {
+	for _, how := range []string{"delete", "rename"} {
+		t.Run(how, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "agent-tools.yaml")
+			writeFile(t, cfg, "mode: flat\npolicy:\n  deny: [runtime_status]\n", 0o644)
+			logs := &syncBuf{}
+			a, err := app.New(context.Background(), app.Options{ProjectDir: dir, AuditDefault: io.Discard, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			boot := a.Current()
+			if how == "delete" {
+				err = os.Remove(cfg)
+			} else {
+				err = os.Rename(cfg, cfg+".bak")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "deleted or renamed") {
+				t.Fatalf("Reload = %v", err)
+			}
+			if a.Current() != boot || a.CurrentConfig().Path != cfg {
+				t.Fatal("the runtime switched away from the last good config")
+			}
+			if resp := a.CurrentCall()(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+				t.Fatalf("the policy was dropped: %+v", resp.Err)
+			}
+			if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "deleted or renamed") {
+				t.Errorf("not loud:\n%s", l)
+			}
+			writeFile(t, cfg, "mode: flat\n", 0o644)
+			if err := a.Reload(context.Background()); err != nil || a.Current() == boot {
+				t.Fatalf("the restored file is not picked up: %v", err)
+			}
+		})
+	}
+}
+
 // TestReloadExplicit: Reload reports a broken config as an error.
 func TestReloadExplicit(t *testing.T) {
 	dir := t.TempDir()

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Exit statuses (SPEC §10).
@@ -77,6 +78,12 @@ func Run(ctx context.Context, env *Env, args []string) int {
 		}
 		return ExitOK
 	}
+	// Everything a command prints (doctor, list, call, logs, errors) goes
+	// through the redactor: no secret the config interpolated can reach a
+	// terminal or a log collector, whichever code path formatted it.
+	scrubbed := *env
+	scrubbed.Stdout, scrubbed.Stderr = redact.Default.Writer(env.Stdout), redact.Default.Writer(env.Stderr)
+	env = &scrubbed
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, env, args[1:])
@@ -186,7 +193,7 @@ func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audi
 
 // stderrLog is the commands' structured log on stderr.
 func stderrLog(env *Env, level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	return slog.New(redact.Default.Handler(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
 }
 
 // errorText prints config errors one per line.

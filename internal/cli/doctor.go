@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
@@ -40,14 +41,16 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if f.json {
 		// The provider list is the runtime's Status, as runtime_status reports it.
 		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags,
-			"providers": a.Status().Providers})
+			"providers": a.Status().Providers, "containment": proc.Containment()})
 		return status
 	}
 	cfg := a.Config().Path
 	if cfg == "" {
 		cfg = "none (zero-config)"
 	}
-	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n\n", cfg, a.Mode)
+	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n", cfg, a.Mode)
+	// How the processes of a call are contained (cgroup v2 or process group).
+	fmt.Fprintf(env.Stdout, "containment: %s\n\n", proc.Containment())
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tITEM\tSTATUS\tWHY")
 	for _, d := range diags {

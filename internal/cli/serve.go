@@ -16,6 +16,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/proc"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -63,6 +65,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	if rt == nil {
 		return code
 	}
+	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer rt.Close()
 	a := embedhook.App(rt)
 	if err := a.Watch(ctx, 0); err != nil {
@@ -88,7 +91,7 @@ type httpFlags struct {
 // serveHTTP serves Streamable HTTP until ctx ends (SIGINT/SIGTERM), then
 // shuts down gracefully.
 func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf httpFlags) int {
-	log := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level}))
+	log := slog.New(redact.Default.Handler(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: level})))
 	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
@@ -126,6 +129,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if a == nil {
 		return code
 	}
+	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 
 	sh := a.Shared()

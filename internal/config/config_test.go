@@ -589,19 +589,32 @@ func TestAliasBomb(t *testing.T) {
 	}
 }
 
+// fuzzMaxInput bounds FuzzParse inputs. Seeds are small on purpose: the
+// fuzzer minimises every new interesting input, and with the 2.5 KB starter
+// and the golden files as seeds it spent nearly all its time minimising
+// (47 executions in 20 s). Minimising costs about the square of the input's
+// length in parses, so inputs are capped at a few lines. The starter and
+// goldens are covered by their own tests; these seeds reach every section
+// and the interpolation paths.
+const fuzzMaxInput = 256
+
 func FuzzParse(f *testing.F) {
-	f.Add([]byte(""))
-	f.Add([]byte(Starter()))
-	f.Add([]byte("providers:\n  - id: ev\n    kind: mcp\n    command: node\n    env: {A: \"${EV_KEY}\"}\n"))
-	f.Add([]byte("a: &a {<<: *a}\n"))
-	f.Add([]byte("policy: {deny: [\"a[\"]}\nlimits: {maxResultChars: -1}\n"))
-	files, _ := filepath.Glob("testdata/*.yaml")
-	for _, name := range files {
-		if b, err := os.ReadFile(name); err == nil {
-			f.Add(b)
-		}
+	for _, s := range []string{
+		"",
+		"mode: flat\nlocal: {enabled: true, timeout: 30s}\n",
+		"providers:\n  - id: ev\n    kind: mcp\n    command: node\n    env: {A: \"${EV_KEY}\"}\n",
+		"providers:\n  - {id: r, kind: mcp, url: \"http://h/m?k=${REMOTE_TOKEN}\", headers: {X: \"${T:-d}\"}}\n",
+		"providers:\n  - {id: c, kind: cli, tools: [{name: t, argv: [echo, \"{x}\"], params: {x: {type: string}}}]}\n",
+		"server: {http: {addr: \"127.0.0.1:0\", tokens: [\"${AGENT_TOOLS_TOKEN}\"], rateLimit: {perSecond: 2}}}\n",
+		"a: &a {<<: *a}\n",
+		"policy: {deny: [\"a[\"]}\nlimits: {maxResultChars: -1}\naudit: {path: off}\n",
+	} {
+		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > fuzzMaxInput {
+			return
+		}
 		c, err := Parse("f.yaml", data, lookup)
 		if err != nil {
 			e, ok := AsErrors(err)

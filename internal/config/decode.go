@@ -26,6 +26,8 @@ type meta struct {
 	key  map[string]Pos      // key path → position of its key
 	vars map[string][]string // key path → variables its value was built from
 	bad  map[string]bool     // list items that failed to decode (skipped by Validate)
+	// secrets are interpolated values from secret-bearing places (secrets.go).
+	secrets []Secret
 }
 
 func newMeta(file string) *meta {
@@ -294,6 +296,7 @@ func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
 	}
 	if len(res.vars) > 0 {
 		d.meta.vars[path] = res.vars
+		d.noteSecrets(path, res)
 	}
 	if len(res.missing) > 0 {
 		d.meta.bad[path] = true

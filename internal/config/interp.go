@@ -11,6 +11,7 @@ import (
 type interpolation struct {
 	value   string
 	vars    []string // variables referenced (set or not)
+	vals    []string // their values as substituted, parallel to vars
 	missing []string // variables not set and without default
 }
 
@@ -61,6 +62,7 @@ func interpolate(s string, env func(string) (string, bool)) (interpolation, erro
 		case !ok:
 			res.missing = append(res.missing, name)
 		}
+		res.vals = append(res.vals, v)
 		b.WriteString(v)
 		i += end + 1
 	}

@@ -1,10 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,6 +122,7 @@ func (c *Config) validate() []Error {
 		}
 	}
 	v.httpServer(h)
+	v.auditPath()
 	v.validateCluster(c.Server)
 	l := c.Limits
 	v.nonNeg("limits.maxResultChars", l.MaxResultChars)
@@ -128,6 +133,41 @@ func (c *Config) validate() []Error {
 		v.errf("limits.loopGuard.refuseAfter", "refuseAfter (%d) must not be less than repeatAfter (%d)", l.LoopGuard.RefuseAfter, l.LoopGuard.RepeatAfter)
 	}
 	return v.errs
+}
+
+// auditPath checks what serve will open (append, create): the directory must
+// exist and the path must not be a directory. It only looks (stat), never
+// creates or opens anything.
+func (v *validator) auditPath() {
+	p := v.c.Audit.Path
+	if p == "" || p == AuditOff || v.bad("audit.path") {
+		return
+	}
+	abs := v.c.Resolve(p)
+	if st, err := os.Stat(abs); err == nil {
+		if st.IsDir() {
+			v.errf("audit.path", "%s is a directory: name a file in it, e.g. %s", v.show("audit.path", p), strconv.Quote(clip(filepath.Join(p, "audit.jsonl"))))
+		}
+		return
+	}
+	dir := filepath.Dir(abs)
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		v.errf("audit.path", "the directory of %s does not exist: create it (mkdir -p %s) or choose another path", v.show("audit.path", p), v.dirShown(dir))
+	case err != nil:
+		v.errf("audit.path", "cannot use the directory of %s: %v", v.show("audit.path", p), errors.Unwrap(err))
+	case !st.IsDir():
+		v.errf("audit.path", "the directory of %s is not a directory", v.show("audit.path", p))
+	}
+}
+
+// dirShown prints a directory unless the audit path came from the environment.
+func (v *validator) dirShown(dir string) string {
+	if v.c.meta != nil && len(v.c.meta.vars["audit.path"]) > 0 {
+		return "its directory"
+	}
+	return dir
 }
 
 // via says which variables a value came from: " (from ${X})".

@@ -93,6 +93,9 @@ func FuzzCallRequest(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 128 { // bounded: keeps the fuzzer's minimisation cheap
+			return
+		}
 		req := callRequest(raw, "via", "toolName", false, searchShape{})
 		if req.Malformed != nil {
 			if req.Malformed.Details["correct_shape"] == nil {
@@ -113,6 +116,9 @@ func FuzzSplitConfirm(f *testing.F) {
 	f.Add([]byte(`{"a":1,"agent_tools_confirm":true}`))
 	f.Add([]byte(`{"agent_tools_confirm":"true"}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		if len(raw) > 256 { // bounded: keeps the fuzzer's minimisation cheap
+			return
+		}
 		out, _ := splitConfirm(raw, true)
 		var m map[string]json.RawMessage
 		if json.Unmarshal(out, &m) == nil {

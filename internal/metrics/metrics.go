@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -149,7 +150,8 @@ func (m *Metrics) Middleware() pipeline.Middleware {
 			start := time.Now()
 			resp := next(ctx, req)
 			elapsed := time.Since(start)
-			tool, prov := req.Resolved.Canonical, req.Resolved.Provider
+			// Label values are scrubbed like every other output (internal/redact).
+			tool, prov := redact.String(req.Resolved.Canonical), redact.String(req.Resolved.Provider)
 			if tool == "" {
 				tool = "unresolved"
 			}

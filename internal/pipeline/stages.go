@@ -13,6 +13,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -217,7 +218,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			start := now()
-			resp := next(ctx, req)
+			resp := scrub(next(ctx, req))
 			resp.Duration = now().Sub(start)
 			if w == nil {
 				return resp
@@ -242,7 +243,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 			}
 			line, _ := json.Marshal(rec)
 			mu.Lock()
-			w.Write(append(line, '\n'))
+			w.Write(redact.Default.Bytes(append(line, '\n')))
 			mu.Unlock()
 			return resp
 		}

@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
@@ -248,6 +249,9 @@ func provider(dir string, entry map[string]json.RawMessage, env func(string) (st
 		return config.Provider{}, err
 	}
 	cfg, err := config.Parse(filepath.Join(dir, ManifestName), doc, env)
+	for _, s := range cfg.Secrets() { // nil-safe; scrubbed from all output (internal/redact)
+		redact.Add(s.Name, s.Value)
+	}
 	if err != nil {
 		ce, ok := config.AsErrors(err)
 		if !ok {

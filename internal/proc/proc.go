@@ -7,6 +7,8 @@
 package proc
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -18,10 +20,22 @@ const (
 	DefaultMaxOutput = 8 << 20 // 8 MiB per stream
 )
 
-// pipeWaitDelay bounds how long Run keeps reading stdout/stderr after the
-// leader process has exited: a background grandchild that inherited the pipes
-// must not hang the call. Its output after that point is lost.
-const pipeWaitDelay = 500 * time.Millisecond
+// pipeWaitDelay bounds how long Run waits for EOF on stdout/stderr once the
+// call's processes are gone: only a descendant that escaped the process group
+// (setsid, without cgroups) can still hold a pipe then. Whatever the pipe holds
+// is still read; what that descendant writes later is not, and the Result says
+// so (OutputIncomplete).
+const pipeWaitDelay = time.Second
+
+// trackVar marks the environment of every run and its descendants.
+const trackVar = "AGENTTOOLS_RUN"
+
+// TrackEnv is the environment entry that marks a process this runtime starts
+// outside Run (an MCP stdio upstream) as its own, so that SweepAll also finds
+// the descendants it detached (setsid) when the runtime exits.
+func TrackEnv(tag string) string {
+	return trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + tag
+}
 
 // Spec describes one process run.
 type Spec struct {
@@ -33,8 +47,10 @@ type Spec struct {
 	Args []string
 	// Dir is the working directory ("" = this process's).
 	Dir string
-	// Env is the exact environment of the child. A nil Env is an empty
-	// environment, not an inherited one: the caller decides inheritance.
+	// Env is the exact environment of the child, plus one entry Run adds:
+	// AGENTTOOLS_RUN=<runtime pid>.<run id>, by which descendants that
+	// escaped the process group are found and killed (see SweepAll). A nil
+	// Env is otherwise empty, not inherited: the caller decides inheritance.
 	Env []string
 	// Stdin is written to the child's standard input, followed by EOF
 	// (nil = /dev/null).
@@ -65,6 +81,11 @@ type Result struct {
 	// Cancelled reports that ctx was done before the process exited and the
 	// group was killed (ctx.Err() tells a deadline from a cancellation).
 	Cancelled bool
+	// OutputIncomplete reports that Run stopped reading stdout or stderr
+	// before EOF because a process outside the call's containment still held
+	// the pipe: the output may lack what it wrote later. Callers must not
+	// report such a run as a clean success.
+	OutputIncomplete bool
 	// Duration is the wall time from start to the end of output collection.
 	Duration time.Duration
 }

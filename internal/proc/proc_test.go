@@ -6,12 +6,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -130,13 +133,15 @@ func TestStdin(t *testing.T) {
 }
 
 func TestEnvIsExact(t *testing.T) {
+	marker := regexp.MustCompile(`^AGENTTOOLS_RUN=` + strconv.Itoa(os.Getpid()) + `\.[0-9]+$`)
 	res := run(t, Spec{Path: "/usr/bin/env", Env: []string{"A=1", "B=x y", "EMPTY="}})
-	if got, want := string(res.Stdout), "A=1\nB=x y\nEMPTY=\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
+	lines := strings.Split(strings.TrimSuffix(string(res.Stdout), "\n"), "\n")
+	if len(lines) != 4 || strings.Join(lines[:3], "\n") != "A=1\nB=x y\nEMPTY=" || !marker.MatchString(lines[3]) {
+		t.Errorf("got %q, want A, B, EMPTY and the run marker", res.Stdout)
 	}
 	res = run(t, Spec{Path: "/usr/bin/env", Dir: t.TempDir()})
-	if len(res.Stdout) != 0 {
-		t.Errorf("nil Env must be empty (no inheritance, no PWD): got %q", res.Stdout)
+	if !marker.MatchString(strings.TrimSpace(string(res.Stdout))) {
+		t.Errorf("nil Env must hold only the run marker (no inheritance, no PWD): got %q", res.Stdout)
 	}
 }
 
@@ -245,18 +250,130 @@ func TestGroupKilledWhenLeaderExitsOnSIGTERM(t *testing.T) {
 	waitGone(t, readPID(t, pidFile))
 }
 
-func TestLeftoverChildDoesNotHangRun(t *testing.T) {
+func TestLeftoverChildIsKilled(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	s := script(t, "sleep 1000 &\necho $! > \"$1\"\necho done\n")
 	start := time.Now()
 	res := run(t, Spec{Path: s, Args: []string{pidFile}})
 	pid := readPID(t, pidFile)
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-	if res.ExitCode != 0 || string(res.Stdout) != "done\n" || res.TimedOut {
+	if res.ExitCode != 0 || string(res.Stdout) != "done\n" || res.TimedOut || res.OutputIncomplete {
 		t.Errorf("got %+v stdout %q", res, res.Stdout)
 	}
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("took %v", el)
+	}
+	waitGone(t, pid) // the background job of the script's own group ends with the call
+}
+
+// A descendant that leaves the process group (setsid) keeps the pipe open.
+// Run must not hang and must deliver everything written so far. The
+// descendant is killed (found by its cgroup, else by the run marker in its
+// environment); one that also cleared its environment escapes without a
+// cgroup, and then the output is marked incomplete.
+func TestEscapedChild(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	cgroups := strings.HasPrefix(Containment(), "cgroup")
+	cases := []struct {
+		name, launcher string
+		killed         bool
+	}{
+		{"setsid", "setsid", true},
+		{"setsid with a cleared environment", "env -i PATH=/usr/bin:/bin setsid", cgroups},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pidFile := filepath.Join(t.TempDir(), "pid")
+			s := script(t, c.launcher+" sh -c 'echo $$ > \"$1\"; exec sleep 1000' sh \"$1\" &\n"+
+				"while [ ! -s \"$1\" ]; do sleep 0.01; done\nhead -c 100000 /dev/zero | tr '\\0' x\necho\necho tail-line\n")
+			start := time.Now()
+			res := run(t, Spec{Path: s, Args: []string{pidFile}, Env: []string{"PATH=/usr/bin:/bin"}})
+			pid := readPID(t, pidFile)
+			t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("took %v: an escaped child must not hang Run", el)
+			}
+			if !bytes.HasSuffix(res.Stdout, []byte("\ntail-line\n")) || len(res.Stdout) != 100000+len("\ntail-line\n") {
+				t.Errorf("output written before exit was lost: %d bytes", len(res.Stdout))
+			}
+			if c.killed {
+				waitGone(t, pid)
+				if res.OutputIncomplete {
+					t.Error("the escaped child was killed: the output is complete")
+				}
+				return
+			}
+			if gone(pid) {
+				t.Fatal("expected this child to escape (no cgroup, no marker)")
+			}
+			if !res.OutputIncomplete {
+				t.Error("a pipe still held open must mark the output incomplete")
+			}
+		})
+	}
+}
+
+func TestSweepAll(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	// An orphan carrying this runtime's marker (as an MCP upstream's setsid
+	// child does once the upstream is gone), started outside Run.
+	orphan := exec.Command("/bin/sh", "-c", "setsid sleep 1000 >/dev/null 2>&1 & echo $!")
+	orphan.Env = []string{"PATH=/usr/bin:/bin", TrackEnv("test")}
+	out, err := orphan.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// A live child of this process with the marker is not an orphan: kept.
+	live := exec.Command("sleep", "1000")
+	live.Env = []string{"PATH=/usr/bin:/bin", TrackEnv("live")}
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	if n := SweepAll(); n < 1 {
+		t.Errorf("SweepAll killed %d processes", n)
+	}
+	waitGone(t, pid)
+	if gone(live.Process.Pid) {
+		t.Error("a live child of the runtime was swept")
+	}
+}
+
+// Output written just before exit is never lost, however loaded the machine
+// (the original defect: 6 of 1,000 concurrent calls came back empty).
+func TestConcurrentRunsDeliverEveryOutput(t *testing.T) {
+	s := script(t, "echo probe-ok-$$\n")
+	const n = 64
+	errs := make(chan string, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			res, err := Run(context.Background(), Spec{Path: s})
+			switch {
+			case err != nil:
+				errs <- err.Error()
+			case !strings.HasPrefix(string(res.Stdout), "probe-ok-") || res.OutputIncomplete || res.ExitCode != 0:
+				errs <- fmt.Sprintf("stdout %q incomplete=%v exit=%d", res.Stdout, res.OutputIncomplete, res.ExitCode)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+func TestContainmentIsStated(t *testing.T) {
+	c := Containment()
+	if !strings.HasPrefix(c, "cgroup v2 (") && !strings.HasPrefix(c, "process group only: ") {
+		t.Errorf("Containment() = %q", c)
 	}
 }
 
@@ -351,5 +468,23 @@ func TestCaptureKeepsHead(t *testing.T) {
 	}
 	if string(c.buf) != "abcde" || c.dropped != 3 {
 		t.Errorf("buf %q dropped %d", c.buf, c.dropped)
+	}
+}
+
+// A run whose pipe was still held open is never a clean success.
+func TestShapeMarksIncompleteOutput(t *testing.T) {
+	out, err := Shape(context.Background(), &Result{Stdout: []byte("partial"), OutputIncomplete: true}, Subject{What: `local tool "x"`})
+	if err != nil || !out.IsError || out.Details["output_incomplete"] != true || !strings.HasPrefix(out.Text, "partial\n[output incomplete") {
+		t.Fatalf("got %+v, %v", out, err)
+	}
+	out, _ = Shape(context.Background(), &Result{Stdout: []byte("all")}, Subject{What: "x"})
+	if out.IsError || out.Details["output_incomplete"] != nil {
+		t.Errorf("complete output marked: %+v", out)
+	}
+}
+
+func BenchmarkSweep(b *testing.B) {
+	for b.Loop() {
+		sweep([]byte("AGENTTOOLS_RUN=none"), false, os.Getpid())
 	}
 }

@@ -11,17 +11,25 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
 
-// Run starts s and waits for it. The process gets its own process group; on
+// Run starts s and waits for it. The process gets its own process group (and,
+// on Linux with a delegated cgroup v2, its own cgroup; see [Containment]). On
 // timeout or ctx cancellation the whole group gets SIGTERM, then SIGKILL after
 // s.Grace, or as soon as the leader has exited, whichever comes first. When the
-// leader exits by itself, processes it left behind are not signalled, but Run
-// stops reading their output pipes after a short delay (a background
-// grandchild holding stdout cannot hang the call).
+// leader exits by itself, whatever it left in its group (and cgroup) is killed:
+// a call owns its processes for its duration only.
+//
+// Output the processes wrote is always delivered: Run reads each pipe to EOF.
+// Only when something outside the group still holds a pipe open (a setsid
+// descendant without cgroups) does Run stop waiting after a short delay; it
+// then keeps what the pipe held and sets Result.OutputIncomplete.
 //
 // The error is non-nil only when the process could not be started (not found,
 // not executable, bad Dir...); it names the path and wraps the cause, so
@@ -37,26 +45,11 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		return nil, err
 	}
 
-	var cmd *exec.Cmd
-	var stdout, stderr *capture
-	start := time.Now()
-	for attempt := 0; ; attempt++ {
-		stdout = &capture{max: s.MaxOutput}
-		stderr = &capture{max: s.MaxOutput}
-		cmd = build(s, path, stdout, stderr)
-		err = cmd.Start()
-		// ETXTBSY: another goroutine of this process forked while a file it had
-		// open for writing was this executable (go.dev/issue/22315), or an editor
-		// is saving the file right now. Nothing ran: retry briefly.
-		if err == nil || !errors.Is(err, syscall.ETXTBSY) || attempt == 8 || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(time.Duration(5<<attempt) * time.Millisecond)
-	}
+	st, err := start(ctx, s, path)
 	if err != nil {
 		return nil, fmt.Errorf("proc: cannot start %s: %w", s.Path, err)
 	}
-
+	cmd := st.cmd
 	pgid := cmd.Process.Pid
 	w := newWaiter(cmd)
 	res := &Result{}
@@ -67,35 +60,113 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 		defer t.Stop()
 		deadline = t.C
 	}
-	kill := false
 	select {
 	case <-w.exited:
+		// The leader is gone (not yet reaped on Linux, so pgid is still
+		// reserved): end what it left behind.
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	case <-ctx.Done():
-		res.Cancelled, kill = true, true
+		res.Cancelled = true
+		killGroup(pgid, s.Grace, w.exited)
 	case <-deadline:
-		res.TimedOut, kill = true, true
-	}
-	if kill {
+		res.TimedOut = true
 		killGroup(pgid, s.Grace, w.exited)
 	}
-	waitErr := w.finish()
-	res.Duration = time.Since(start)
+	st.cg.release()
+	// The error of Wait is an *exec.ExitError (read from ProcessState below)
+	// or exec.ErrWaitDelay from the stdin copier; neither means "not started".
+	_ = w.finish()
+	if st.cg == nil {
+		// Without a cgroup, descendants that left the group (setsid) are
+		// found by the marker in their environment: no process a run
+		// started outlives it. Whatever such a process held open (a pipe)
+		// is closed by its death, so the drains below end promptly.
+		sweep(st.marker, false, pgid)
+	}
+	outCut := st.stdout.stop(pipeWaitDelay)
+	errCut := st.stderr.stop(pipeWaitDelay)
+	res.OutputIncomplete = outCut || errCut
+	res.Duration = time.Since(st.began)
 
-	res.Stdout, res.StdoutTruncated = stdout.buf, stdout.dropped
-	res.Stderr, res.StderrTruncated = stderr.buf, stderr.dropped
+	res.Stdout, res.StdoutTruncated = st.stdout.c.buf, st.stdout.c.dropped
+	res.Stderr, res.StderrTruncated = st.stderr.c.buf, st.stderr.c.dropped
 	res.ExitCode = -1
-	if st := cmd.ProcessState; st != nil {
-		res.ExitCode = st.ExitCode()
-		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ps := cmd.ProcessState; ps != nil {
+		res.ExitCode = ps.ExitCode()
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 			res.Signal = ws.Signal()
 		}
 	}
-	// waitErr is an *exec.ExitError (already in ExitCode), exec.ErrWaitDelay
-	// (a leftover process held the pipes; its output was cut) or an I/O error
-	// of the copying goroutines, which cannot fail on our side. None of them
-	// means "could not start".
-	_ = waitErr
 	return res, nil
+}
+
+var runSeq atomic.Uint64
+
+// started is a running process with the pipes Run drains.
+type started struct {
+	cmd            *exec.Cmd
+	stdout, stderr *drain
+	cg             *cgroup
+	marker         []byte // trackVar entry of this run's environment
+	began          time.Time
+}
+
+func start(ctx context.Context, s Spec, path string) (*started, error) {
+	for attempt := 0; ; attempt++ {
+		st, err := startOnce(s, path)
+		// ETXTBSY: another goroutine of this process forked while a file it had
+		// open for writing was this executable (go.dev/issue/22315), or an editor
+		// is saving the file right now. Nothing ran: retry briefly.
+		if err == nil || !errors.Is(err, syscall.ETXTBSY) || attempt == 8 || ctx.Err() != nil {
+			return st, err
+		}
+		time.Sleep(time.Duration(5<<attempt) * time.Millisecond)
+	}
+}
+
+func startOnce(s Spec, path string) (*started, error) {
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_ = outR.Close()
+		_ = outW.Close()
+		return nil, err
+	}
+	cg := newCgroup()
+	marker := trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(runSeq.Add(1), 10)
+	s.Env = append(slices.Clip(s.Env), marker)
+	cmd := build(s, path, outW, errW)
+	cg.apply(cmd.SysProcAttr)
+	began := time.Now()
+	err = cmd.Start()
+	if err != nil && cg != nil {
+		// The cgroup could not take the child (e.g. controllers enabled in
+		// our own cgroup): run it with the process group alone.
+		cg.release()
+		cg = nil
+		cmd = build(s, path, outW, errW)
+		err = cmd.Start()
+	}
+	// The child has its copies of the write ends (or never will): keeping
+	// ours open would keep the pipes from ever reaching EOF.
+	_ = outW.Close()
+	_ = errW.Close()
+	if err != nil {
+		_ = outR.Close()
+		_ = errR.Close()
+		return nil, err
+	}
+	return &started{
+		cmd:    cmd,
+		stdout: startDrain(outR, &capture{max: s.MaxOutput}),
+		stderr: startDrain(errR, &capture{max: s.MaxOutput}),
+		cg:     cg,
+		marker: []byte(marker),
+		began:  began,
+	}, nil
 }
 
 // killGroup sends SIGTERM to the group and waits up to grace for the leader
@@ -116,7 +187,7 @@ func killGroup(pgid int, grace time.Duration, exited <-chan struct{}) {
 	<-exited
 }
 
-func build(s Spec, path string, stdout, stderr *capture) *exec.Cmd {
+func build(s Spec, path string, stdout, stderr *os.File) *exec.Cmd {
 	cmd := &exec.Cmd{
 		Path:        path,
 		Args:        append([]string{s.Path}, s.Args...),
@@ -125,7 +196,9 @@ func build(s Spec, path string, stdout, stderr *capture) *exec.Cmd {
 		Stdout:      stdout,
 		Stderr:      stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-		WaitDelay:   pipeWaitDelay,
+		// Bounds only the stdin copier (stdout/stderr are our own pipes): a
+		// leftover process that holds stdin without reading cannot hang Wait.
+		WaitDelay: pipeWaitDelay,
 	}
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would inherit os.Environ()

@@ -82,7 +82,22 @@ func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error
 			}
 		}
 	}
+	if res.OutputIncomplete {
+		markIncomplete(out)
+	}
 	return out, nil
+}
+
+// markIncomplete turns a run whose output pipe was still held open by an
+// escaped descendant into a failure that says so: output it did not really
+// get is never reported as a clean success.
+func markIncomplete(out *provider.Result) {
+	out.IsError = true
+	if out.Details == nil {
+		out.Details = map[string]any{}
+	}
+	out.Details["output_incomplete"] = true
+	out.Text += "\n[output incomplete: a background process that left the tool's process group still held its output open; the runtime stopped reading]"
 }
 
 // ResultText is stdout, a truncation note, then "[stderr]" and stderr.

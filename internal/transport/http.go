@@ -18,6 +18,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Defaults of the HTTP transport.
@@ -97,6 +98,9 @@ type HTTP struct {
 	origins originPolicy
 	hosts   hostPolicy
 
+	// failedAuth limits wrong or malformed credentials per client address.
+	failedAuth *failLimiter
+
 	draining atomic.Bool
 	inPosts  atomic.Int64 // POST /mcp requests in flight
 }
@@ -131,6 +135,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	}
 	h := &HTTP{opts: o, log: o.Logger, origins: origins, hosts: newHostPolicy(o.AllowedHosts, o.Addr)}
 	h.auth = newAuthenticator(o)
+	h.failedAuth = newFailLimiter(o.Now)
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
@@ -192,6 +197,9 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodPost {
+		if !h.batchAllowed(w, r) {
+			return
+		}
 		if r.ContentLength > h.opts.BodyLimit {
 			httpError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.opts.BodyLimit))
 			return
@@ -295,7 +303,7 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	fmt.Fprintln(w, msg)
+	fmt.Fprintln(w, redact.String(msg)) // error bodies never carry a secret the runtime knows
 }
 
 // route logs and counts each request of one route.

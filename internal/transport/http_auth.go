@@ -17,6 +17,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/time/rate"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // OIDCOptions configure JWT bearer validation.
@@ -157,6 +159,10 @@ func (h *HTTP) authenticate(next http.HandlerFunc) http.HandlerFunc {
 			next(w, r)
 			return
 		}
+		ip := clientIP(r)
+		if !h.failedAuthAllowed(w, r, ip) {
+			return
+		}
 		tok, err := ParseBearer(r.Header.Get("Authorization"))
 		var ae *authError
 		var id identity
@@ -169,6 +175,9 @@ func (h *HTTP) authenticate(next http.HandlerFunc) http.HandlerFunc {
 			id, ae = h.auth.verify(r.Context(), tok)
 		}
 		if ae != nil {
+			if ae.reason != "missing" { // a client that has not sent a token yet is not guessing
+				h.failedAuth.fail(ip)
+			}
 			info.reason = "auth:" + ae.reason
 			if h.opts.Metrics != nil {
 				h.opts.Metrics.AuthFailure(ae.reason)
@@ -204,7 +213,7 @@ func (h *HTTP) challenge(w http.ResponseWriter, r *http.Request, e *authError) {
 	if code == "" {
 		code = "unauthorized"
 	}
-	json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": e.msg})
+	json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": redact.String(e.msg)})
 }
 
 // allow applies the rate limit for key; on refusal it has written the 429.

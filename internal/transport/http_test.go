@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -477,5 +478,93 @@ func TestHTTPJSONResponse(t *testing.T) {
 	}
 	if progress.Load() == 0 {
 		t.Error("no progress with JSON responses")
+	}
+}
+
+// Wrong tokens used to be checked forever at full speed: now an address
+// that keeps failing is refused before its token is even looked at, and a
+// good token from another address is unaffected.
+func TestHTTPFailedAuthIsRateLimited(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	_, srv, logs := start(t, HTTPOptions{Tokens: []string{"right-token"}, RatePerSecond: -1, Now: clock})
+	codes := map[int]int{}
+	for range AuthFailureBurst + 5 {
+		r := post(t, srv.URL, initBody, map[string]string{"Authorization": "Bearer wrong-token"})
+		readBody(t, r)
+		codes[r.StatusCode]++
+	}
+	if codes[http.StatusUnauthorized] != AuthFailureBurst || codes[http.StatusTooManyRequests] != 5 {
+		t.Fatalf("status counts %v, want %d×401 then 429", codes, AuthFailureBurst)
+	}
+	// The right token from the same address waits too (the address is the key)...
+	r := post(t, srv.URL, initBody, map[string]string{"Authorization": "Bearer right-token"})
+	if readBody(t, r); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("blocked address: %d %q", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	// ...until a failure's worth of time has passed.
+	mu.Lock()
+	now = now.Add(AuthFailureEvery)
+	mu.Unlock()
+	r = post(t, srv.URL, initBody, map[string]string{"Authorization": "Bearer right-token"})
+	if readBody(t, r); r.StatusCode != 200 {
+		t.Fatalf("after the wait: %d", r.StatusCode)
+	}
+	if !strings.Contains(logs.String(), "reason=auth:too_many_failures") {
+		t.Error("the refusal is not logged with its reason")
+	}
+	// Missing credentials (a client's first, unauthenticated try) do not count.
+	for range AuthFailureBurst + 2 {
+		r := post(t, srv.URL, initBody, nil)
+		if readBody(t, r); r.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("missing token: %d", r.StatusCode)
+		}
+	}
+}
+
+// Batches are answered per the negotiated protocol version: only
+// 2025-03-26 has them, even when the client omits Mcp-Protocol-Version.
+func TestHTTPBatchPerProtocolVersion(t *testing.T) {
+	_, srv, _ := start(t, HTTPOptions{})
+	batch := `[{"jsonrpc":"2.0","id":2,"method":"tools/list"},{"jsonrpc":"2.0","id":3,"method":"ping"}]`
+	init := func(version string) string {
+		body := strings.Replace(initBody, "2025-06-18", version, 1)
+		resp := post(t, srv.URL, body, nil)
+		readBody(t, resp)
+		id := resp.Header.Get("Mcp-Session-Id")
+		r := post(t, srv.URL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, map[string]string{"Mcp-Session-Id": id, "Mcp-Protocol-Version": version})
+		readBody(t, r)
+		return id
+	}
+	cases := []struct {
+		version string
+		header  bool
+		ok      bool
+	}{
+		{"2025-06-18", false, false}, // the SDK alone accepted this one
+		{"2025-06-18", true, false},
+		{"2024-11-05", false, false},
+		{"2025-03-26", false, true},
+		{"2025-03-26", true, true},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s header=%v", c.version, c.header), func(t *testing.T) {
+			hdr := map[string]string{"Mcp-Session-Id": init(c.version)}
+			if c.header {
+				hdr["Mcp-Protocol-Version"] = c.version
+			}
+			r := post(t, srv.URL, "\n "+batch, hdr)
+			body := readBody(t, r)
+			if c.ok {
+				if r.StatusCode != 200 || !strings.Contains(body, `"id":3`) {
+					t.Fatalf("batch refused under %s: %d %s", c.version, r.StatusCode, body)
+				}
+				return
+			}
+			if r.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"code":-32600`) || !strings.Contains(body, c.version) {
+				t.Fatalf("batch under %s: %d %s", c.version, r.StatusCode, body)
+			}
+		})
 	}
 }

@@ -177,7 +177,8 @@ func TestCallShapes(t *testing.T) {
 	for line := range strings.Lines(res.Text) {
 		k, _, _ := strings.Cut(strings.TrimSpace(line), "=")
 		switch {
-		case k == "PATH", k == "HOME", k == "LANG", k == "TMPDIR", k == "TZ", strings.HasPrefix(k, "LC_"), k == "CONFIGURED", k == "TOKEN":
+		case k == "PATH", k == "HOME", k == "LANG", k == "TMPDIR", k == "TZ", strings.HasPrefix(k, "LC_"), k == "CONFIGURED", k == "TOKEN",
+			k == "AGENTTOOLS_RUN": // proc's run marker (finds setsid descendants)
 		default:
 			t.Errorf("child environment has %q", k)
 		}

@@ -50,7 +50,7 @@ func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client, s *session)
 		cs, err2 = second()
 		if err2 != nil {
 			cs = nil
-			err = fmt.Errorf("connecting to %s: %v (%s: %v)", redactURL(p.opts.URL), err, names[1], err2)
+			err = p.scrubErr(fmt.Errorf("connecting to %s: %v (%s: %v)", redactURL(p.opts.URL), err, names[1], err2))
 		} else {
 			err, used = nil, names[1]
 		}

@@ -44,6 +44,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -124,6 +125,7 @@ type Options struct {
 	MaxRestarts     int           // automatic restarts in a row before waiting for a call (0 = DefaultMaxRestarts)
 	StableAfter     time.Duration // uptime after which a crash counts as the first (0 = DefaultStableAfter)
 	StopGrace       time.Duration // Close: wait for exit after closing stdin, then after SIGTERM (0 = DefaultStopGrace)
+	PingTimeout     time.Duration // liveness ping after a timed-out call (0 = DefaultPingTimeout)
 }
 
 func (o Options) withDefaults() Options {
@@ -147,6 +149,7 @@ func (o Options) withDefaults() Options {
 	def(&o.MaxBackoff, DefaultMaxBackoff)
 	def(&o.StableAfter, DefaultStableAfter)
 	def(&o.StopGrace, DefaultStopGrace)
+	def(&o.PingTimeout, DefaultPingTimeout)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -360,7 +363,10 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 	if b != nil {
 		params.Meta = b.meta
 	}
-	res, err := s.cs.CallTool(callCtx, params)
+	res, err := callTool(callCtx, s, params)
+	if err != nil && (errors.Is(err, errStuck) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
+		p.probe(s) // a timed-out call: is the upstream still answering at all?
+	}
 	if b != nil && s.notes != nil {
 		s.notes.drain(callCtx, maxDrain) // what the upstream sent before its answer is relayed first
 	}
@@ -428,7 +434,7 @@ func (p *Provider) session(ctx context.Context) (*session, error) {
 func (p *Provider) unavailableLocked() error {
 	msg := "upstream is not running"
 	if p.lastErr != nil {
-		msg = p.lastErr.Error()
+		msg = p.scrubErr(p.lastErr).Error()
 	}
 	e := toolerr.New(toolerr.ProviderUnavailable, "", "provider %q is unavailable: %s", p.opts.ID, msg)
 	if wait := time.Until(p.nextTry); wait > 0 {
@@ -463,7 +469,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 	if s.ctx.Err() != nil {
 		return toolerr.New(toolerr.ProviderUnavailable,
 			"The upstream is restarted automatically; retry in a moment. If it fails again the same way, the call itself may be what crashes it: tell the user.",
-			"provider %q: the upstream ended during the call to %q: %v", p.opts.ID, tool.Name, context.Cause(s.ctx))
+			"provider %q: the upstream ended during the call to %q: %v", p.opts.ID, tool.Name, p.scrubErr(context.Cause(s.ctx)))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -483,7 +489,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 			"upstream %q failed the call to %q: %s (code %d)", p.opts.ID, tool.Name, msg, we.Code)
 	}
 	return toolerr.New(toolerr.ProviderUnavailable, "Retry once; if it fails again, tell the user (agent-tools doctor shows why).",
-		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, textutil.Clip(err.Error(), 2000))
+		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, textutil.Clip(p.scrubErr(err).Error(), 2000))
 }
 
 // Close ends the session, kills the upstream's process group and stops
@@ -610,6 +616,8 @@ func (p *Provider) endpoint() string {
 	return "stdio " + filepath.Base(p.opts.Command)
 }
 
+// redactURL is raw without userinfo, query and fragment, and with the
+// ${VAR} values the redactor knows (path segments) replaced by their names.
 func redactURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -617,15 +625,16 @@ func redactURL(raw string) string {
 	}
 	u.User = nil
 	u.RawQuery = ""
+	u.ForceQuery = false
 	u.Fragment = ""
-	return u.String()
+	return redact.String(u.String())
 }
 
 const maxProblems = 5
 
 // problem records a protocol problem for doctor and the log.
 func (p *Provider) problem(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := p.scrubErr(fmt.Errorf(format, args...)).Error()
 	p.log.Warn("upstream protocol problem", "problem", msg)
 	p.mu.Lock()
 	p.problems = append(p.problems, time.Now().Format(time.TimeOnly)+" "+msg)

@@ -486,7 +486,7 @@ func TestMisbehavingUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := names(tools); !slices.Equal(got, []string{"big", "echo", "garbage", "malformed", "notrpc", "tsbig"}) {
+	if got := names(tools); !slices.Equal(got, []string{"big", "echo", "garbage", "hang", "malformed", "notrpc", "tsbig"}) {
 		t.Errorf("tools = %v", got)
 	}
 	if e := find(tools, "echo"); e.Description != "first" {

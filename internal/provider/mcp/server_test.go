@@ -207,7 +207,7 @@ func rawServer() {
 				`{"name":"arrayschema","inputSchema":{"type":"array"}},`+
 				`{"name":"noschema"},`+
 				`{"name":"big",`+obj+`},{"name":"tsbig",`+obj+`},{"name":"garbage",`+obj+`},`+
-				`{"name":"malformed",`+obj+`},{"name":"notrpc",`+obj+`}]}`)
+				`{"name":"malformed",`+obj+`},{"name":"notrpc",`+obj+`},{"name":"hang",`+obj+`}]}`)
 		case "tools/call":
 			result := `{"content":[{"type":"text","text":"ok ` + m.Params.Name + `"}]}`
 			switch m.Params.Name {
@@ -221,6 +221,8 @@ func rawServer() {
 				write("Server listening on port 3000 (a log line on stdout)")
 			case "notrpc":
 				write(`{"hello":"world"}`)
+			case "hang": // the read loop blocks for good; the process stays alive
+				select {}
 			case "malformed":
 				write(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"content":[{"type":"text","text":"cut`)
 				continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -38,6 +39,8 @@ type session struct {
 	// notes orders a passthrough session's notifications before the results
 	// that follow them (nil for the shared session).
 	notes *noteCounter
+	// probing is set while a liveness ping runs (liveness.go).
+	probing atomic.Bool
 }
 
 // end cancels the session's calls, closes it and stops its process.
@@ -103,7 +106,7 @@ func (p *Provider) connect(done chan struct{}) {
 	if err != nil {
 		p.failLocked(err)
 		p.mu.Unlock()
-		p.log.Error("upstream failed to start", "err", err)
+		p.log.Error("upstream failed to start", "err", p.scrubErr(err))
 		close(done)
 		return
 	}
@@ -283,13 +286,13 @@ func (p *Provider) died(s *session, cause error) {
 	}
 	p.failLocked(fmt.Errorf("upstream ended: %w", cause))
 	p.mu.Unlock()
-	p.log.Error("upstream ended unexpectedly", "err", cause)
+	p.log.Error("upstream ended unexpectedly", "err", p.scrubErr(cause))
 	s.end(cause, p.opts.StopGrace)
 }
 
 // failLocked records a failure and schedules the next attempt.
 func (p *Provider) failLocked(err error) {
-	p.state, p.lastErr = stateFailed, err
+	p.state, p.lastErr = stateFailed, p.scrubErr(err)
 	p.failures++
 	delay := p.backoff(p.failures)
 	p.nextTry = time.Now().Add(delay)

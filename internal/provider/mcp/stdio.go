@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/proc"
 )
 
 // procSpec is what a stdio upstream runs.
@@ -86,7 +88,9 @@ func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client, s *session
 	if environ == nil {
 		environ = os.Environ
 	}
-	spec := procSpec{command: p.opts.Command, args: p.opts.Args, dir: p.opts.Dir, env: minimalEnv(environ(), p.opts.Env)}
+	// The marker lets the runtime find, at exit, what the upstream detached (proc.SweepAll).
+	env := append(minimalEnv(environ(), p.opts.Env), proc.TrackEnv("mcp"))
+	spec := procSpec{command: p.opts.Command, args: p.opts.Args, dir: p.opts.Dir, env: env}
 	pr, err := startProcess(spec)
 	if err != nil {
 		return fmt.Errorf("starting %s: %w", p.opts.Command, err)

@@ -1,0 +1,17 @@
+// Package faults is the runtime's fault suite: the hostile review of issue 9
+// turned into tests that `go test ./...` runs. Fake upstreams (this test
+// binary re-executed in an upstream mode, an in-process HTTP server, and
+// shell scripts) crash mid-call, hang, stop reading, exit at start, never
+// answer initialize, flood, print junk, malformed JSON, wrong reply ids and
+// a 20 MB line, echo the secrets of their environment, argv and headers,
+// and leave background and setsid children. The runtime under test is the
+// real command line (`agent-tools serve`, in process, over stdio and
+// Streamable HTTP). For every case the suite asserts that the runtime stays
+// up, that the client gets the documented error code with a reason, that no
+// secret canary appears in any output (results, stderr, audit, doctor,
+// metrics), that no child process survives the runtime, and that no call
+// succeeds with output it did not really get.
+//
+// Run with -v to print the table of cases (case, tries, outcome) that the
+// README reports.
+package faults
