@@ -16,6 +16,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // expirySkew renews a login token this long before its JWT exp (30 s; a
@@ -144,6 +146,9 @@ func (a *authenticator) current(ctx context.Context, login func(context.Context)
 	if err != nil {
 		return "", err
 	}
+	// The runtime-wide redactor learns every token the login flow obtains,
+	// so an API that echoes it never gets it into a result, log or audit.
+	redact.Add("LOGIN_TOKEN", tok)
 	a.mu.Lock()
 	a.token, a.expiry = tok, exp
 	a.logins++
