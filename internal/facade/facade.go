@@ -187,6 +187,9 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 			if f.cat.Refresh(ctx) {
 				f.Sync()
 			}
+			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) && f.cat.Refresh(provider.WithRescan(ctx)) {
+				f.Sync() // an unknown name: one full rescan first (a script saved a moment ago)
+			}
 			ctx = f.cat.Refreshed(ctx)
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {
 				return f.unknownMCPTool(ctx, call), nil

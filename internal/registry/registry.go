@@ -43,6 +43,7 @@ type entry struct {
 	skills  []catalog.Skill
 	loadErr error
 	diags   []provider.Diagnostic // naming rejections
+	listed  bool                  // Tools succeeded at least once (see fresh)
 }
 
 // New returns an empty registry.
@@ -81,8 +82,11 @@ func (r *Registry) OnChange(f func()) {
 // index for the providers whose tools changed. It reports whether anything changed.
 // A provider that fails keeps its last good tools and records the error.
 func (r *Registry) Refresh(ctx context.Context) bool {
-	if ctx.Value(refreshedKey{}) == r {
+	if ctx.Value(refreshedKey{}) == r && !provider.Rescan(ctx) {
 		return false // this request already refreshed (see Refreshed)
+	}
+	if r.fresh(ctx) {
+		return false // every provider says nothing changed (see fresh.go)
 	}
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
@@ -115,7 +119,7 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 			continue
 		}
 		r.mu.Lock()
-		e.loadErr = nil
+		e.loadErr, e.listed = nil, true
 		if !sameTools(e.raw, tools) || !slices.EqualFunc(e.skills, skills, sameSkill) {
 			r.installLocked(e, tools, skills)
 			changed = true
@@ -239,7 +243,7 @@ func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
 		for _, t := range e.tools {
 			delete(r.byName, t.Canonical)
 		}
-		e.tools, e.raw, e.skills = nil, nil, nil
+		e.tools, e.raw, e.skills, e.listed = nil, nil, nil, false
 		r.index.Remove(id)
 	}
 	r.mu.Unlock()

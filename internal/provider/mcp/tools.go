@@ -25,6 +25,7 @@ func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
 	}
 	p.listKey = key
 	p.tools, p.toolDiags = p.convert(raw)
+	p.served.Store(false)
 	return true
 }
 
