@@ -101,6 +101,7 @@ func main() {
 	withFloor := flag.Bool("floor", true, "also measure a bare go-sdk proxy in process (the cost of the extra hop alone)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
+	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 
 	if *upstream != "" {
@@ -124,7 +125,7 @@ func main() {
 		if *which != "both" && *which != tr {
 			continue
 		}
-		r, err := measure(tr, *n, *warmup, *payload, *withFloor)
+		r, err := measure(tr, *n, *warmup, *payload, *withFloor, *scripts)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "overhead: %s: %v\n", tr, err)
 			os.Exit(1)
@@ -166,7 +167,7 @@ func printTable(w io.Writer, rep report) {
 }
 
 // measure calls the upstream directly and through the runtime, alternating.
-func measure(tr string, n, warmup, payload int, withFloor bool) (result, error) {
+func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (result, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	self, err := os.Executable()
@@ -228,7 +229,14 @@ func measure(tr string, n, warmup, payload int, withFloor bool) (result, error) 
 		}
 	}
 
-	cfg := "mode: flat\nlocal:\n  enabled: false\naudit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
+	local := "local:\n  enabled: false\n"
+	if scripts > 0 {
+		local = ""
+		if err := writeScripts(filepath.Join(tmp, ".agents", "tools"), scripts); err != nil {
+			return result{}, err
+		}
+	}
+	cfg := "mode: flat\n" + local + "audit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
 	cfgPath := filepath.Join(tmp, "agent-tools.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return result{}, err
@@ -423,6 +431,21 @@ func bareProxy(ctx context.Context, up *sdk.ClientSession) (*sdk.Server, error) 
 		s.AddTool(&sdk.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema}, forward)
 	}
 	return s, nil
+}
+
+// writeScripts puts n executable scripts in dir, as a project has them:
+// the local provider then serves them beside the upstream.
+func writeScripts(dir string, n int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := range n {
+		src := fmt.Sprintf("#!/bin/sh\n# @description Script %d of the benchmark project.\n# @readonly\necho %d\n", i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("script%d", i)), []byte(src), 0o755); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // upstreamEnv is the minimal environment the mcp provider gives its child,

@@ -63,6 +63,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 		return code
 	}
 	defer a.Close()
+	applyGC(a.Config.Server.GC, os.LookupEnv)
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
 	}
@@ -92,6 +93,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		return ExitUsage
 	}
+	applyGC(cfg.Server.GC, os.LookupEnv)
 	hc := cfg.Server.HTTP
 	addr := hf.addr
 	if addr == "" {
