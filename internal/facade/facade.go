@@ -180,7 +180,7 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 		case "prompts/list", "prompts/get":
 			f.SyncPrompts()
 		case "tools/list":
-			if f.cat.Refresh(ctx) {
+			if f.cat.Refresh(provider.WithRescan(ctx)) { // a listing is rare: always complete, even before a watcher's event
 				f.Sync()
 			}
 		case "tools/call":
