@@ -2,6 +2,7 @@ package cli
 
 import (
 	"runtime/debug"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/config"
 )
@@ -24,4 +25,12 @@ func applyGC(g config.GC, lookup func(string) (string, bool)) {
 		}
 		debug.SetMemoryLimit(n)
 	}
+	// Start-up garbage (the decoded tool lists, the index build) would stay
+	// resident until the next collection, which an idle gateway may not run
+	// for a long time: once start-up has settled, collect and return it.
+	time.AfterFunc(startupSettle, debug.FreeOSMemory)
 }
+
+// startupSettle is how long after serve starts the start-up garbage is
+// returned to the OS (see applyGC).
+const startupSettle = 2 * time.Second
