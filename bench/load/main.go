@@ -182,6 +182,10 @@ func (p *benchProvider) Info() catalog.ProviderInfo {
 
 func (p *benchProvider) Tools(context.Context) ([]catalog.Tool, error) { return p.tools, nil }
 
+// Fresh: the tools are fixed, as for any provider whose list changes only
+// through its own signal (provider.Fresher); calls then re-list nothing.
+func (p *benchProvider) Fresh() bool { return true }
+
 func (p *benchProvider) Call(_ context.Context, _ catalog.Tool, args json.RawMessage) (*provider.Result, error) {
 	text, err := echo(args)
 	if err != nil {
@@ -419,6 +423,9 @@ func report(totals []result, targets []target, n, m, rounds int, medianRatio flo
 				"cpu_us_per_call": float64(t.cpuPerCall().Nanoseconds()) / 1000,
 				"first_error":     t.FirstError,
 			}
+		}
+		if len(totals) == 2 && totals[0].cpuPerCall() > 0 {
+			out["cpu_ratio"] = float64(totals[1].cpuPerCall()) / float64(totals[0].cpuPerCall())
 		}
 		json.NewEncoder(os.Stdout).Encode(out)
 		return

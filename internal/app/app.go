@@ -305,7 +305,7 @@ func openAudit(path string, def io.Writer) (io.Writer, io.Closer, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening audit log: %w", err)
 	}
-	return f, f, nil
+	return bufferedAudit(f) // see auditbuf.go
 }
 
 // Diagnostics are doctor's lines: providers that failed to build, then the registry's.

@@ -184,6 +184,7 @@ func TestConfigAndAudit(t *testing.T) {
 	if !res.IsError || !strings.Contains(text(res), "DENIED") {
 		t.Fatalf("deny rule ignored: %s", text(res))
 	}
+	a.Close() // writes the buffered audit lines (auditbuf.go)
 	b, err := os.ReadFile(filepath.Join(p.dir, "audit.jsonl"))
 	if err != nil || strings.Count(string(b), "\n") != 2 || !strings.Contains(string(b), `"tool":"write"`) {
 		t.Fatalf("audit = %s %v", b, err)

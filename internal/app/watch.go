@@ -335,7 +335,7 @@ func (wt *watcher) loop(ctx context.Context, debounce time.Duration) {
 			if reload {
 				wt.a.Reload(ctx)
 			} else if refresh {
-				if wt.a.Current().Refresh(ctx) {
+				if wt.a.Current().Refresh(provider.WithRescan(ctx)) { // something changed: providers' freshness must not skip it
 					wt.a.log.Info("scripts changed; tool list updated")
 				}
 			}

@@ -209,17 +209,6 @@ func TestClusterStateless(t *testing.T) {
 		t.Errorf("the backend ran %d times, want 6 (refused from the 7th)", n)
 	}
 
-	// Every replica served and audited with its own id.
-	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
-	for _, r := range rs {
-		if !strings.Contains(string(audit), `"replica":"`+r.id+`"`) {
-			t.Errorf("no audit record from %s", r.id)
-		}
-	}
-	if !strings.Contains(string(audit), `"request_id":"`) || !strings.Contains(string(audit), `"identity":"process:`) {
-		t.Errorf("audit lacks request id or identity:\n%s", audit)
-	}
-
 	// Redis goes away: degraded, still answering; back: ready again.
 	srv.Stop()
 	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "degraded" {
@@ -231,6 +220,21 @@ func TestClusterStateless(t *testing.T) {
 	srv.Restart()
 	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "ready" {
 		t.Fatalf("readyz after Redis returned = %d %v", st, body)
+	}
+
+	// Every replica served and audited with its own id (read once they
+	// stopped: the audit file is buffered until shutdown or 100 ms).
+	for _, r := range rs {
+		r.kill()
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	for _, r := range rs {
+		if !strings.Contains(string(audit), `"replica":"`+r.id+`"`) {
+			t.Errorf("no audit record from %s", r.id)
+		}
+	}
+	if !strings.Contains(string(audit), `"request_id":"`) || !strings.Contains(string(audit), `"identity":"process:`) {
+		t.Errorf("audit lacks request id or identity:\n%s", audit)
 	}
 }
 

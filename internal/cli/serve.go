@@ -68,6 +68,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer rt.Close()
 	a := embedhook.App(rt)
+	applyGC(a.Config().Server.GC, os.LookupEnv)
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
 	}
@@ -97,6 +98,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
 		return ExitUsage
 	}
+	applyGC(cfg.Server.GC, os.LookupEnv)
 	hc := cfg.Server.HTTP
 	addr := hf.addr
 	if addr == "" {

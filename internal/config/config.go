@@ -140,6 +140,8 @@ type Server struct {
 	// "${AGENT_TOOLS_CLUSTER_KEY}"). Empty: that variable, else a key made
 	// per process. A secret: see Redacted.
 	ClusterKey string `json:"clusterKey,omitempty" yaml:"clusterKey,omitempty"`
+	// GC tunes the garbage collector of serve (see gc.go).
+	GC GC `json:"gc,omitzero" yaml:"gc,omitempty"`
 }
 
 // HTTP configures the Streamable HTTP transport. Zero values mean the

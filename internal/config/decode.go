@@ -493,7 +493,7 @@ var (
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
 	policyKeys    = []string{"confirm", "deny", "allow"}
-	serverKeys    = []string{"http", "redis", "clusterKey"}
+	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
 	rateLimitKeys = []string{"perSecond", "burst", "off"}
@@ -580,6 +580,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 					d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
 						d.httpKey(key, v, p, &c.Server.HTTP)
 					})
+				case "gc":
+					d.gc(v, p, &c.Server.GC)
 				default:
 					d.clusterKey(key, v, p, &c.Server)
 				}

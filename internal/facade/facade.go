@@ -177,12 +177,15 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 		case "prompts/list", "prompts/get":
 			f.SyncPrompts()
 		case "tools/list":
-			if f.cat.Refresh(ctx) {
+			if f.cat.Refresh(provider.WithRescan(ctx)) { // a listing is rare: always complete, even before a watcher's event
 				f.Sync()
 			}
 		case "tools/call":
 			if f.cat.Refresh(ctx) {
 				f.Sync()
+			}
+			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) && f.cat.Refresh(provider.WithRescan(ctx)) {
+				f.Sync() // an unknown name: one full rescan first (a script saved a moment ago)
 			}
 			ctx = f.cat.Refreshed(ctx)
 			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {

@@ -55,6 +55,9 @@ func Resolve(cat Catalog) Middleware {
 			} else {
 				t, ok = cat.Lookup(req.Tool)
 			}
+			if !ok && cat.Refresh(provider.WithRescan(ctx)) { // an unknown name: one full rescan first
+				t, ok = lookup(cat, req)
+			}
 			if !ok {
 				return fail(unknownTool(cat, req), "invalid")
 			}

@@ -51,6 +51,7 @@ type entry struct {
 	// conflicts are tools kept without a canonical name because the name
 	// the scheme gives them is taken (an operator rename resolves them).
 	conflicts []Conflict
+	listed    bool // Tools succeeded at least once (see fresh)
 }
 
 // New returns an empty registry with the default Options.
@@ -103,8 +104,11 @@ func (r *Registry) OnChange(f func()) {
 // index for the providers whose tools changed. It reports whether anything changed.
 // A provider that fails keeps its last good tools and records the error.
 func (r *Registry) Refresh(ctx context.Context) bool {
-	if ctx.Value(refreshedKey{}) == r {
+	if ctx.Value(refreshedKey{}) == r && !provider.Rescan(ctx) {
 		return false // this request already refreshed (see Refreshed)
+	}
+	if r.fresh(ctx) {
+		return false // every provider says nothing changed (see fresh.go)
 	}
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
@@ -138,7 +142,7 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 		}
 		info := e.p.Info() // an upstream describes itself once it has answered
 		r.mu.Lock()
-		e.loadErr = nil
+		e.loadErr, e.listed = nil, true
 		if info.Description != e.info.Description {
 			e.info.Description = info.Description
 			changed = true
@@ -327,7 +331,7 @@ func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
 		for _, t := range e.tools {
 			delete(r.byName, t.Canonical)
 		}
-		e.tools, e.raw, e.skills, e.rawSk, e.skDiags = nil, nil, nil, nil, nil
+		e.tools, e.raw, e.skills, e.rawSk, e.skDiags, e.listed = nil, nil, nil, nil, nil, false
 		r.index.Remove(id)
 		r.acceptSkillsLocked(nil) // names it held may free other providers' skills
 	}

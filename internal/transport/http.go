@@ -322,7 +322,7 @@ func (h *HTTP) route(name string, next http.Handler) http.Handler {
 				return // probes and scrapes would drown the log
 			}
 		}
-		level := slog.LevelInfo
+		level := slog.LevelDebug // successful requests: one line each would cost a write per call
 		switch {
 		case code >= 500:
 			level = slog.LevelError

@@ -77,8 +77,8 @@ type frame struct {
 }
 
 func (t *drainer) saw(line []byte, inbound bool) {
-	var f frame
-	if json.Unmarshal(line, &f) != nil || len(f.ID) == 0 || string(f.ID) == "null" {
+	f, ok := frameOf(line) // not a full decode: the SDK decodes the message itself
+	if !ok || len(f.ID) == 0 || string(f.ID) == "null" {
 		return
 	}
 	t.mu.Lock()

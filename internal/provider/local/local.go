@@ -1,10 +1,11 @@
 // Package local is the "local" provider: executable scripts in the project's
 // .agents/tools directory (SPEC §4.4, seed 002, Octomind-compatible).
 //
-// A script's leading comment block is its whole interface (see [Header]). The
-// directory is re-read on every Tools and Call (one stat per file; a file is
-// re-parsed only when its identity changed), so edit, save, call works without
-// a restart.
+// A script's leading comment block is its whole interface (see [Header]). A
+// call stats only its own script (re-parsed when its identity changed), so
+// edit, save, call works without a restart; the directory is re-read by Tools
+// (one stat per file) only when a watcher saw a change in it, or at most once
+// per RescanEvery where it cannot be watched (see [Provider.Fresh]).
 //
 // Confirmation: @readonly tools are catalog.Tool.ReadOnly; @confirm tools are
 // catalog.Tool.AlwaysConfirm, so the policy asks for confirmation even when
@@ -85,6 +86,7 @@ type Provider struct {
 	entries map[string]*entry // by file name
 	dirErr  string            // last directory-level state, to log changes once
 	absent  bool
+	fresh   freshness // see fresh.go
 }
 
 // entry is the cached view of one file, valid while its key is unchanged.
@@ -153,6 +155,7 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.beginScan()
 	if err := p.refreshLocked(); err != nil {
 		return nil, err
 	}
@@ -202,6 +205,8 @@ func ignored(name string) bool {
 // refreshLocked re-reads the directory and updates the cache. p.mu is held.
 func (p *Provider) refreshLocked() error {
 	des, err := os.ReadDir(p.opts.Dir)
+	links := false
+	defer func() { p.endScan(err == nil || errors.Is(err, fs.ErrNotExist), links) }()
 	if err != nil {
 		clear(p.entries)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -226,6 +231,7 @@ func (p *Provider) refreshLocked() error {
 			continue
 		}
 		seen[name] = true
+		links = links || de.Type()&fs.ModeSymlink != 0
 		p.refreshEntryLocked(name)
 	}
 	for name := range p.entries {
@@ -363,7 +369,12 @@ func (p *Provider) resolve(name string) *entry {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.refreshEntryLocked(name)
+	old := p.entries[name]
+	e := p.refreshEntryLocked(name)
+	if e != old {
+		p.markStale() // the script changed: the catalog re-reads its header on the next refresh
+	}
+	return e
 }
 
 // Call runs a script: no shell, working directory ProjectDir, the arguments

@@ -75,7 +75,9 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	if mod != nil {
 		mod(&opts)
 	}
-	return &fixture{p: New(opts), dir: dir, project: project, log: log}
+	p := New(opts)
+	t.Cleanup(func() { p.Close() })
+	return &fixture{p: p, dir: dir, project: project, log: log}
 }
 
 // write writes a file in place (same inode when it exists).
@@ -445,6 +447,7 @@ func TestNotADirectory(t *testing.T) {
 	f := newFixture(t, nil)
 	file := f.write(t, "file", "x", 0o644)
 	p := New(Options{Dir: file, ProjectDir: f.project, Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { p.Close() })
 	if _, err := p.Tools(context.Background()); err == nil {
 		t.Error("want an error")
 	}

@@ -30,7 +30,8 @@ type diskCache struct {
 	disabled      error // why there is no cache
 
 	mu    sync.Mutex
-	saved []byte // the tools last read or written, to skip identical writes
+	saved []byte     // the tools last read or written, to skip identical writes
+	read  *cacheFile // the file as read, until save needs its key (off the start-up path)
 }
 
 type cacheFile struct {
@@ -110,7 +111,7 @@ func (c *diskCache) load() (*cached, error) {
 		out.Init = nil
 	}
 	c.mu.Lock()
-	c.saved = contentKey(f)
+	c.saved, c.read = nil, &f
 	c.mu.Unlock()
 	return out, nil
 }
@@ -147,6 +148,9 @@ func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.Ini
 	key := contentKey(f)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.read != nil { // the key of what load read, taken now rather than at start-up
+		c.saved, c.read = contentKey(*c.read), nil
+	}
 	if c.saved != nil && bytes.Equal(c.saved, key) {
 		return nil
 	}

@@ -200,6 +200,7 @@ type Provider struct {
 	cacheRead bool
 	cacheErr  error
 	listed    bool           // tools holds a list (from the cache or the upstream)
+	served    freshFlag      // Tools returned the current list (see Fresh)
 	fromCache bool           // ... read from the disk cache, not yet confirmed by the upstream
 	listKey   string         // digest of the upstream list tools was built from
 	tools     []catalog.Tool // handed out as is until the list changes
@@ -300,6 +301,7 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	p.readCacheLocked()
 	if p.listed {
 		t := p.tools
+		p.served.Store(true)
 		p.mu.Unlock()
 		return t, nil
 	}
@@ -328,6 +330,7 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.listed {
+		p.served.Store(true)
 		return p.tools, nil
 	}
 	if p.state == stateStarting {

@@ -17,15 +17,25 @@ import (
 // keeps the current slice when the list is unchanged (the registry then skips
 // its work) and reports whether the tools changed.
 func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
-	key := listDigest(raw)
-	p.rawTools = raw
 	wasListed := p.listed
+	// The first list (the cache, at start-up) needs no digest: there is
+	// nothing to compare it with. Its digest is taken when the next list
+	// arrives, off the start-up path (listDigest encodes the whole list).
+	key := ""
+	if wasListed {
+		if p.listKey == "" {
+			p.listKey = listDigest(p.rawTools)
+		}
+		key = listDigest(raw)
+	}
+	p.rawTools = raw
 	p.listed, p.fromCache = true, fromCache
 	if wasListed && key == p.listKey {
 		return false
 	}
 	p.listKey = key
 	p.tools, p.toolDiags = p.convert(raw)
+	p.served.Store(false)
 	return true
 }
 

@@ -1,0 +1,132 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// counting counts Tools calls; fresh is what it answers to Fresh.
+type counting struct {
+	id    string
+	lists atomic.Int32
+	fresh atomic.Bool
+	tools []catalog.Tool
+}
+
+func (c *counting) Info() catalog.ProviderInfo { return catalog.ProviderInfo{ID: c.id} }
+func (c *counting) Tools(context.Context) ([]catalog.Tool, error) {
+	c.lists.Add(1)
+	return c.tools, nil
+}
+func (c *counting) Call(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
+	return &provider.Result{}, nil
+}
+func (c *counting) Fresh() bool { return c.fresh.Load() }
+
+// notFresher has no Fresh method: it is re-listed on every Refresh.
+type notFresher struct{ *counting }
+
+func (n notFresher) Fresh() {} // a different signature: not a provider.Fresher
+
+func TestRefreshSkipsFreshProviders(t *testing.T) {
+	tests := []struct {
+		name      string
+		fresh     bool
+		other     bool // a second provider without Fresher
+		rescan    bool
+		wantLists int32 // Tools calls of the first provider in the second Refresh
+	}{
+		{"fresh: not re-listed", true, false, false, 0},
+		{"stale: re-listed", false, false, false, 1},
+		{"fresh but rescan asked", true, false, true, 1},
+		{"fresh, another provider is not a Fresher", true, true, false, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := New(nil)
+			c := &counting{id: "a", tools: []catalog.Tool{{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+			if err := r.Add(c); err != nil {
+				t.Fatal(err)
+			}
+			if tt.other {
+				if err := r.Add(notFresher{&counting{id: "b"}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c.fresh.Store(true) // fresh before the first listing must not skip it
+			r.Refresh(context.Background())
+			if c.lists.Load() != 1 {
+				t.Fatalf("first Refresh listed %d times, want 1", c.lists.Load())
+			}
+			if _, ok := r.Lookup("a_one"); !ok {
+				t.Fatalf("tool not installed; names %v", r.Names())
+			}
+			c.fresh.Store(tt.fresh)
+			ctx := context.Background()
+			if tt.rescan {
+				ctx = provider.WithRescan(ctx)
+			}
+			r.Refresh(ctx)
+			if got := c.lists.Load() - 1; got != tt.wantLists {
+				t.Errorf("second Refresh listed %d times, want %d", got, tt.wantLists)
+			}
+		})
+	}
+}
+
+// Re-enabling a provider re-lists it even though it says it is fresh.
+func TestRefreshAfterReenable(t *testing.T) {
+	r := New(nil)
+	c := &counting{id: "a", tools: []catalog.Tool{{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	c.fresh.Store(true)
+	r.Add(c)
+	ctx := context.Background()
+	r.Refresh(ctx)
+	if err := r.SetEnabled(ctx, "a", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetEnabled(ctx, "a", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.Lookup("a_one"); !ok {
+		t.Errorf("re-enabled provider's tool is missing; names %v", r.Names())
+	}
+}
+
+// The rescan mark overrides the per-request Refreshed mark.
+func TestRescanOverridesRefreshed(t *testing.T) {
+	r := New(nil)
+	c := &counting{id: "a"}
+	r.Add(c)
+	ctx := r.Refreshed(context.Background())
+	r.Refresh(ctx)
+	if c.lists.Load() != 0 {
+		t.Fatal("a refreshed request re-listed")
+	}
+	r.Refresh(provider.WithRescan(ctx))
+	if c.lists.Load() != 1 {
+		t.Errorf("rescan listed %d times, want 1", c.lists.Load())
+	}
+}
+
+func BenchmarkRefreshFresh(b *testing.B) {
+	r := New(nil)
+	for _, id := range []string{"a", "b", "c"} {
+		c := &counting{id: id}
+		c.fresh.Store(true)
+		r.Add(c)
+	}
+	ctx := context.Background()
+	r.Refresh(ctx)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r.Refresh(ctx)
+		}
+	})
+}
