@@ -6,37 +6,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/proc"
 )
 
-// hostVars are what a child inherits from the host, with every LC_*.
-// (internal/provider/mcp keeps its own copy of this rule; a shared helper
-// would cross into that package for six lines.)
-var hostVars = []string{"PATH", "HOME", "LANG", "TMPDIR", "TZ"}
-
-// minimalEnv is the child's environment: PATH, HOME, locale, TMPDIR and TZ
-// from the host, plus the config's env (which wins). Never the whole host
-// environment: a secret reaches a program only when its config names it.
-func minimalEnv(host []string, extra map[string]string) []string {
-	m := map[string]string{}
-	for _, kv := range host {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && (strings.HasPrefix(k, "LC_") || slices.Contains(hostVars, k)) {
-			m[k] = v
-		}
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
+// minimalEnv is the child's environment (proc.MinimalEnv: PATH, HOME,
+// locale, TMPDIR and TZ from the host, plus the config's env).
+func minimalEnv(host []string, extra map[string]string) []string { return proc.MinimalEnv(host, extra) }
 
 func envValue(env []string, key string) string {
 	v := ""

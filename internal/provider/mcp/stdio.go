@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -27,33 +25,9 @@ type procSpec struct {
 	env     []string
 }
 
-// hostVars are what a child inherits from the host; LC_* too.
-var hostVars = []string{"PATH", "HOME", "LANG", "TMPDIR", "TZ"}
-
-// minimalEnv is the child's environment: a few host variables plus the
-// config's own (which win). Never the whole host environment: secrets reach
-// an upstream only when its config names them.
-func minimalEnv(host []string, extra map[string]string) []string {
-	m := map[string]string{}
-	for _, kv := range host {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			continue
-		}
-		if strings.HasPrefix(k, "LC_") || slices.Contains(hostVars, k) {
-			m[k] = v
-		}
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	out := make([]string, 0, len(m))
-	for k, v := range m {
-		out = append(out, k+"="+v)
-	}
-	sort.Strings(out)
-	return out
-}
+// minimalEnv is the child's environment (proc.MinimalEnv: PATH, HOME,
+// locale, TMPDIR and TZ from the host, plus the config's env).
+func minimalEnv(host []string, extra map[string]string) []string { return proc.MinimalEnv(host, extra) }
 
 // lookPath resolves a command without a slash in the child's PATH (not
 // ours); absolute entries only, so "." never counts.
