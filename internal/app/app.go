@@ -26,6 +26,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // DefaultTimeout bounds a call when neither the tool nor its provider sets a deadline.
@@ -183,6 +184,10 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if a.shared == nil {
 		if a.shared, err = newShared(cfg, o.Env, o.Logger); err != nil {
 			return nil, err
+		}
+		// With Redis, "always allow" decisions are shared by the replicas too.
+		if d, ok := o.Decisions.(interface{ Share(state.Store) }); ok && a.shared.Redis != nil {
+			d.Share(a.shared.Store)
 		}
 	}
 	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)

@@ -7,7 +7,9 @@ import (
 	"log/slog"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/decisions"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // runDecisions lists, revokes and clears the "always allow" answers people
@@ -24,6 +26,11 @@ func runDecisions(ctx context.Context, env *Env, args []string) int {
 	}
 	path := decisions.PathFor(f.configPath(env), env.Dir)
 	store, err := decisions.Open(path, nil)
+	if shared, closeShared := sharedDecisions(env, f); shared != nil {
+		defer closeShared()
+		store.Share(shared) // replicas keep "always" decisions in Redis
+		path, err = store.Where(), nil
+	}
 	var corrupt *decisions.CorruptError
 	switch {
 	case pos[0] == "clear" && len(pos) == 1:
@@ -108,4 +115,18 @@ func listDecisions(ctx context.Context, env *Env, f *flags, store *decisions.Sto
 	}
 	tw.Flush()
 	return ExitOK
+}
+
+// sharedDecisions is the Redis store of a config with server.redis, so that
+// list, revoke and clear act on what every replica uses.
+func sharedDecisions(env *Env, f *flags) (state.Store, func()) {
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
+	if err != nil || cfg.Server.Redis.URL == "" {
+		return nil, nil
+	}
+	r, err := state.NewRedis(cfg.Server.Redis.URL, "")
+	if err != nil {
+		return nil, nil
+	}
+	return r, func() { r.Close() }
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // FileName is the store's file, in the config's directory.
@@ -76,6 +77,7 @@ type Store struct {
 	session map[sessionKey]string // → provider
 	stamp   stamp                 // of the file as last read or written
 	corrupt bool                  // the file on disk is not ours: move it aside before writing
+	shared  state.Store           // "always" decisions live here instead of the file (see Share)
 }
 
 type sessionKey struct{ session, tool string }
@@ -169,7 +171,10 @@ func Parse(data []byte) ([]Record, error) {
 // refresh re-reads the file if another process changed it. A read error
 // keeps the store as it is (a decision is never applied from a bad file).
 func (s *Store) refreshLocked() {
-	if s.path != "" {
+	switch {
+	case s.shared != nil:
+		_ = s.loadShared()
+	case s.path != "":
 		_ = s.loadLocked()
 	}
 }
@@ -252,6 +257,9 @@ func (s *Store) Clear() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.always, s.session, s.corrupt, s.stamp = map[string]Record{}, map[sessionKey]string{}, false, stamp{}
+	if s.shared != nil {
+		return s.saveShared()
+	}
 	if s.path == "" {
 		return nil
 	}
@@ -264,6 +272,9 @@ func (s *Store) Clear() error {
 // saveLocked writes the file atomically. A corrupt file is kept aside
 // (path.corrupt) rather than overwritten, so nothing a person wrote is lost.
 func (s *Store) saveLocked() error {
+	if s.shared != nil {
+		return s.saveShared()
+	}
 	if s.path == "" {
 		return nil
 	}
