@@ -320,6 +320,10 @@ func BackendError(res *provider.Result) *toolerr.Error {
 		"The tool ran and reported a failure; read `output`, fix the cause, and only then retry.",
 		"the tool reported an error")
 	for k, v := range res.Details {
+		if h, ok := v.(string); ok && k == "hint" && h != "" {
+			e.Hint = h // the backend knows better (a REST 401 → the credentials)
+			continue
+		}
 		e.With(k, v)
 	}
 	if code, ok := res.Details["exit_code"]; ok {

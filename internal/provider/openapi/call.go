@@ -367,13 +367,13 @@ func (p *Provider) shape(op *operation, r *request, resp *http.Response, body []
 		}
 		return &provider.Result{IsError: true, Text: line + ": a redirect to " + where + " outside the base URL is not followed",
 			Details: map[string]any{"status": status, "method": r.method, "path": r.path, "redirect": where,
-				"advice": "The service sent the request outside its configured base URL; tell the user (baseURL in the config may be wrong)."}}
+				"hint": "The service sent the request outside its configured base URL; tell the user (baseURL in the config may be wrong)."}}
 	}
 	if status/100 != 2 {
 		ex := excerpt(textOf(resp, body), 1000)
 		advice := hintFor(status)
 		return &provider.Result{IsError: true, Text: line + ". " + advice + "\n" + ex,
-			Details: map[string]any{"status": status, "method": r.method, "path": r.path, "body_excerpt": ex, "advice": advice}}
+			Details: map[string]any{"status": status, "method": r.method, "path": r.path, "body_excerpt": ex, "hint": advice}}
 	}
 	if len(body) == 0 || r.method == http.MethodHead {
 		return &provider.Result{Text: line + " (no body)", Structured: map[string]any{"status": status}}

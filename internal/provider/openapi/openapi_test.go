@@ -347,7 +347,7 @@ func TestHTTPErrors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !res.IsError || res.Details["status"] != tt.status || !strings.Contains(res.Details["advice"].(string), tt.hint) {
+			if !res.IsError || res.Details["status"] != tt.status || !strings.Contains(res.Details["hint"].(string), tt.hint) {
 				t.Fatalf("result = %+v", res)
 			}
 			ex := res.Details["body_excerpt"].(string)
