@@ -21,13 +21,16 @@ import (
 // schemaCache compiles each distinct schema once; tools re-listed with the
 // same schema bytes reuse the compiled form.
 type schemaCache struct {
-	mu sync.Mutex
+	mu sync.RWMutex // calls only read: no global exclusive lock on the call path
 	m  map[[32]byte]compiled
 }
 
 type compiled struct {
 	schema *jsonschema.Schema
 	err    error
+	// trivial schemas accept any object ({}, {"type":"object"}, no
+	// properties or constraints): valid JSON is all there is to check.
+	trivial bool
 }
 
 // maxCachedSchemas bounds the cache; past it the cache starts over (schemas
@@ -42,19 +45,50 @@ func (denyLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("external schema reference %q is not loaded", url)
 }
 
-func (c *schemaCache) get(raw json.RawMessage) (*jsonschema.Schema, error) {
+func (c *schemaCache) get(raw json.RawMessage) compiled {
 	key := sha256.Sum256(raw)
+	c.mu.RLock()
+	hit, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return hit
+	}
+	s, err := compileSchema(raw)
+	hit = compiled{schema: s, err: err, trivial: err == nil && trivialSchema(raw)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if hit, ok := c.m[key]; ok {
-		return hit.schema, hit.err
-	}
 	if c.m == nil || len(c.m) >= maxCachedSchemas {
 		c.m = map[[32]byte]compiled{}
 	}
-	s, err := compileSchema(raw)
-	c.m[key] = compiled{s, err}
-	return s, err
+	c.m[key] = hit
+	return hit
+}
+
+// trivialSchema reports whether raw constrains nothing but "an object".
+func trivialSchema(raw json.RawMessage) bool {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return true
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type":
+			if string(bytes.TrimSpace(v)) != `"object"` {
+				return false
+			}
+		case "properties":
+			if string(bytes.TrimSpace(v)) != "{}" {
+				return false
+			}
+		case "title", "description", "$schema", "$comment":
+		default:
+			return false // required, additionalProperties, anything else
+		}
+	}
+	return true
 }
 
 func compileSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
@@ -88,17 +122,24 @@ func Validate() Middleware {
 				return fail(invalidArgs(req, []Problem{{Path: "", Message: err.Error()}}), "invalid")
 			}
 			req.Args = args
-			s, err := cache.get(req.Resolved.InputSchema)
-			if err != nil {
+			c := cache.get(req.Resolved.InputSchema)
+			if c.err != nil {
 				return fail(toolerr.New(toolerr.BackendError,
 					"The provider published a broken schema for this tool; report it to the user instead of retrying.",
-					"tool %q cannot be validated: %v", req.Resolved.Canonical, err), "invalid")
+					"tool %q cannot be validated: %v", req.Resolved.Canonical, c.err), "invalid")
 			}
+			if c.trivial { // any object will do: json.Valid proved it is one
+				if !json.Valid(args) {
+					return fail(invalidArgs(req, []Problem{{Message: "arguments are not valid JSON"}}), "invalid")
+				}
+				return next(ctx, req)
+			}
+			// One parse: the validator's own decoder checks the syntax too.
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
-			if err != nil { // normaliseArgs already proved it is JSON
-				return fail(invalidArgs(req, []Problem{{Message: err.Error()}}), "invalid")
+			if err != nil {
+				return fail(invalidArgs(req, []Problem{{Message: "arguments are not valid JSON"}}), "invalid")
 			}
-			if err := s.Validate(inst); err != nil {
+			if err := c.schema.Validate(inst); err != nil {
 				var ve *jsonschema.ValidationError
 				if errors.As(err, &ve) {
 					return fail(invalidArgs(req, problems(ve)), "invalid")
@@ -119,10 +160,7 @@ func normaliseArgs(raw json.RawMessage) (json.RawMessage, error) {
 	if trimmed[0] != '{' {
 		return nil, fmt.Errorf("arguments must be a JSON object, got %s", kindOf(trimmed))
 	}
-	if !json.Valid(trimmed) {
-		return nil, errors.New("arguments are not valid JSON")
-	}
-	return trimmed, nil
+	return trimmed, nil // its syntax is checked once, by whoever parses it next
 }
 
 func kindOf(b []byte) string {
