@@ -64,6 +64,10 @@ type Spec struct {
 	// MaxOutput is the number of bytes kept per stream (<= 0 = DefaultMaxOutput).
 	// The head is kept; the rest is drained and counted so the child never blocks.
 	MaxOutput int
+	// OnStdout, when set, sees stdout as it arrives, chunk by chunk and
+	// before the MaxOutput cap (a worker's event stream, for real progress).
+	// It runs on the reading goroutine: keep it fast, and do not retain chunk.
+	OnStdout func(chunk []byte)
 }
 
 // Result is the outcome of a process that started.
@@ -102,10 +106,14 @@ type capture struct {
 	buf     []byte
 	max     int
 	dropped int64
+	tee     func([]byte) // Spec.OnStdout
 }
 
 func (c *capture) Write(p []byte) (int, error) {
 	n := len(p)
+	if c.tee != nil {
+		c.tee(p)
+	}
 	if room := c.max - len(c.buf); room > 0 {
 		k := min(room, len(p))
 		c.buf = append(c.buf, p[:k]...)

@@ -488,3 +488,19 @@ func BenchmarkSweep(b *testing.B) {
 		sweep([]byte("AGENTTOOLS_RUN=none"), false, os.Getpid())
 	}
 }
+
+func TestOnStdoutSeesEverything(t *testing.T) {
+	var mu sync.Mutex
+	var seen []byte
+	res, err := Run(context.Background(), Spec{Path: "/bin/sh", Args: []string{"-c", "printf 'one\\ntwo\\n'; printf 'three'"},
+		Env: []string{"PATH=/usr/bin:/bin"}, MaxOutput: 4,
+		OnStdout: func(b []byte) { mu.Lock(); seen = append(seen, b...); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if string(seen) != "one\ntwo\nthree" || string(res.Stdout) != "one\n" {
+		t.Errorf("tee saw %q, kept %q: the tee sees all of stdout, the cap applies to what is kept", seen, res.Stdout)
+	}
+}

@@ -161,7 +161,7 @@ func startOnce(s Spec, path string) (*started, error) {
 	}
 	return &started{
 		cmd:    cmd,
-		stdout: startDrain(outR, &capture{max: s.MaxOutput}),
+		stdout: startDrain(outR, &capture{max: s.MaxOutput, tee: s.OnStdout}),
 		stderr: startDrain(errR, &capture{max: s.MaxOutput}),
 		cg:     cg,
 		marker: []byte(marker),

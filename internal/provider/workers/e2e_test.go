@@ -214,6 +214,11 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 			t.Errorf("concurrent job: %v", r.body)
 		}
 	}
+	// While a job ran, progress said what the worker was doing (its events
+	// so far), not only how long it had run.
+	if msgs := prog.waitFor(ctx, "par0", `last "turn.started"`); !slices.ContainsFunc(msgs, func(m string) bool { return strings.Contains(m, `2 events, last "turn.started"`) }) {
+		t.Errorf("progress during the job: %q", msgs)
+	}
 }
 
 // TestMissingBinaryStillLoads: doctor says so, and run answers

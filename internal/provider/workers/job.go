@@ -79,6 +79,8 @@ type job struct {
 	res      *result
 	// debugPrompt and debugOutput reach the job log only with debug: true.
 	debugPrompt, debugOutput string
+	// tap reads a JSONL worker's events as they arrive (nil otherwise).
+	tap *eventTap
 }
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
@@ -271,9 +273,14 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	}
 	argv := p.worker.Argv(inv)
 
+	var onStdout func([]byte)
+	if p.worker.Output == "jsonl" {
+		j.tap = &eventTap{}
+		onStdout = j.tap.Write
+	}
 	stopProgress := j.progress(jobCtx)
 	res, err := proc.Run(jobCtx, proc.Spec{Path: bin, Args: argv, Dir: workDir, Env: env, Stdin: stdin,
-		Timeout: timeout, Grace: killGrace})
+		Timeout: timeout, Grace: killGrace, OnStdout: onStdout})
 	answerFile, _ := os.ReadFile(inv.OutputFile)
 	if err != nil {
 		stopProgress("could not start")
@@ -473,8 +480,9 @@ func (j *job) applyIsolated(ctx context.Context, g git, before *snapshot, tmp st
 	}
 }
 
-// progress reports elapsed time while the worker runs; stop sends the final
-// message. (proc.Run returns output only at exit, so events are counted after.)
+// progress reports elapsed time while the worker runs — with the events a
+// JSONL worker has emitted so far and the kind of the last — and stop sends
+// the final message.
 func (j *job) progress(ctx context.Context) (stop func(msg string)) {
 	name := j.p.worker.Name
 	provider.ReportProgress(ctx, 0, 0, fmt.Sprintf("%s %s job %s started", name, j.req.Mode, j.id))
@@ -490,7 +498,13 @@ func (j *job) progress(ctx context.Context) (stop func(msg string)) {
 				return
 			case <-t.C:
 				el := time.Since(j.start)
-				provider.ReportProgress(ctx, el.Seconds(), 0, fmt.Sprintf("%s running, %s elapsed", name, el.Round(time.Second)))
+				msg := fmt.Sprintf("%s running, %s elapsed", name, el.Round(time.Second))
+				if j.tap != nil {
+					if n, last := j.tap.seen(); n > 0 {
+						msg += fmt.Sprintf(", %d events, last %q", n, last)
+					}
+				}
+				provider.ReportProgress(ctx, el.Seconds(), 0, msg)
 			}
 		}
 	}()
