@@ -186,11 +186,11 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	case !transport.IsLoopbackAddr(addr):
 		authDesc = "NONE (--insecure-no-auth)"
 	}
-	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+transport.MCPPath,
-		"mode", a.Mode, "tools", len(a.Facade.Tools()), "auth", authDesc, "stateless", hf.stateless || hc.Stateless)
-	if con != nil {
+	if con != nil { // before the "serving" line: whoever waits for that one finds the link too
 		consoleBanner(env.Stderr, "http://"+ln.Addr().String(), con.LoginPath())
 	}
+	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+transport.MCPPath,
+		"mode", a.Mode, "tools", len(a.Facade.Tools()), "auth", authDesc, "stateless", hf.stateless || hc.Stateless)
 	if err := h.Serve(ctx, ln); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: serve:", err)
 		return ExitFailed
