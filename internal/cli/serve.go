@@ -17,6 +17,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/console"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/state"
@@ -130,7 +132,13 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 
 	m := metrics.New()
 	drain := transport.NewDrain()
-	a, code := load(ctx, env, f, log, env.Stderr, m.Middleware(), drain.Middleware())
+	mw := []pipeline.Middleware{m.Middleware(), drain.Middleware()}
+	var approvals *console.Approvals
+	if !hf.noUI { // a mutating call under confirm: human can wait for a person in the console
+		approvals = &console.Approvals{}
+		mw = append(mw, approvals.Middleware())
+	}
+	a, code := load(ctx, env, f, log, env.Stderr, mw...)
 	if a == nil {
 		return code
 	}
@@ -155,7 +163,8 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
 	var con *console.Console
 	if !hf.noUI {
-		if con, err = console.New(console.Options{Runtime: a, Logger: log}); err != nil {
+		approvals.SetHuman(func() bool { return a.Config().Policy.Confirm == string(policy.ConfirmHuman) })
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
 		}

@@ -40,6 +40,9 @@ var _ Runtime = (*app.App)(nil)
 type Options struct {
 	// Runtime is the app whose state the console shows and changes.
 	Runtime Runtime
+	// Approvals, when set, is the queue of calls waiting for a person
+	// (policy.confirm: human); its Middleware must be in the pipeline.
+	Approvals *Approvals
 	// Logger receives logins and toggles (never a token).
 	Logger *slog.Logger
 	// SessionTTL bounds a login session (0 = DefaultSessionTTL).
@@ -126,6 +129,9 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/tools", c.page(c.toolsPage))
 	m.HandleFunc("GET "+p+"/tools/{name}", c.page(c.toolPage))
 	m.HandleFunc("GET "+p+"/activity", c.page(c.activityPage))
+	m.HandleFunc("GET "+p+"/approvals", c.page(c.approvalsPage))
+	m.HandleFunc("GET "+p+"/api/approvals", c.api(c.apiApprovals))
+	m.HandleFunc("POST "+p+"/api/approvals/{id}", c.api(c.apiAnswer))
 	m.HandleFunc("POST "+p+"/logout", c.api(c.logout))
 	m.HandleFunc("GET "+p+"/api/providers", c.api(c.apiProviders))
 	m.HandleFunc("PUT "+p+"/api/providers/{id}", c.api(c.apiSetProvider))

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/console"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -66,22 +67,34 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, tokens ...string) *fixture {
+	return newFixtureWith(t, "", nil, tokens...)
+}
+
+// newFixtureWith adds config lines and an approvals queue (wired as serve does).
+func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens ...string) *fixture {
 	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
-	cfg := "mode: flat\nlocal: {enabled: false}\n"
+	cfg := "mode: flat\nlocal: {enabled: false}\n" + extra
+	var mw []pipeline.Middleware
+	if appr != nil {
+		mw = append(mw, appr.Middleware())
+	}
 	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := &demo{}
 	ctx := context.Background()
-	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: []provider.Provider{d},
+	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: []provider.Provider{d}, Middleware: mw,
 		Env: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	con, err := console.New(console.Options{Runtime: a})
+	if appr != nil {
+		appr.SetHuman(func() bool { return a.Config().Policy.Confirm == "human" })
+	}
+	con, err := console.New(console.Options{Runtime: a, Approvals: appr})
 	if err != nil {
 		t.Fatal(err)
 	}

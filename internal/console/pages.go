@@ -14,7 +14,7 @@ import (
 
 // pageNames are the templates under assets/pages, each rendered inside
 // assets/layout.html.
-var pageNames = []string{"login", "providers", "tools", "tool", "activity"}
+var pageNames = []string{"login", "providers", "tools", "tool", "activity", "approvals"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}

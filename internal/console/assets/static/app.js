@@ -124,6 +124,55 @@ function setupAudit() {
   });
 }
 
+// setupApprovals polls the pending calls (a call waits at most the
+// approval timeout, so a second's delay is fine) and answers them.
+function setupApprovals() {
+  const table = document.getElementById("approvals");
+  if (!table) return;
+  const body = table.querySelector("tbody");
+  const err = document.getElementById("approval-error");
+  async function answer(id, approve) {
+    const r = await send("POST", "/ui/api/approvals/" + encodeURIComponent(id), {approve: approve});
+    if (!r.ok) {
+      err.hidden = false;
+      err.textContent = (r.data && r.data.message) || ("failed: HTTP " + r.status);
+    }
+    refresh();
+  }
+  async function refresh() {
+    const r = await send("GET", "/ui/api/approvals");
+    if (!r.ok || !r.data) return;
+    body.textContent = "";
+    if (r.data.approvals.length === 0) {
+      const tr = body.insertRow();
+      tr.className = "empty";
+      const td = tr.insertCell();
+      td.colSpan = 7;
+      td.textContent = "No call is waiting.";
+      return;
+    }
+    for (const a of r.data.approvals) {
+      const tr = body.insertRow();
+      tr.dataset.approval = a.id;
+      for (const c of [a.tool, a.provider, a.session || "", a.client || "", a.args, a.expires.replace("T", " ").replace(/\..*/, "")]) {
+        const td = tr.insertCell();
+        td.textContent = c;
+      }
+      const td = tr.insertCell();
+      for (const [label, ok] of [["Approve", true], ["Deny", false]]) {
+        const b = document.createElement("button");
+        b.type = "button";
+        b.textContent = label;
+        b.className = ok ? "approve" : "deny";
+        b.addEventListener("click", function () { answer(a.id, ok); });
+        td.appendChild(b);
+      }
+    }
+  }
+  refresh();
+  setInterval(refresh, 1000);
+}
+
 function setupLogout() {
   const b = document.getElementById("logout");
   if (!b) return;
@@ -137,5 +186,6 @@ document.addEventListener("DOMContentLoaded", function () {
   setupToggles();
   setupCallForm();
   setupAudit();
+  setupApprovals();
   setupLogout();
 });

@@ -1,0 +1,183 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/textutil"
+)
+
+// DefaultApprovalTimeout is how long a mutating call waits for a person.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// errApprovalTimeout is the AskHuman error of a call nobody answered: with
+// policy.confirm human the pipeline turns it into DENIED.
+var errApprovalTimeout = errors.New("nobody approved the call in the console in time")
+
+// Approvals holds the mutating calls waiting for a person in the console:
+// with policy.confirm: human, a call from a client that cannot elicit asks
+// here instead of being denied at once. It exists before the app (its
+// middleware goes into the pipeline), the console serves it.
+type Approvals struct {
+	// Timeout bounds the wait (0 = DefaultApprovalTimeout).
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	human   func() bool // see SetHuman
+	next    int
+	pending map[string]*approval
+}
+
+// SetHuman tells the queue how to read the live policy: calls wait here
+// only while it reports confirm: human (until set: never); other modes
+// keep their own rules.
+func (q *Approvals) SetHuman(f func() bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.human = f
+}
+
+func (q *Approvals) humanMode() bool {
+	q.mu.Lock()
+	f := q.human
+	q.mu.Unlock()
+	return f != nil && f()
+}
+
+// Approval is one pending call as the console lists it.
+type Approval struct {
+	ID       string    `json:"id"`
+	Tool     string    `json:"tool"`
+	Provider string    `json:"provider"`
+	Session  string    `json:"session,omitempty"`
+	Client   string    `json:"client,omitempty"`
+	Identity string    `json:"identity,omitempty"`
+	Args     string    `json:"args"` // scrubbed of the secrets the runtime knows, clipped
+	Since    time.Time `json:"since"`
+	Expires  time.Time `json:"expires"`
+}
+
+type approval struct {
+	Approval
+	answer chan bool
+}
+
+// Middleware gives a call without a way to ask a person (AskHuman nil)
+// the console's queue, when the policy is confirm: human. It runs before
+// Policy (pipeline Extra), which calls AskHuman only for a call that
+// needs confirmation.
+func (q *Approvals) Middleware() pipeline.Middleware {
+	return func(next pipeline.Handler) pipeline.Handler {
+		return func(ctx context.Context, req *pipeline.Request) *pipeline.Response {
+			if req.AskHuman == nil && q.humanMode() {
+				req.AskHuman = func(ctx context.Context, _ string) (policy.Approval, error) { return q.wait(ctx, req) }
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+func (q *Approvals) wait(ctx context.Context, req *pipeline.Request) (policy.Approval, error) {
+	timeout := q.Timeout
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	now := time.Now()
+	q.mu.Lock()
+	if q.pending == nil {
+		q.pending = map[string]*approval{}
+	}
+	q.next++
+	id := strconv.Itoa(q.next)
+	a := &approval{answer: make(chan bool, 1), Approval: Approval{
+		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: req.Session,
+		Client: req.Client, Identity: req.Identity, Args: redact.String(textutil.Clip(string(req.Args), 2000)),
+		Since: now, Expires: now.Add(timeout),
+	}}
+	q.pending[id] = a
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		delete(q.pending, id)
+		q.mu.Unlock()
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case ok := <-a.answer:
+		if ok {
+			return policy.ApprovedOnce, nil
+		}
+		return policy.Declined, nil
+	case <-t.C:
+		return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
+	case <-ctx.Done():
+		return policy.Declined, ctx.Err()
+	}
+}
+
+// List returns the pending calls, oldest first.
+func (q *Approvals) List() []Approval {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Approval, 0, len(q.pending))
+	for _, a := range q.pending {
+		out = append(out, a.Approval)
+	}
+	slices.SortFunc(out, func(a, b Approval) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// Answer approves or denies a pending call; false when there is none by that id.
+func (q *Approvals) Answer(id string, approve bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	a, ok := q.pending[id]
+	if !ok {
+		return false
+	}
+	delete(q.pending, id) // answered once: a second answer finds nothing
+	a.answer <- approve
+	return true
+}
+
+func (c *Console) apiApprovals(w http.ResponseWriter, r *http.Request) {
+	list := []Approval{}
+	if c.opts.Approvals != nil {
+		list = c.opts.Approvals.List()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Approve *bool `json:"approve"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	if body.Approve == nil {
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `want {"approve": true|false}`))
+		return
+	}
+	id := r.PathValue("id")
+	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, *body.Approve) {
+		writeJSON(w, http.StatusNotFound, errBody("unknown_approval", "no pending call "+strconv.Quote(id)+" (answered, timed out or cancelled)"))
+		return
+	}
+	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approve": *body.Approve})
+}
+
+func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "approvals", c.view(r, "Approvals", "approvals", map[string]any{"Enabled": c.opts.Approvals != nil}))
+}
