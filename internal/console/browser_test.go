@@ -1,0 +1,117 @@
+package console_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds a Chromium or Chrome binary (Debian package chromium).
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestConsoleInABrowser drives the console in headless Chromium: log in
+// through the one-time link, toggle a provider, search, submit the
+// try-a-call form (a validation error, then a call), see the audit line
+// live, with a screenshot of each page in the test's artifact directory.
+func TestConsoleInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium)")
+	}
+	f := newFixture(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1200, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	dir := t.ArtifactDir()
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg) // 100: PNG; less is JPEG
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		})
+	}
+	text := func(sel string, dst *string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			*dst, err = chromedp.Text(chromedp.CSS(sel))(ctx, tg)
+			return err
+		})
+	}
+	greet := f.canonical("greet")
+	var loginText, toolsText, invalid, called, activity string
+	err := chromedp.Do(ctx,
+		// Without the link: the login page, no console.
+		chromedp.Navigate(f.srv.URL+"/ui/"),
+		text("main", &loginText),
+		chromedp.Navigate(f.srv.URL+f.con.LoginPath()),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		shot("providers"),
+		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-disabled`)),
+		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		// Search with the model's index.
+		chromedp.Navigate(f.srv.URL+"/ui/tools"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "greet a person"),
+		chromedp.Submit(chromedp.CSS(`form.search`)),
+		chromedp.WaitVisible(chromedp.CSS(`td.score`)),
+		text("#hits", &toolsText),
+		shot("tools"),
+		// The form: a validation error first (required name left empty), then a call.
+		chromedp.Navigate(f.srv.URL+"/ui/tools/"+greet),
+		chromedp.WaitVisible(chromedp.CSS(`#call-form`)),
+		chromedp.Click(chromedp.CSS(`#call-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#call-result.is-error`)),
+		text("#call-result", &invalid),
+		chromedp.SendKeys(chromedp.CSS(`#arg-name`), "Ada"),
+		chromedp.Click(chromedp.CSS(`#call-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#call-result.is-ok`)),
+		text("#call-result", &called),
+		shot("tool"),
+		// The audit tail: both calls, live over SSE.
+		chromedp.Navigate(f.srv.URL+"/ui/activity"),
+		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.is-error`)),
+		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.ok`)),
+		text("#audit", &activity),
+		shot("activity"),
+		chromedp.Navigate(f.srv.URL+"/ui/approvals"),
+		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
+		shot("approvals"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct{ what, got, want string }{
+		{"login page", loginText, "login link"},
+		{"search", toolsText, greet},
+		{"validation error", invalid, "INVALID_ARGUMENTS"},
+		{"call", called, "hello Ada"},
+		{"activity", activity, greet},
+	}
+	for _, c := range checks {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("%s: %q lacks %q", c.what, c.got, c.want)
+		}
+	}
+	t.Logf("screenshots in %s", dir)
+}
