@@ -58,7 +58,7 @@ type Approval struct {
 	ID       string    `json:"id"`
 	Tool     string    `json:"tool"`
 	Provider string    `json:"provider"`
-	Session  string    `json:"session,omitempty"`
+	Session  string    `json:"session,omitempty"` // its first 8 characters: an id is half a credential
 	Client   string    `json:"client,omitempty"`
 	Identity string    `json:"identity,omitempty"`
 	Args     string    `json:"args"` // scrubbed of the secrets the runtime knows, clipped
@@ -99,7 +99,7 @@ func (q *Approvals) wait(ctx context.Context, req *pipeline.Request) (policy.App
 	q.next++
 	id := strconv.Itoa(q.next)
 	a := &approval{answer: make(chan bool, 1), Approval: Approval{
-		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: req.Session,
+		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
 		Client: req.Client, Identity: req.Identity, Args: redact.String(textutil.Clip(string(req.Args), 2000)),
 		Since: now, Expires: now.Add(timeout),
 	}}
@@ -180,4 +180,13 @@ func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "approvals", c.view(r, "Approvals", "approvals", map[string]any{"Enabled": c.opts.Approvals != nil}))
+}
+
+// shortSession keeps a session id's first 8 characters, as the transport's
+// logs do: with the id, a caller could use the session.
+func shortSession(id string) string {
+	if r := []rune(id); len(r) > 8 {
+		return string(r[:8]) + "…"
+	}
+	return id
 }

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/console"
 )
 
 // chromium finds a Chromium or Chrome binary (Debian package chromium).
@@ -25,13 +29,14 @@ func chromium() string {
 // TestConsoleInABrowser drives the console in headless Chromium: log in
 // through the one-time link, toggle a provider, search, submit the
 // try-a-call form (a validation error, then a call), see the audit line
-// live, with a screenshot of each page in the test's artifact directory.
+// live, check the CSP and CSRF refusals, approve a mutation a real MCP
+// client waits for, with a screenshot of each page in the test's artifact directory.
 func TestConsoleInABrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium)")
 	}
-	f := newFixture(t)
+	f := newFixtureWith(t, "policy: {confirm: human}\n", &console.Approvals{Timeout: time.Minute})
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1200, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -59,6 +64,8 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	greet := f.canonical("greet")
 	var loginText, toolsText, invalid, called, activity string
+	var inlineBlocked bool
+	var csrfStatus int
 	err := chromedp.Do(ctx,
 		// Without the link: the login page, no console.
 		chromedp.Navigate(f.srv.URL+"/ui/"),
@@ -94,12 +101,50 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.ok`)),
 		text("#audit", &activity),
 		shot("activity"),
-		chromedp.Navigate(f.srv.URL+"/ui/approvals"),
-		chromedp.WaitVisible(chromedp.CSS(`main h1`)),
-		shot("approvals"),
+		// The browser enforces the CSP (an injected inline script does not
+		// run) and the server refuses a cookie mutation without the CSRF token.
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			inlineBlocked, err = chromedp.Evaluate[bool](`(() => { const s = document.createElement("script");
+				s.textContent = "window.__inline = 1"; document.body.appendChild(s); return window.__inline === undefined; })()`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			csrfStatus, err = chromedp.Evaluate[int](`fetch("/ui/api/providers/demo", {method: "PUT", body: '{"enabled":false}'}).then(r => r.status)`,
+				chromedp.EvalAwaitPromise)(ctx, tg)
+			return err
+		}),
 	)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Approve a pending mutation while a real MCP client waits for it.
+	cs := f.connect(ctx, nil)
+	done := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+"/ui/approvals"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-approval] button.approve`)),
+		shot("approvals"),
+		chromedp.Click(chromedp.CSS(`tr[data-approval] button.approve`)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-done; got != "wiped" || f.demo.wiped.Load() != 1 {
+		t.Fatalf("the approved call answered %q (ran %d times)", got, f.demo.wiped.Load())
+	}
+	if !inlineBlocked {
+		t.Error("an inline script ran: the CSP is not enforced")
+	}
+	if csrfStatus != http.StatusForbidden {
+		t.Errorf("a cookie PUT without the CSRF token: %d, want 403", csrfStatus)
 	}
 	checks := []struct{ what, got, want string }{
 		{"login page", loginText, "login link"},
