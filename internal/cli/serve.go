@@ -164,7 +164,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	var con *console.Console
 	if !hf.noUI {
 		approvals.SetHuman(func() bool { return a.Config().Policy.Confirm == string(policy.ConfirmHuman) })
-		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log}); err != nil {
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log, Done: ctx.Done()}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
 		}

@@ -261,6 +261,8 @@ func (c *Console) apiAudit(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
+		case <-c.opts.Done:
+			return
 		case l, ok := <-lines:
 			if !ok {
 				return

@@ -43,6 +43,9 @@ type Options struct {
 	// Approvals, when set, is the queue of calls waiting for a person
 	// (policy.confirm: human); its Middleware must be in the pipeline.
 	Approvals *Approvals
+	// Done, when closed (serve's shutdown), ends the live audit streams,
+	// which would otherwise hold the HTTP shutdown open.
+	Done <-chan struct{}
 	// Logger receives logins and toggles (never a token).
 	Logger *slog.Logger
 	// SessionTTL bounds a login session (0 = DefaultSessionTTL).

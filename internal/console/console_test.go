@@ -64,6 +64,7 @@ type fixture struct {
 	srv   *httptest.Server
 	demo  *demo
 	names map[string]string // demo tool -> canonical, read while it is enabled
+	done  chan struct{}     // the console's Done (serve's shutdown)
 }
 
 func newFixture(t *testing.T, tokens ...string) *fixture {
@@ -94,7 +95,8 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	if appr != nil {
 		appr.SetHuman(func() bool { return a.Config().Policy.Confirm == "human" })
 	}
-	con, err := console.New(console.Options{Runtime: a, Approvals: appr})
+	done := make(chan struct{})
+	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	for _, tl := range a.Registry().Tools("demo") {
 		names[tl.Name] = tl.Canonical
 	}
-	return &fixture{t: t, app: a, con: con, srv: srv, demo: d, names: names}
+	return &fixture{t: t, app: a, con: con, srv: srv, demo: d, names: names, done: done}
 }
 
 // do sends a request; hdr pairs are header name, value.
@@ -525,4 +527,27 @@ func TestAuditTailOverSSE(t *testing.T) {
 		}
 	}
 	t.Fatal("the call's audit line never arrived")
+}
+
+// Shutdown ends the live audit streams (they would hold the HTTP shutdown).
+func TestAuditStreamEndsOnShutdown(t *testing.T) {
+	f := newFixture(t)
+	cookie, _ := f.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/ui/api/audit", nil)
+	req.Header.Set("Cookie", cookie)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rd := bufio.NewReader(res.Body)
+	if _, err := rd.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	close(f.done)
+	if _, err := io.ReadAll(rd); err != nil || ctx.Err() != nil {
+		t.Fatalf("the stream did not end on shutdown: %v %v", err, ctx.Err())
+	}
 }
