@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
@@ -163,7 +164,10 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
 	var con *console.Console
 	if !hf.noUI {
-		approvals.SetHuman(func() bool { return a.Config().Policy.Confirm == string(policy.ConfirmHuman) })
+		approvals.SetPolicy(func() (bool, time.Duration) {
+			pol := a.Config().Policy
+			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
+		})
 		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log, Done: ctx.Done()}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed

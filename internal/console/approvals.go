@@ -28,29 +28,39 @@ var errApprovalTimeout = errors.New("nobody approved the call in the console in 
 // here instead of being denied at once. It exists before the app (its
 // middleware goes into the pipeline), the console serves it.
 type Approvals struct {
-	// Timeout bounds the wait (0 = DefaultApprovalTimeout).
+	// Timeout bounds the wait when the live policy sets none (0 =
+	// DefaultApprovalTimeout).
 	Timeout time.Duration
 
 	mu      sync.Mutex
-	human   func() bool // see SetHuman
+	policy  func() (human bool, timeout time.Duration) // see SetPolicy
 	next    int
 	pending map[string]*approval
 }
 
-// SetHuman tells the queue how to read the live policy: calls wait here
-// only while it reports confirm: human (until set: never); other modes
-// keep their own rules.
-func (q *Approvals) SetHuman(f func() bool) {
+// SetPolicy tells the queue how to read the live policy: calls wait here
+// only while it reports confirm: human (until set: never), other modes
+// keep their own rules; a timeout > 0 (policy.approvalTimeout) bounds the wait.
+func (q *Approvals) SetPolicy(f func() (human bool, timeout time.Duration)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.human = f
+	q.policy = f
 }
 
-func (q *Approvals) humanMode() bool {
+func (q *Approvals) live() (human bool, timeout time.Duration) {
 	q.mu.Lock()
-	f := q.human
+	f := q.policy
 	q.mu.Unlock()
-	return f != nil && f()
+	if f != nil {
+		human, timeout = f()
+	}
+	if timeout <= 0 {
+		timeout = q.Timeout
+	}
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	return human, timeout
 }
 
 // Approval is one pending call as the console lists it.
@@ -78,19 +88,15 @@ type approval struct {
 func (q *Approvals) Middleware() pipeline.Middleware {
 	return func(next pipeline.Handler) pipeline.Handler {
 		return func(ctx context.Context, req *pipeline.Request) *pipeline.Response {
-			if req.AskHuman == nil && q.humanMode() {
-				req.AskHuman = func(ctx context.Context, _ string) (policy.Approval, error) { return q.wait(ctx, req) }
+			if human, timeout := q.live(); human && req.AskHuman == nil {
+				req.AskHuman = func(ctx context.Context, _ string) (policy.Approval, error) { return q.wait(ctx, req, timeout) }
 			}
 			return next(ctx, req)
 		}
 	}
 }
 
-func (q *Approvals) wait(ctx context.Context, req *pipeline.Request) (policy.Approval, error) {
-	timeout := q.Timeout
-	if timeout <= 0 {
-		timeout = DefaultApprovalTimeout
-	}
+func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout time.Duration) (policy.Approval, error) {
 	now := time.Now()
 	q.mu.Lock()
 	if q.pending == nil {

@@ -48,12 +48,16 @@ func TestApprovalsWhileAClientWaits(t *testing.T) {
 	}{
 		{"approve", ptr(true), time.Minute, false, 1},
 		{"deny", ptr(false), time.Minute, true, 0},
-		{"timeout", nil, 50 * time.Millisecond, true, 0},
+		{"timeout", nil, 0, true, 0}, // policy.approvalTimeout below
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			appr := &console.Approvals{Timeout: tc.timeout}
-			f := newFixtureWith(t, "policy: {confirm: human}\n", appr)
+			pol := "policy: {confirm: human}\n"
+			if tc.timeout == 0 {
+				pol = "policy: {confirm: human, approvalTimeout: 50ms}\n"
+			}
+			f := newFixtureWith(t, pol, appr)
 			cookie, csrf := f.login()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()

@@ -93,7 +93,9 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	}
 	t.Cleanup(func() { a.Close() })
 	if appr != nil {
-		appr.SetHuman(func() bool { return a.Config().Policy.Confirm == "human" })
+		appr.SetPolicy(func() (bool, time.Duration) {
+			return a.Config().Policy.Confirm == "human", a.Config().Policy.ApprovalTimeout.Duration
+		})
 	}
 	done := make(chan struct{})
 	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done})
