@@ -78,7 +78,7 @@ type Approval struct {
 
 type approval struct {
 	Approval
-	answer chan bool
+	answer chan policy.Approval
 }
 
 // Middleware gives a call without a way to ask a person (AskHuman nil)
@@ -104,7 +104,7 @@ func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout tim
 	}
 	q.next++
 	id := strconv.Itoa(q.next)
-	a := &approval{answer: make(chan bool, 1), Approval: Approval{
+	a := &approval{answer: make(chan policy.Approval, 1), Approval: Approval{
 		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
 		Client: req.Client, Identity: req.Identity, Args: redact.String(textutil.Clip(string(req.Args), 2000)),
 		Since: now, Expires: now.Add(timeout),
@@ -119,11 +119,8 @@ func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout tim
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
-	case ok := <-a.answer:
-		if ok {
-			return policy.ApprovedOnce, nil
-		}
-		return policy.Declined, nil
+	case answer := <-a.answer:
+		return answer, nil // the pipeline remembers "session" and "always" in the decision store
 	case <-t.C:
 		return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
 	case <-ctx.Done():
@@ -143,8 +140,9 @@ func (q *Approvals) List() []Approval {
 	return out
 }
 
-// Answer approves or denies a pending call; false when there is none by that id.
-func (q *Approvals) Answer(id string, approve bool) bool {
+// Answer approves (once, for the session or always) or declines a pending
+// call; false when there is none by that id.
+func (q *Approvals) Answer(id string, answer policy.Approval) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	a, ok := q.pending[id]
@@ -152,7 +150,7 @@ func (q *Approvals) Answer(id string, approve bool) bool {
 		return false
 	}
 	delete(q.pending, id) // answered once: a second answer finds nothing
-	a.answer <- approve
+	a.answer <- answer
 	return true
 }
 
@@ -167,21 +165,39 @@ func (c *Console) apiApprovals(w http.ResponseWriter, r *http.Request) {
 func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Approve *bool `json:"approve"`
+		// Remember extends an approval: "session" (this tool, this
+		// session) or "always" (this tool), kept in the decision store
+		// (`agent-tools decisions` lists and revokes them).
+		Remember string `json:"remember,omitempty"`
 	}
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	if body.Approve == nil {
-		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `want {"approve": true|false}`))
+	answer := policy.Declined
+	switch {
+	case body.Approve == nil:
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `want {"approve": true|false, "remember": ""|"session"|"always"}`))
+		return
+	case !*body.Approve && body.Remember != "":
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", "remember applies to an approval only"))
+		return
+	case *body.Approve && body.Remember == "":
+		answer = policy.ApprovedOnce
+	case *body.Approve && body.Remember == "session":
+		answer = policy.ApprovedForSession
+	case *body.Approve && body.Remember == "always":
+		answer = policy.ApprovedAlways
+	case *body.Approve:
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `remember: want "session" or "always"`))
 		return
 	}
 	id := r.PathValue("id")
-	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, *body.Approve) {
+	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, answer) {
 		writeJSON(w, http.StatusNotFound, errBody("unknown_approval", "no pending call "+strconv.Quote(id)+" (answered, timed out or cancelled)"))
 		return
 	}
-	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve)
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approve": *body.Approve})
+	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve, "remember", body.Remember)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approve": *body.Approve, "remember": body.Remember})
 }
 
 func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request) {

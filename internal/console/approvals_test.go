@@ -156,3 +156,45 @@ func TestToggleNotifiesMCPClients(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// "Always allow" is remembered in the decision store: the next call of the
+// tool runs without waiting. Malformed answers are refused.
+func TestApproveAlways(t *testing.T) {
+	f := newFixtureWith(t, "policy: {confirm: human}\n", &console.Approvals{Timeout: time.Minute})
+	cookie, csrf := f.login()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := f.connect(ctx, nil)
+	call := func() string {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+		if err != nil {
+			return err.Error()
+		}
+		return res.Content[0].(*mcp.TextContent).Text
+	}
+	done := make(chan string, 1)
+	go func() { done <- call() }()
+	var id string
+	testutil.WaitFor(t, "the pending approval", 10*time.Second, func() bool {
+		var out struct{ Approvals []console.Approval }
+		_ = json.NewDecoder(f.do("GET", "/ui/api/approvals", "", "Cookie", cookie).Body).Decode(&out)
+		if len(out.Approvals) == 1 {
+			id = out.Approvals[0].ID
+		}
+		return id != ""
+	})
+	for _, bad := range []string{`{"approve":false,"remember":"always"}`, `{"approve":true,"remember":"forever"}`, `{}`} {
+		if res := f.do("POST", "/ui/api/approvals/"+id, bad, "Cookie", cookie, console.CSRFHeader, csrf); res.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", bad, res.StatusCode)
+		}
+	}
+	if res := f.do("POST", "/ui/api/approvals/"+id, `{"approve":true,"remember":"always"}`, "Cookie", cookie, console.CSRFHeader, csrf); res.StatusCode != http.StatusOK {
+		t.Fatalf("always: %d", res.StatusCode)
+	}
+	if got := <-done; got != "wiped" {
+		t.Fatalf("first call: %q", got)
+	}
+	if got := call(); got != "wiped" || f.demo.wiped.Load() != 2 {
+		t.Fatalf("second call: %q (ran %d times): the decision was not remembered", got, f.demo.wiped.Load())
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/console"
+	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/transport"
@@ -86,7 +87,11 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	}
 	d := &demo{}
 	ctx := context.Background()
-	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: []provider.Provider{d}, Middleware: mw,
+	store, err := decisions.Open(filepath.Join(t.TempDir(), "decisions.json"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: []provider.Provider{d}, Middleware: mw, Decisions: store,
 		Env: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)

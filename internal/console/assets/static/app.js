@@ -131,8 +131,10 @@ function setupApprovals() {
   if (!table) return;
   const body = table.querySelector("tbody");
   const err = document.getElementById("approval-error");
-  async function answer(id, approve) {
-    const r = await send("POST", "/ui/api/approvals/" + encodeURIComponent(id), {approve: approve});
+  async function answer(id, approve, remember) {
+    const body = {approve: approve};
+    if (remember) body.remember = remember;
+    const r = await send("POST", "/ui/api/approvals/" + encodeURIComponent(id), body);
     if (!r.ok) {
       err.hidden = false;
       err.textContent = (r.data && r.data.message) || ("failed: HTTP " + r.status);
@@ -159,12 +161,14 @@ function setupApprovals() {
         td.textContent = c;
       }
       const td = tr.insertCell();
-      for (const [label, ok] of [["Approve", true], ["Deny", false]]) {
+      for (const [label, ok, remember, cls] of [["Approve", true, "", "approve"],
+        ["For this session", true, "session", "approve-session"], ["Always allow", true, "always", "approve-always"],
+        ["Deny", false, "", "deny"]]) {
         const b = document.createElement("button");
         b.type = "button";
         b.textContent = label;
-        b.className = ok ? "approve" : "deny";
-        b.addEventListener("click", function () { answer(a.id, ok); });
+        b.className = cls;
+        b.addEventListener("click", function () { answer(a.id, ok, remember); });
         td.appendChild(b);
       }
     }
