@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 )
@@ -116,17 +117,33 @@ func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout tim
 		delete(q.pending, id)
 		q.mu.Unlock()
 	}()
+	// The client sees why the call takes long (progress notifications,
+	// when it asked for them), and does not time out while a person decides.
+	waiting := func() string {
+		return fmt.Sprintf("waiting for a person to approve %s in the agent-tools console (%s left)",
+			a.Tool, time.Until(a.Expires).Round(time.Second))
+	}
+	provider.ReportProgress(ctx, 0, 0, waiting())
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case answer := <-a.answer:
-		return answer, nil // the pipeline remembers "session" and "always" in the decision store
-	case <-t.C:
-		return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
-	case <-ctx.Done():
-		return policy.Declined, ctx.Err()
+	tick := time.NewTicker(approvalProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case answer := <-a.answer:
+			return answer, nil // the pipeline remembers "session" and "always" in the decision store
+		case <-tick.C:
+			provider.ReportProgress(ctx, 0, 0, waiting())
+		case <-t.C:
+			return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
+		case <-ctx.Done():
+			return policy.Declined, ctx.Err()
+		}
 	}
 }
+
+// approvalProgressEvery is how often a waiting call reports progress.
+const approvalProgressEvery = 5 * time.Second
 
 // List returns the pending calls, oldest first.
 func (q *Approvals) List() []Approval {

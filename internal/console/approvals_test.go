@@ -157,16 +157,32 @@ func TestToggleNotifiesMCPClients(t *testing.T) {
 
 func ptr[T any](v T) *T { return &v }
 
-// "Always allow" is remembered in the decision store: the next call of the
-// tool runs without waiting. Malformed answers are refused.
+// A waiting client gets progress notifications; "always allow" is
+// remembered in the decision store, so the next call of the tool runs
+// without waiting. Malformed answers are refused.
 func TestApproveAlways(t *testing.T) {
 	f := newFixtureWith(t, "policy: {confirm: human}\n", &console.Approvals{Timeout: time.Minute})
 	cookie, csrf := f.login()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs := f.connect(ctx, nil)
+	progress := make(chan string, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "approvals-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- r.Params.Message:
+			default:
+			}
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
 	call := func() string {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+		p := &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}}
+		p.SetProgressToken("approval")
+		res, err := cs.CallTool(ctx, p)
 		if err != nil {
 			return err.Error()
 		}
@@ -174,6 +190,15 @@ func TestApproveAlways(t *testing.T) {
 	}
 	done := make(chan string, 1)
 	go func() { done <- call() }()
+	// The waiting client is told why (a signal: no polling needed here).
+	select {
+	case msg := <-progress:
+		if !strings.Contains(msg, "waiting for a person to approve "+f.canonical("wipe")) {
+			t.Fatalf("progress: %q", msg)
+		}
+	case <-ctx.Done():
+		t.Fatal("no progress notification while the call waits")
+	}
 	var id string
 	testutil.WaitFor(t, "the pending approval", 10*time.Second, func() bool {
 		var out struct{ Approvals []console.Approval }
