@@ -65,6 +65,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	greet := f.canonical("greet")
 	var loginText, toolsText, invalid, called, activity string
 	var inlineBlocked bool
+	var weight string
 	var csrfStatus int
 	err := chromedp.Do(ctx,
 		// Without the link: the login page, no console.
@@ -72,6 +73,14 @@ func TestConsoleInABrowser(t *testing.T) {
 		text("main", &loginText),
 		chromedp.Navigate(f.srv.URL+f.con.LoginPath()),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			// Figures for the report, not asserted: page weight and first paint.
+			weight, err = chromedp.Evaluate[string](`JSON.stringify({
+				firstContentfulPaintMs: Math.round((performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime || -1),
+				bytes: performance.getEntriesByType("navigation")[0].decodedBodySize +
+					performance.getEntriesByType("resource").reduce((s, e) => s + e.decodedBodySize, 0)})`)(ctx, tg)
+			return err
+		}),
 		shot("providers"),
 		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-disabled`)),
@@ -132,12 +141,17 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.Navigate(f.srv.URL+"/ui/approvals"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-approval] button.approve`)),
 		shot("approvals"),
-		chromedp.Click(chromedp.CSS(`tr[data-approval] button.approve`)),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := <-done; got != "wiped" || f.demo.wiped.Load() != 1 {
+	clicked := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-approval] button.approve`))); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	t.Logf("providers page: %s; approval round trip (click to the MCP client's answer): %s", weight, time.Since(clicked).Round(time.Millisecond))
+	if got != "wiped" || f.demo.wiped.Load() != 1 {
 		t.Fatalf("the approved call answered %q (ran %d times)", got, f.demo.wiped.Load())
 	}
 	if !inlineBlocked {
