@@ -112,7 +112,8 @@ function setupAudit() {
       rec.decision || "",
       rec.outcome + (rec.error_code ? " " + rec.error_code : ""),
       rec.duration_ms === undefined ? "" : Math.round(rec.duration_ms),
-      rec.session || "",
+      // a session id is half a credential: its prefix is enough to tell sessions apart
+      rec.session && rec.session.length > 8 ? rec.session.slice(0, 8) + "…" : (rec.session || ""),
     ];
     for (const c of cells) {
       const td = document.createElement("td");
