@@ -78,6 +78,7 @@ type App struct {
 	live    liveState
 	reload  reloadState
 	enabled enabledSet // outlives reloads: see enabled.go
+	tap     auditTap   // outlives reloads: see audittap.go
 	log     *slog.Logger
 }
 
@@ -194,6 +195,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	audit = a.tap.tee(audit) // the console's live tail
 
 	reg := registry.NewWith(o.Logger, registry.Options{Scheme: cfg.Scheme(), Rename: cfg.Renames(),
 		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow})

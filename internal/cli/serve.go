@@ -11,11 +11,15 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
+	"github.com/agent-tools/agent-tools/internal/console"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/state"
@@ -23,11 +27,12 @@ import (
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth]] [--log-level LEVEL]").withMode()
+	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth] [--no-ui]] [--log-level LEVEL]").withMode()
 	httpMode := f.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
 	addr := f.String("addr", "", "HTTP listen address (default server.http.addr, else "+transport.DefaultAddr+")")
 	stateless := f.Bool("stateless", false, "HTTP without sessions, for replicas behind a load balancer")
 	insecure := f.Bool("insecure-no-auth", false, "allow a non-loopback --addr without inbound auth (something else must protect it)")
+	noUI := f.Bool("no-ui", false, "HTTP without the operator's console at /ui")
 	logLevel := f.String("log-level", "info", "log level on stderr: debug, info, warn or error")
 	pos, ok := f.parse(args)
 	if !ok {
@@ -43,7 +48,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	if !*httpMode {
-		for _, name := range []string{"addr", "stateless", "insecure-no-auth"} {
+		for _, name := range []string{"addr", "stateless", "insecure-no-auth", "no-ui"} {
 			if flagSet(f, name) {
 				fmt.Fprintf(env.Stderr, "agent-tools: --%s applies only with --http\n", name)
 				return ExitUsage
@@ -51,7 +56,7 @@ func runServe(ctx context.Context, env *Env, args []string) int {
 		}
 		return serveStdio(ctx, env, f, level)
 	}
-	return serveHTTP(ctx, env, f, level, httpFlags{addr: *addr, stateless: *stateless, insecure: *insecure})
+	return serveHTTP(ctx, env, f, level, httpFlags{addr: *addr, stateless: *stateless, insecure: *insecure, noUI: *noUI})
 }
 
 func flagSet(f *flags, name string) bool {
@@ -87,6 +92,7 @@ type httpFlags struct {
 	addr      string
 	stateless bool
 	insecure  bool
+	noUI      bool
 }
 
 // serveHTTP serves Streamable HTTP until ctx ends (SIGINT/SIGTERM), then
@@ -127,7 +133,13 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 
 	m := metrics.New()
 	drain := transport.NewDrain()
-	a, code := load(ctx, env, f, log, env.Stderr, m.Middleware(), drain.Middleware())
+	mw := []pipeline.Middleware{m.Middleware(), drain.Middleware()}
+	var approvals *console.Approvals
+	if !hf.noUI { // a mutating call under confirm: human can wait for a person in the console
+		approvals = &console.Approvals{}
+		mw = append(mw, approvals.Middleware())
+	}
+	a, code := load(ctx, env, f, log, env.Stderr, mw...)
 	if a == nil {
 		return code
 	}
@@ -150,6 +162,18 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	ho.Addr, ho.Stateless = addr, hf.stateless || hc.Stateless
 	ho.Drain, ho.Metrics, ho.Logger = drain, m, log
 	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
+	var con *console.Console
+	if !hf.noUI {
+		approvals.SetPolicy(func() (bool, time.Duration) {
+			pol := a.Config().Policy
+			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
+		})
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log, Done: ctx.Done()}); err != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", err)
+			return ExitFailed
+		}
+		ho.Console = con
+	}
 	h, err := transport.NewHTTP(ho)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
@@ -175,6 +199,9 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	case !transport.IsLoopbackAddr(addr):
 		authDesc = "NONE (--insecure-no-auth)"
 	}
+	if con != nil { // before the "serving" line: whoever waits for that one finds the link too
+		consoleBanner(env.Stderr, "http://"+ln.Addr().String(), con.LoginPath())
+	}
 	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+transport.MCPPath,
 		"mode", a.Mode, "tools", len(a.Facade.Tools()), "auth", authDesc, "stateless", hf.stateless || hc.Stateless)
 	if err := h.Serve(ctx, ln); err != nil {
@@ -182,6 +209,16 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		return ExitFailed
 	}
 	return ExitOK
+}
+
+// consoleBanner prints where the console is: the one-time login link
+// without tokens, else the login page (which asks for a token).
+func consoleBanner(w io.Writer, base, login string) {
+	if login != "" {
+		fmt.Fprintf(w, "agent-tools console: open %s%s (one-time login link; --no-ui turns the console off)\n", base, login)
+		return
+	}
+	fmt.Fprintf(w, "agent-tools console: %s%s/login (log in with one of server.http.tokens)\n", base, transport.ConsolePath)
 }
 
 // sharedStore is the store for rate-limit buckets: shared only with Redis

@@ -50,6 +50,7 @@ func TestServeUsageErrors(t *testing.T) {
 		{"serve", "--addr", "127.0.0.1:0"},
 		{"serve", "--stateless"},
 		{"serve", "--insecure-no-auth"},
+		{"serve", "--no-ui"},
 		{"serve", "--log-level", "loud"},
 		{"serve", "--http", "--addr", "nohostport"},
 		{"serve", "extra"},

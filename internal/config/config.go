@@ -126,6 +126,9 @@ type Policy struct {
 	Deny    []string `json:"deny,omitempty" yaml:"deny,omitempty"`
 	// Allow, when non-empty, makes only matching canonical names callable.
 	Allow []string `json:"allow,omitempty" yaml:"allow,omitempty"`
+	// ApprovalTimeout bounds how long a mutating call under confirm: human
+	// waits for a person in the console (0: the console's default, 2m).
+	ApprovalTimeout Duration `json:"approvalTimeout,omitzero" yaml:"approvalTimeout,omitempty"`
 }
 
 // Server configures the transports and, for replicas behind a load

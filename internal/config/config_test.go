@@ -81,11 +81,13 @@ func TestErrors(t *testing.T) {
 		{"unknown top key", "mdoe: flat\n", []string{
 			`agent-tools.yaml:1:1: unknown key "mdoe"; did you mean "mode"?`}},
 		{"unknown key no suggestion", "policy:\n  whatever: 1\n", []string{
-			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny or allow)`}},
+			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow or approvalTimeout)`}},
 		{"duplicate key", "mode: flat\nmode: text\n", []string{
 			`agent-tools.yaml:2:1: duplicate key "mode" (first at line 1)`}},
 		{"duplicate env key", "providers:\n  - id: a\n    kind: mcp\n    command: x\n    env:\n      A: 1\n      A: 2\n", []string{
 			`agent-tools.yaml:7:7: providers[0].env: duplicate key "A" (first at line 6)`}},
+		{"negative approval timeout", "policy:\n  approvalTimeout: -1s\n", []string{
+			`agent-tools.yaml:2:20: policy.approvalTimeout: must not be negative, got -1s`}},
 		{"wrong type duration", "local:\n  timeout: true\n", []string{
 			`agent-tools.yaml:2:12: local.timeout: want a duration such as "30s" or "1m30s", got boolean true`}},
 		{"duration without unit", "local:\n  timeout: 30\n", []string{

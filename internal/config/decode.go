@@ -492,7 +492,7 @@ var (
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
-	policyKeys    = []string{"confirm", "deny", "allow"}
+	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout"}
 	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
@@ -571,6 +571,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 					c.Policy.Deny = d.stringList(v, p)
 				case "allow":
 					c.Policy.Allow = d.stringList(v, p)
+				case "approvalTimeout":
+					d.duration(v, p, &c.Policy.ApprovalTimeout)
 				}
 			})
 		case "server":

@@ -277,6 +277,7 @@ func (v *validator) url(p, raw string) {
 
 func (v *validator) policy() {
 	pol := v.c.Policy
+	v.duration("policy.approvalTimeout", pol.ApprovalTimeout)
 	if !slices.Contains(ConfirmModes, pol.Confirm) && !v.bad("policy.confirm") {
 		v.errf("policy.confirm", "unknown confirm policy %s (want %s)", v.show("policy.confirm", pol.Confirm), orList(ConfirmModes))
 	}

@@ -78,6 +78,9 @@ type HTTPOptions struct {
 	Metrics *metrics.Metrics
 	// Ready reports whether the runtime can serve (nil = always).
 	Ready func() error
+	// Console, when set, is the operator's console, served at /ui behind
+	// the same guards and bearer auth as /mcp (see http_console.go).
+	Console http.Handler
 	// Cluster connects this replica to the others (nil = a single instance).
 	Cluster *ClusterOptions
 	// Logger receives one line per request and the transport's errors.
@@ -154,6 +157,9 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	mux.Handle("/readyz", h.route("readyz", http.HandlerFunc(h.readyz)))
 	if o.Metrics != nil {
 		mux.Handle("/metrics", h.route("metrics", h.guard(h.authenticate(o.Metrics.Handler().ServeHTTP))))
+	}
+	if o.Console != nil {
+		h.mountConsole(mux, o.Console)
 	}
 	if h.auth.enabled() {
 		meta := h.route("metadata", http.HandlerFunc(h.metadata))

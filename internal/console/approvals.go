@@ -1,0 +1,231 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/textutil"
+)
+
+// DefaultApprovalTimeout is how long a mutating call waits for a person.
+const DefaultApprovalTimeout = 2 * time.Minute
+
+// errApprovalTimeout is the AskHuman error of a call nobody answered: with
+// policy.confirm human the pipeline turns it into DENIED.
+var errApprovalTimeout = errors.New("nobody approved the call in the console in time")
+
+// Approvals holds the mutating calls waiting for a person in the console:
+// with policy.confirm: human, a call from a client that cannot elicit asks
+// here instead of being denied at once. It exists before the app (its
+// middleware goes into the pipeline), the console serves it.
+type Approvals struct {
+	// Timeout bounds the wait when the live policy sets none (0 =
+	// DefaultApprovalTimeout).
+	Timeout time.Duration
+
+	mu      sync.Mutex
+	policy  func() (human bool, timeout time.Duration) // see SetPolicy
+	next    int
+	pending map[string]*approval
+}
+
+// SetPolicy tells the queue how to read the live policy: calls wait here
+// only while it reports confirm: human (until set: never), other modes
+// keep their own rules; a timeout > 0 (policy.approvalTimeout) bounds the wait.
+func (q *Approvals) SetPolicy(f func() (human bool, timeout time.Duration)) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.policy = f
+}
+
+func (q *Approvals) live() (human bool, timeout time.Duration) {
+	q.mu.Lock()
+	f := q.policy
+	q.mu.Unlock()
+	if f != nil {
+		human, timeout = f()
+	}
+	if timeout <= 0 {
+		timeout = q.Timeout
+	}
+	if timeout <= 0 {
+		timeout = DefaultApprovalTimeout
+	}
+	return human, timeout
+}
+
+// Approval is one pending call as the console lists it.
+type Approval struct {
+	ID       string    `json:"id"`
+	Tool     string    `json:"tool"`
+	Provider string    `json:"provider"`
+	Session  string    `json:"session,omitempty"` // its first 8 characters: an id is half a credential
+	Client   string    `json:"client,omitempty"`
+	Identity string    `json:"identity,omitempty"`
+	Args     string    `json:"args"` // scrubbed of the secrets the runtime knows, clipped
+	Since    time.Time `json:"since"`
+	Expires  time.Time `json:"expires"`
+}
+
+type approval struct {
+	Approval
+	answer chan policy.Approval
+}
+
+// Middleware gives a call without a way to ask a person (AskHuman nil)
+// the console's queue, when the policy is confirm: human. It runs before
+// Policy (pipeline Extra), which calls AskHuman only for a call that
+// needs confirmation.
+func (q *Approvals) Middleware() pipeline.Middleware {
+	return func(next pipeline.Handler) pipeline.Handler {
+		return func(ctx context.Context, req *pipeline.Request) *pipeline.Response {
+			if human, timeout := q.live(); human && req.AskHuman == nil {
+				req.AskHuman = func(ctx context.Context, _ string) (policy.Approval, error) { return q.wait(ctx, req, timeout) }
+			}
+			return next(ctx, req)
+		}
+	}
+}
+
+func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout time.Duration) (policy.Approval, error) {
+	now := time.Now()
+	q.mu.Lock()
+	if q.pending == nil {
+		q.pending = map[string]*approval{}
+	}
+	q.next++
+	id := strconv.Itoa(q.next)
+	a := &approval{answer: make(chan policy.Approval, 1), Approval: Approval{
+		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
+		Client: req.Client, Identity: req.Identity, Args: redact.String(textutil.Clip(string(req.Args), 2000)),
+		Since: now, Expires: now.Add(timeout),
+	}}
+	q.pending[id] = a
+	q.mu.Unlock()
+	defer func() {
+		q.mu.Lock()
+		delete(q.pending, id)
+		q.mu.Unlock()
+	}()
+	// The client sees why the call takes long (progress notifications,
+	// when it asked for them), and does not time out while a person decides.
+	waiting := func() string {
+		return fmt.Sprintf("waiting for a person to approve %s in the agent-tools console (%s left)",
+			a.Tool, time.Until(a.Expires).Round(time.Second))
+	}
+	provider.ReportProgress(ctx, 0, 0, waiting())
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	tick := time.NewTicker(approvalProgressEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case answer := <-a.answer:
+			return answer, nil // the pipeline remembers "session" and "always" in the decision store
+		case <-tick.C:
+			provider.ReportProgress(ctx, 0, 0, waiting())
+		case <-t.C:
+			return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
+		case <-ctx.Done():
+			return policy.Declined, ctx.Err()
+		}
+	}
+}
+
+// approvalProgressEvery is how often a waiting call reports progress.
+const approvalProgressEvery = 5 * time.Second
+
+// List returns the pending calls, oldest first.
+func (q *Approvals) List() []Approval {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := make([]Approval, 0, len(q.pending))
+	for _, a := range q.pending {
+		out = append(out, a.Approval)
+	}
+	slices.SortFunc(out, func(a, b Approval) int { return a.Since.Compare(b.Since) })
+	return out
+}
+
+// Answer approves (once, for the session or always) or declines a pending
+// call; false when there is none by that id.
+func (q *Approvals) Answer(id string, answer policy.Approval) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	a, ok := q.pending[id]
+	if !ok {
+		return false
+	}
+	delete(q.pending, id) // answered once: a second answer finds nothing
+	a.answer <- answer
+	return true
+}
+
+func (c *Console) apiApprovals(w http.ResponseWriter, r *http.Request) {
+	list := []Approval{}
+	if c.opts.Approvals != nil {
+		list = c.opts.Approvals.List()
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Approve *bool `json:"approve"`
+		// Remember extends an approval: "session" (this tool, this
+		// session) or "always" (this tool), kept in the decision store
+		// (`agent-tools decisions` lists and revokes them).
+		Remember string `json:"remember,omitempty"`
+	}
+	if !decodeBody(w, r, &body) {
+		return
+	}
+	answer := policy.Declined
+	switch {
+	case body.Approve == nil:
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `want {"approve": true|false, "remember": ""|"session"|"always"}`))
+		return
+	case !*body.Approve && body.Remember != "":
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", "remember applies to an approval only"))
+		return
+	case *body.Approve && body.Remember == "":
+		answer = policy.ApprovedOnce
+	case *body.Approve && body.Remember == "session":
+		answer = policy.ApprovedForSession
+	case *body.Approve && body.Remember == "always":
+		answer = policy.ApprovedAlways
+	case *body.Approve:
+		writeJSON(w, http.StatusBadRequest, errBody("bad_request", `remember: want "session" or "always"`))
+		return
+	}
+	id := r.PathValue("id")
+	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, answer) {
+		writeJSON(w, http.StatusNotFound, errBody("unknown_approval", "no pending call "+strconv.Quote(id)+" (answered, timed out or cancelled)"))
+		return
+	}
+	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve, "remember", body.Remember)
+	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approve": *body.Approve, "remember": body.Remember})
+}
+
+func (c *Console) approvalsPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "approvals", c.view(r, "Approvals", "approvals", map[string]any{"Enabled": c.opts.Approvals != nil}))
+}
+
+// shortSession keeps a session id's first 8 characters, as the transport's
+// logs do: with the id, a caller could use the session.
+func shortSession(id string) string {
+	if r := []rune(id); len(r) > 8 {
+		return string(r[:8]) + "…"
+	}
+	return id
+}

@@ -1,0 +1,176 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/console"
+)
+
+// chromium finds a Chromium or Chrome binary (Debian package chromium).
+func chromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// TestConsoleInABrowser drives the console in headless Chromium: log in
+// through the one-time link, toggle a provider, search, submit the
+// try-a-call form (a validation error, then a call), see the audit line
+// live, check the CSP and CSRF refusals, approve a mutation a real MCP
+// client waits for, with a screenshot of each page in the test's artifact directory.
+func TestConsoleInABrowser(t *testing.T) {
+	bin := chromium()
+	if bin == "" {
+		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium)")
+	}
+	f := newFixtureWith(t, "policy: {confirm: human}\n", &console.Approvals{Timeout: time.Minute})
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1200, 900))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancelA()
+	ctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	dir := t.ArtifactDir()
+	shot := func(name string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			png, err := chromedp.FullScreenshot(100)(ctx, tg) // 100: PNG; less is JPEG
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+		})
+	}
+	text := func(sel string, dst *string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			*dst, err = chromedp.Text(chromedp.CSS(sel))(ctx, tg)
+			return err
+		})
+	}
+	greet := f.canonical("greet")
+	var loginText, toolsText, invalid, called, activity string
+	var inlineBlocked bool
+	var weight string
+	var csrfStatus int
+	err := chromedp.Do(ctx,
+		// Without the link: the login page, no console.
+		chromedp.Navigate(f.srv.URL+"/ui/"),
+		text("main", &loginText),
+		chromedp.Navigate(f.srv.URL+f.con.LoginPath()),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			// Figures for the report, not asserted: page weight and first paint.
+			weight, err = chromedp.Evaluate[string](`JSON.stringify({
+				firstContentfulPaintMs: Math.round((performance.getEntriesByName("first-contentful-paint")[0] || {}).startTime || -1),
+				bytes: performance.getEntriesByType("navigation")[0].decodedBodySize +
+					performance.getEntriesByType("resource").reduce((s, e) => s + e.decodedBodySize, 0)})`)(ctx, tg)
+			return err
+		}),
+		shot("providers"),
+		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-disabled`)),
+		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		// Search with the model's index.
+		chromedp.Navigate(f.srv.URL+"/ui/tools"),
+		chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "greet a person"),
+		chromedp.Submit(chromedp.CSS(`form.search`)),
+		chromedp.WaitVisible(chromedp.CSS(`td.score`)),
+		text("#hits", &toolsText),
+		shot("tools"),
+		// The form: a validation error first (required name left empty), then a call.
+		chromedp.Navigate(f.srv.URL+"/ui/tools/"+greet),
+		chromedp.WaitVisible(chromedp.CSS(`#call-form`)),
+		chromedp.Click(chromedp.CSS(`#call-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#call-result.is-error`)),
+		text("#call-result", &invalid),
+		chromedp.SendKeys(chromedp.CSS(`#arg-name`), "Ada"),
+		chromedp.Click(chromedp.CSS(`#call-form button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#call-result.is-ok`)),
+		text("#call-result", &called),
+		shot("tool"),
+		// The audit tail: both calls, live over SSE.
+		chromedp.Navigate(f.srv.URL+"/ui/activity"),
+		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.is-error`)),
+		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.ok`)),
+		text("#audit", &activity),
+		shot("activity"),
+		// The browser enforces the CSP (an injected inline script does not
+		// run) and the server refuses a cookie mutation without the CSRF token.
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			inlineBlocked, err = chromedp.Evaluate[bool](`(() => { const s = document.createElement("script");
+				s.textContent = "window.__inline = 1"; document.body.appendChild(s); return window.__inline === undefined; })()`)(ctx, tg)
+			if err != nil {
+				return err
+			}
+			csrfStatus, err = chromedp.Evaluate[int](`fetch("/ui/api/providers/demo", {method: "PUT", body: '{"enabled":false}'}).then(r => r.status)`,
+				chromedp.EvalAwaitPromise)(ctx, tg)
+			return err
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Approve a pending mutation while a real MCP client waits for it.
+	cs := f.connect(ctx, nil)
+	done := make(chan string, 1)
+	go func() {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Content[0].(*mcp.TextContent).Text
+	}()
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(f.srv.URL+"/ui/approvals"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-approval] button.approve`)),
+		shot("approvals"),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clicked := time.Now()
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`tr[data-approval] button.approve`))); err != nil {
+		t.Fatal(err)
+	}
+	got := <-done
+	t.Logf("providers page: %s; approval round trip (click to the MCP client's answer): %s", weight, time.Since(clicked).Round(time.Millisecond))
+	if got != "wiped" || f.demo.wiped.Load() != 1 {
+		t.Fatalf("the approved call answered %q (ran %d times)", got, f.demo.wiped.Load())
+	}
+	if !inlineBlocked {
+		t.Error("an inline script ran: the CSP is not enforced")
+	}
+	if csrfStatus != http.StatusForbidden {
+		t.Errorf("a cookie PUT without the CSRF token: %d, want 403", csrfStatus)
+	}
+	checks := []struct{ what, got, want string }{
+		{"login page", loginText, "login link"},
+		{"search", toolsText, greet},
+		{"validation error", invalid, "INVALID_ARGUMENTS"},
+		{"call", called, "hello Ada"},
+		{"activity", activity, greet},
+	}
+	for _, c := range checks {
+		if !strings.Contains(c.got, c.want) {
+			t.Errorf("%s: %q lacks %q", c.what, c.got, c.want)
+		}
+	}
+	t.Logf("screenshots in %s", dir)
+}

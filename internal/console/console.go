@@ -1,0 +1,152 @@
+// Package console is the operator's console served at /ui by `serve --http`:
+// server-rendered pages (html/template, every asset embedded, one small
+// script, nothing from another origin) and the JSON API under /ui/api/ that
+// the pages use and scripts can too. It shows what the runtime shows the
+// model: the providers' state, the same search index with its scores, the
+// tools' schemas, a call through the same pipeline, and the audit tail.
+package console
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/transport"
+)
+
+//go:embed assets
+var assets embed.FS
+
+// Runtime is what the console needs of the running app.
+type Runtime interface {
+	Status() app.Status
+	SetEnabled(ctx context.Context, id string, on bool) error
+	Registry() *registry.Registry
+	Call(ctx context.Context, req *pipeline.Request) *pipeline.Response
+	SubscribeAudit() (recent [][]byte, lines <-chan []byte, cancel func())
+}
+
+var _ Runtime = (*app.App)(nil)
+
+// Options configure the console.
+type Options struct {
+	// Runtime is the app whose state the console shows and changes.
+	Runtime Runtime
+	// Approvals, when set, is the queue of calls waiting for a person
+	// (policy.confirm: human); its Middleware must be in the pipeline.
+	Approvals *Approvals
+	// Done, when closed (serve's shutdown), ends the live audit streams,
+	// which would otherwise hold the HTTP shutdown open.
+	Done <-chan struct{}
+	// Logger receives logins and toggles (never a token).
+	Logger *slog.Logger
+	// SessionTTL bounds a login session (0 = DefaultSessionTTL).
+	SessionTTL time.Duration
+	// Now is the clock (tests).
+	Now func() time.Time
+}
+
+// DefaultSessionTTL is how long a console login lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Console is the /ui handler.
+type Console struct {
+	opts   Options
+	rt     Runtime
+	log    *slog.Logger
+	mux    *http.ServeMux
+	pages  map[string]*template.Template
+	static http.Handler
+
+	mu          sync.Mutex
+	verify      transport.TokenVerifier // the transport's token check (login form)
+	authEnabled bool                    // tokens/OIDC configured at the transport
+	loginToken  string                  // the one-time link's token; "" once used
+	sessions    map[string]*session
+}
+
+var _ http.Handler = (*Console)(nil)
+
+// New builds the console. It issues the one-time login token at once;
+// LoginPath returns the link to print.
+func New(o Options) (*Console, error) {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.SessionTTL <= 0 {
+		o.SessionTTL = DefaultSessionTTL
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	static, err := fs.Sub(assets, "assets/static")
+	if err != nil {
+		return nil, err
+	}
+	c := &Console{opts: o, rt: o.Runtime, log: o.Logger, pages: pages, sessions: map[string]*session{},
+		static: http.StripPrefix(transport.ConsolePath+"/static/", http.FileServerFS(static))}
+	c.loginToken = randomToken()
+	c.routes()
+	return c, nil
+}
+
+// SetTokenVerifier implements the transport's optional capability: the
+// login form checks a token exactly as /mcp does.
+func (c *Console) SetTokenVerifier(v transport.TokenVerifier, authEnabled bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.verify, c.authEnabled = v, authEnabled
+}
+
+// LoginPath is the one-time login link's path and query ("" once it was
+// used, or when the transport has tokens: then the login page asks for one).
+func (c *Console) LoginPath() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.authEnabled || c.loginToken == "" {
+		return ""
+	}
+	return transport.ConsolePath + "/login?token=" + c.loginToken
+}
+
+func (c *Console) routes() {
+	m := http.NewServeMux()
+	p := transport.ConsolePath
+	m.HandleFunc("GET "+p+"/login", c.loginPage)
+	m.HandleFunc("POST "+p+"/login", c.loginForm)
+	m.Handle("GET "+p+"/static/", c.static)
+	m.HandleFunc("GET "+p+"/{$}", c.page(c.providersPage))
+	m.HandleFunc("GET "+p, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, p+"/", http.StatusFound) })
+	m.HandleFunc("GET "+p+"/tools", c.page(c.toolsPage))
+	m.HandleFunc("GET "+p+"/tools/{name}", c.page(c.toolPage))
+	m.HandleFunc("GET "+p+"/activity", c.page(c.activityPage))
+	m.HandleFunc("GET "+p+"/approvals", c.page(c.approvalsPage))
+	m.HandleFunc("GET "+p+"/api/approvals", c.api(c.apiApprovals))
+	m.HandleFunc("POST "+p+"/api/approvals/{id}", c.api(c.apiAnswer))
+	m.HandleFunc("POST "+p+"/logout", c.api(c.logout))
+	m.HandleFunc("GET "+p+"/api/providers", c.api(c.apiProviders))
+	m.HandleFunc("PUT "+p+"/api/providers/{id}", c.api(c.apiSetProvider))
+	m.HandleFunc("GET "+p+"/api/tools", c.api(c.apiTools))
+	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
+	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))
+	m.HandleFunc("GET "+p+"/api/audit", c.api(c.apiAudit))
+	c.mux = m
+}
+
+// ServeHTTP implements http.Handler: security headers on every answer.
+func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	c.mux.ServeHTTP(w, r)
+}

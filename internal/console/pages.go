@@ -1,0 +1,201 @@
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+)
+
+// pageNames are the templates under assets/pages, each rendered inside
+// assets/layout.html.
+var pageNames = []string{"login", "providers", "tools", "tool", "activity", "approvals"}
+
+func parsePages() (map[string]*template.Template, error) {
+	out := map[string]*template.Template{}
+	for _, name := range pageNames {
+		t, err := template.New("layout.html").ParseFS(assets, "assets/layout.html", "assets/pages/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console: parsing page %s: %w", name, err)
+		}
+		out[name] = t
+	}
+	return out, nil
+}
+
+// view is what every page gets: its own data plus the layout's.
+type view struct {
+	Title string
+	Nav   string
+	CSRF  string
+	User  string
+	Data  any
+}
+
+func (c *Console) render(w http.ResponseWriter, code int, name string, data any) {
+	v, ok := data.(view)
+	if !ok {
+		v = view{Data: data}
+		if ld, ok := data.(loginData); ok {
+			v.Title = ld.Title
+		}
+	}
+	var b bytes.Buffer
+	if err := c.pages[name].Execute(&b, v); err != nil {
+		c.log.Error("console: rendering a page", "page", name, "err", err)
+		http.Error(w, "rendering the page failed", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
+func (c *Console) view(r *http.Request, title, nav string, data any) view {
+	who := callerOf(r.Context())
+	return view{Title: title, Nav: nav, CSRF: who.csrf, User: who.user, Data: data}
+}
+
+// providerRow is one line of the Providers page.
+type providerRow struct {
+	app.ProviderState
+	State string // ready | disabled | failed | unavailable
+}
+
+func (c *Console) providersPage(w http.ResponseWriter, r *http.Request) {
+	st := c.rt.Status()
+	rows := make([]providerRow, 0, len(st.Providers))
+	for _, p := range st.Providers {
+		state := "ready"
+		switch {
+		case p.Unavailable != "":
+			state = "unavailable"
+		case !p.Enabled:
+			state = "disabled"
+		case p.Error != "":
+			state = "failed"
+		}
+		rows = append(rows, providerRow{ProviderState: p, State: state})
+	}
+	c.render(w, http.StatusOK, "providers", c.view(r, "Providers", "providers", map[string]any{"Status": st, "Rows": rows}))
+}
+
+func (c *Console) toolsPage(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("q")
+	c.render(w, http.StatusOK, "tools", c.view(r, "Tools", "tools", map[string]any{"Query": q, "Hits": c.search(q)}))
+}
+
+func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
+	t, ok := c.tool(r.PathValue("name"))
+	if !ok {
+		c.render(w, http.StatusNotFound, "tool", c.view(r, "Unknown tool", "tools", map[string]any{"Missing": r.PathValue("name")}))
+		return
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, t.InputSchema, "", "  "); err != nil {
+		pretty.Write(t.InputSchema)
+	}
+	c.render(w, http.StatusOK, "tool", c.view(r, t.Canonical, "tools", map[string]any{
+		"Tool": t, "Schema": pretty.String(), "Fields": formFields(t.InputSchema),
+	}))
+}
+
+func (c *Console) activityPage(w http.ResponseWriter, r *http.Request) {
+	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", nil))
+}
+
+// Field is one input of the try-a-call form, generated from a top-level
+// property of the tool's JSON Schema.
+type Field struct {
+	Name        string
+	Input       string // text | number | integer | boolean | enum | json
+	Type        string // the schema's type, shown next to the name
+	Required    bool
+	Description string
+	Enum        []string // enum values as JSON texts (Input "enum")
+	EnumLabels  []string
+	Default     string
+}
+
+// formFields reads the schema's properties: scalars get typed inputs,
+// enums a select, objects, arrays and anything else a JSON textarea.
+// Required fields come first, then the rest by name.
+func formFields(schema json.RawMessage) []Field {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out []Field
+	for name, raw := range s.Properties {
+		var p struct {
+			Type        any               `json:"type"`
+			Enum        []json.RawMessage `json:"enum"`
+			Description string            `json:"description"`
+			Default     json.RawMessage   `json:"default"`
+		}
+		_ = json.Unmarshal(raw, &p) // a property that is not an object: a JSON textarea
+		f := Field{Name: name, Required: slices.Contains(s.Required, name), Description: summary(p.Description)}
+		f.Type = typeName(p.Type)
+		switch {
+		case len(p.Enum) > 0:
+			f.Input = "enum"
+			for _, e := range p.Enum {
+				f.Enum = append(f.Enum, string(e))
+				var str string
+				if json.Unmarshal(e, &str) == nil {
+					f.EnumLabels = append(f.EnumLabels, str)
+				} else {
+					f.EnumLabels = append(f.EnumLabels, string(e))
+				}
+			}
+		case f.Type == "string":
+			f.Input = "text"
+		case f.Type == "number", f.Type == "integer", f.Type == "boolean":
+			f.Input = f.Type
+		default:
+			f.Input = "json"
+		}
+		if len(p.Default) > 0 {
+			f.Default = string(p.Default)
+			var str string
+			if f.Input == "text" && json.Unmarshal(p.Default, &str) == nil {
+				f.Default = str
+			}
+		}
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b Field) int {
+		if a.Required != b.Required {
+			if a.Required {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	return out
+}
+
+// typeName is a schema "type" as one word: a list like ["string","null"]
+// keeps its first non-null entry.
+func typeName(t any) string {
+	switch v := t.(type) {
+	case string:
+		return v
+	case []any:
+		for _, e := range v {
+			if s, ok := e.(string); ok && s != "null" {
+				return s
+			}
+		}
+	}
+	return ""
+}
