@@ -77,7 +77,11 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stdout, "no agent-tools.yaml here: zero-config applies (./.agents/tools and the built-ins)")
 		return ExitOK
 	}
-	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %d providers)\n", cfg.Path, cfg.Mode, len(cfg.Providers))
+	noun := "providers"
+	if len(cfg.Providers) == 1 {
+		noun = "provider"
+	}
+	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %d %s)\n", cfg.Path, cfg.Mode, len(cfg.Providers), noun)
 	return ExitOK
 }
 
