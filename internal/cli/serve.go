@@ -154,7 +154,12 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		}
 	}
 	_ = node.Publish(ctx) // before serving: peers see this replica from its first request
-	go node.Run(ctx)
+	// serve returns only once the record is withdrawn, so that peers never
+	// see a stopped replica as alive (its sessions then answer 404, not 421).
+	nodeCtx, stopNode := context.WithCancel(ctx)
+	nodeDone := make(chan struct{})
+	go func() { defer close(nodeDone); node.Run(nodeCtx) }()
+	defer func() { stopNode(); <-nodeDone }()
 	if st := sh.Status(); st.Shared || st.Degraded {
 		log.Info("shared state", "backend", "redis", "replica", sh.Replica, "degraded", st.Degraded)
 	}
