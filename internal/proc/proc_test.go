@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // script writes an executable /bin/sh script into a temp dir and returns its path.
@@ -37,40 +39,6 @@ func run(t *testing.T, s Spec) *Result {
 		t.Fatalf("Run: %v", err)
 	}
 	return res
-}
-
-// gone reports whether pid no longer runs (absent, or a zombie waiting for a
-// reaper that may never come in a container without an init).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
-	}
-	return false
-}
-
-// waitGone polls until pid is gone, failing after a bounded time.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.NewTimer(3 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !gone(pid) {
-		select {
-		case <-deadline.C:
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still alive", pid)
-		case <-tick.C:
-		}
-	}
 }
 
 func readPID(t *testing.T, file string) int {
@@ -205,7 +173,7 @@ func TestTimeoutKillsProcessGroup(t *testing.T) {
 	if res.Signal != syscall.SIGTERM {
 		t.Errorf("leader should have died of SIGTERM, got %v (exit %d)", res.Signal, res.ExitCode)
 	}
-	waitGone(t, readPID(t, pidFile))
+	testutil.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestSIGTERMIgnoredGetsSIGKILL(t *testing.T) {
@@ -221,7 +189,7 @@ func TestSIGTERMIgnoredGetsSIGKILL(t *testing.T) {
 	if el < 500*time.Millisecond || el > 3*time.Second {
 		t.Errorf("took %v, want about timeout+grace", el)
 	}
-	waitGone(t, readPID(t, pidFile))
+	testutil.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestGraceSparedWhenGroupExitsOnSIGTERM(t *testing.T) {
@@ -247,7 +215,7 @@ func TestGroupKilledWhenLeaderExitsOnSIGTERM(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("took %v: the leader's exit ends the grace period", el)
 	}
-	waitGone(t, readPID(t, pidFile))
+	testutil.WaitGone(t, readPID(t, pidFile))
 }
 
 func TestLeftoverChildIsKilled(t *testing.T) {
@@ -263,7 +231,7 @@ func TestLeftoverChildIsKilled(t *testing.T) {
 	if el := time.Since(start); el > 2*time.Second {
 		t.Errorf("took %v", el)
 	}
-	waitGone(t, pid) // the background job of the script's own group ends with the call
+	testutil.WaitGone(t, pid) // the background job of the script's own group ends with the call
 }
 
 // A descendant that leaves the process group (setsid) keeps the pipe open.
@@ -299,13 +267,13 @@ func TestEscapedChild(t *testing.T) {
 				t.Errorf("output written before exit was lost: %d bytes", len(res.Stdout))
 			}
 			if c.killed {
-				waitGone(t, pid)
+				testutil.WaitGone(t, pid)
 				if res.OutputIncomplete {
 					t.Error("the escaped child was killed: the output is complete")
 				}
 				return
 			}
-			if gone(pid) {
+			if testutil.Gone(pid) {
 				t.Fatal("expected this child to escape (no cgroup, no marker)")
 			}
 			if !res.OutputIncomplete {
@@ -339,8 +307,8 @@ func TestSweepAll(t *testing.T) {
 	if n := SweepAll(); n < 1 {
 		t.Errorf("SweepAll killed %d processes", n)
 	}
-	waitGone(t, pid)
-	if gone(live.Process.Pid) {
+	testutil.WaitGone(t, pid)
+	if testutil.Gone(live.Process.Pid) {
 		t.Error("a live child of the runtime was swept")
 	}
 }

@@ -3,12 +3,10 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -22,32 +20,15 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
-
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 type fixture struct {
 	p       *Provider
 	dir     string // .agents/tools
 	project string
-	log     *syncBuffer
+	log     *testutil.SyncBuffer
 }
 
 var baseEnv = []string{
@@ -65,7 +46,7 @@ func newFixture(t *testing.T, mod func(*Options)) *fixture {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &testutil.SyncBuffer{}
 	opts := Options{
 		Dir:        dir,
 		ProjectDir: project,
@@ -294,7 +275,7 @@ func TestCallTimeoutKillsProcessTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	waitGone(t, pid)
+	testutil.WaitGone(t, pid)
 
 	// Provider default deadline, no @timeout.
 	f = newFixture(t, func(o *Options) { o.Timeout = 200 * time.Millisecond })
@@ -640,33 +621,3 @@ func TestHelpers(t *testing.T) {
 	}
 }
 
-// gone reports whether pid no longer runs (absent or a zombie).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return errors.Is(err, fs.ErrNotExist)
-	}
-	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
-		return b[i+2] == 'Z' || b[i+2] == 'X'
-	}
-	return false
-}
-
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.NewTimer(3 * time.Second)
-	defer deadline.Stop()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !gone(pid) {
-		select {
-		case <-deadline.C:
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d still alive", pid)
-		case <-tick.C:
-		}
-	}
-}
