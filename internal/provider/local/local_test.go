@@ -620,4 +620,3 @@ func TestHelpers(t *testing.T) {
 		}
 	}
 }
-
