@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,7 +41,10 @@ func (*demo) Tools(context.Context) ([]catalog.Tool, error) {
 				`"name":{"type":"string","description":"who to greet"},` +
 				`"tone":{"type":"string","enum":["warm","dry"]},` +
 				`"times":{"type":"integer"},` +
-				`"extra":{"type":"object","properties":{"a":{"type":"string"}}}},"additionalProperties":false}`)},
+				`"extra":{"type":"object","properties":{"a":{"type":"string"}}},` +
+				`"tags":{"type":"array","items":{"type":"string"}},` +
+				`"stops":{"type":"array","items":{"type":"object","required":["city"],"additionalProperties":false,` +
+				`"properties":{"city":{"type":"string"},"nights":{"type":"integer"}}}}},"additionalProperties":false}`)},
 		{Provider: "demo", Name: "wipe", Description: "Wipe the demo store.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
 	}, nil
@@ -51,9 +55,20 @@ func (d *demo) Call(_ context.Context, t catalog.Tool, args json.RawMessage) (*p
 		d.wiped.Add(1)
 		return &provider.Result{Text: "wiped"}, nil
 	}
-	var in struct{ Name string }
+	var in struct {
+		Name  string
+		Tags  []string
+		Stops []struct {
+			City   string
+			Nights int
+		}
+	}
 	_ = json.Unmarshal(args, &in)
-	return &provider.Result{Text: "hello " + in.Name}, nil
+	text := "hello " + in.Name
+	if len(in.Tags) > 0 || len(in.Stops) > 0 { // what the form's lists sent, to check them
+		text += fmt.Sprintf(" (tags %s; stops %v)", strings.Join(in.Tags, ","), in.Stops)
+	}
+	return &provider.Result{Text: text}, nil
 }
 
 var _ provider.Provider = (*demo)(nil)
@@ -448,7 +463,8 @@ func TestSearchAndSchema(t *testing.T) {
 		t.Fatalf("unknown tool: %d", res.StatusCode)
 	}
 	page := readAll(t, f.do("GET", "/ui/tools/"+f.canonical("greet"), "", "Cookie", cookie))
-	for _, want := range []string{`data-arg="name"`, `<option value="&#34;warm&#34;">warm</option>`, `data-arg="times" data-input="integer"`, `data-arg="extra" data-input="json"`, "required"} {
+	for _, want := range []string{`data-arg="name"`, `<option value="&#34;warm&#34;">warm</option>`, `data-arg="times" data-path="times" data-input="integer"`,
+		`data-arg="extra" data-path="extra" data-input="object"`, `id="arg-extra.a"`, `data-path="stops" data-input="array"`, `data-path="stops[].city" data-input="text"`, "required"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("tool page lacks %s", want)
 		}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
-	"slices"
-	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 )
@@ -107,95 +105,4 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) activityPage(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", nil))
-}
-
-// Field is one input of the try-a-call form, generated from a top-level
-// property of the tool's JSON Schema.
-type Field struct {
-	Name        string
-	Input       string // text | number | integer | boolean | enum | json
-	Type        string // the schema's type, shown next to the name
-	Required    bool
-	Description string
-	Enum        []string // enum values as JSON texts (Input "enum")
-	EnumLabels  []string
-	Default     string
-}
-
-// formFields reads the schema's properties: scalars get typed inputs,
-// enums a select, objects, arrays and anything else a JSON textarea.
-// Required fields come first, then the rest by name.
-func formFields(schema json.RawMessage) []Field {
-	var s struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
-	}
-	if json.Unmarshal(schema, &s) != nil {
-		return nil
-	}
-	var out []Field
-	for name, raw := range s.Properties {
-		var p struct {
-			Type        any               `json:"type"`
-			Enum        []json.RawMessage `json:"enum"`
-			Description string            `json:"description"`
-			Default     json.RawMessage   `json:"default"`
-		}
-		_ = json.Unmarshal(raw, &p) // a property that is not an object: a JSON textarea
-		f := Field{Name: name, Required: slices.Contains(s.Required, name), Description: summary(p.Description)}
-		f.Type = typeName(p.Type)
-		switch {
-		case len(p.Enum) > 0:
-			f.Input = "enum"
-			for _, e := range p.Enum {
-				f.Enum = append(f.Enum, string(e))
-				var str string
-				if json.Unmarshal(e, &str) == nil {
-					f.EnumLabels = append(f.EnumLabels, str)
-				} else {
-					f.EnumLabels = append(f.EnumLabels, string(e))
-				}
-			}
-		case f.Type == "string":
-			f.Input = "text"
-		case f.Type == "number", f.Type == "integer", f.Type == "boolean":
-			f.Input = f.Type
-		default:
-			f.Input = "json"
-		}
-		if len(p.Default) > 0 {
-			f.Default = string(p.Default)
-			var str string
-			if f.Input == "text" && json.Unmarshal(p.Default, &str) == nil {
-				f.Default = str
-			}
-		}
-		out = append(out, f)
-	}
-	slices.SortFunc(out, func(a, b Field) int {
-		if a.Required != b.Required {
-			if a.Required {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	return out
-}
-
-// typeName is a schema "type" as one word: a list like ["string","null"]
-// keeps its first non-null entry.
-func typeName(t any) string {
-	switch v := t.(type) {
-	case string:
-		return v
-	case []any:
-		for _, e := range v {
-			if s, ok := e.(string); ok && s != "null" {
-				return s
-			}
-		}
-	}
-	return ""
 }

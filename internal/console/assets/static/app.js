@@ -37,36 +37,76 @@ function setupToggles() {
   });
 }
 
-// collectArgs builds the arguments object from the generated form; empty
-// inputs are left out, so a missing required field reaches the pipeline's
-// validation and its teaching error is shown as the model would see it.
-function collectArgs(form) {
-  const args = {};
-  for (const el of form.querySelectorAll("[data-arg]")) {
-    const v = el.value;
-    if (v.trim() === "") continue;
-    const name = el.dataset.arg;
-    switch (el.dataset.input) {
-      case "number":
-      case "integer":
-        args[name] = isNaN(Number(v)) ? v : Number(v);
-        break;
-      case "json":
-        try { args[name] = JSON.parse(v); } catch (e) {
-          throw new Error(name + ": not valid JSON (" + e.message + ")");
-        }
-        break;
-      default:
-        args[name] = v;
+// The try-a-call form mirrors the schema: every value element carries
+// data-input (a scalar's type, "json", "object" for a fieldset, "array" for
+// a list of items) and data-arg (its property name). readValue walks that
+// tree back into the arguments object. Empty inputs are left out (and so
+// are objects and arrays left empty), so a missing required field reaches
+// the pipeline's validation and its teaching error is shown as the model
+// would see it.
+function childValues(el) {
+  return Array.from(el.querySelectorAll("[data-input]"))
+    .filter(function (c) { return c.parentElement.closest("[data-input]") === el; });
+}
+
+function readValue(el) {
+  const kind = el.dataset.input;
+  if (kind === "object") {
+    const obj = {};
+    let any = false;
+    for (const c of childValues(el)) {
+      const v = readValue(c);
+      if (v !== undefined) { obj[c.dataset.arg] = v; any = true; }
     }
+    return any ? obj : undefined;
   }
-  return args;
+  if (kind === "array") {
+    const out = [];
+    for (const c of childValues(el)) {
+      const v = readValue(c);
+      if (v !== undefined) out.push(v);
+    }
+    return out.length > 0 ? out : undefined;
+  }
+  const v = el.value;
+  if (v.trim() === "") return undefined;
+  switch (kind) {
+    case "number":
+    case "integer":
+      return isNaN(Number(v)) ? v : Number(v);
+    case "json":
+      try { return JSON.parse(v); } catch (e) {
+        throw new Error((el.dataset.path || el.dataset.arg) + ": not valid JSON (" + e.message + ")");
+      }
+    default:
+      return v;
+  }
+}
+
+function collectArgs(form) { return readValue(form) || {}; }
+
+// addItem appends one item, cloned from the array's <template>.
+function addItem(list) {
+  const tpl = list.querySelector(":scope > template");
+  list.querySelector(":scope > ol.items").appendChild(tpl.content.cloneNode(true));
+}
+
+function setupArrays(form) {
+  form.addEventListener("click", function (ev) {
+    const add = ev.target.closest("button.add-item");
+    if (add) { addItem(add.parentElement); return; }
+    const rm = ev.target.closest("button.remove-item");
+    if (rm) rm.closest("li.item").remove();
+  });
+  // A required array starts with one item to fill.
+  form.querySelectorAll('[data-input="array"][data-required="true"]').forEach(addItem);
 }
 
 function setupCallForm() {
   const form = document.getElementById("call-form");
   if (!form) return;
   const out = document.getElementById("call-result");
+  setupArrays(form);
   form.addEventListener("submit", async function (ev) {
     ev.preventDefault();
     let args;
