@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/transport"
@@ -29,12 +30,21 @@ var assets embed.FS
 type Runtime interface {
 	Status() app.Status
 	SetEnabled(ctx context.Context, id string, on bool) error
+	Restart(ctx context.Context, id string) error
 	Registry() *registry.Registry
 	Call(ctx context.Context, req *pipeline.Request) *pipeline.Response
 	SubscribeAudit() (recent [][]byte, lines <-chan []byte, cancel func())
 }
 
 var _ Runtime = (*app.App)(nil)
+
+// ActivitySource is where the Activity page's charts come from: the
+// runtime's metrics over the last minutes (metrics.Window).
+type ActivitySource interface {
+	Activity() metrics.Activity
+}
+
+var _ ActivitySource = (*metrics.Window)(nil)
 
 // Options configure the console.
 type Options struct {
@@ -43,6 +53,10 @@ type Options struct {
 	// Approvals, when set, is the queue of calls waiting for a person
 	// (policy.confirm: human); its Middleware must be in the pipeline.
 	Approvals *Approvals
+	// Activity, when set, feeds the Activity page's per-provider charts
+	// (serve passes the metrics.Window it samples); without it the page
+	// shows the audit tail only.
+	Activity ActivitySource
 	// Done, when closed (serve's shutdown), ends the live audit streams,
 	// which would otherwise hold the HTTP shutdown open.
 	Done <-chan struct{}
@@ -138,6 +152,8 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+p+"/logout", c.api(c.logout))
 	m.HandleFunc("GET "+p+"/api/providers", c.api(c.apiProviders))
 	m.HandleFunc("PUT "+p+"/api/providers/{id}", c.api(c.apiSetProvider))
+	m.HandleFunc("POST "+p+"/api/providers/{id}/restart", c.api(c.apiRestart))
+	m.HandleFunc("GET "+p+"/api/activity", c.api(c.apiActivity))
 	m.HandleFunc("GET "+p+"/api/tools", c.api(c.apiTools))
 	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
 	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))
