@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,10 +41,29 @@ func TestRestartStdio(t *testing.T) {
 	})
 	before := changes.Load()
 
+	// A call in flight on the old process fails at once, saying why.
+	inflight := make(chan error, 1)
+	go func() {
+		_, err := call(t, p, "slow", `{"ms":20000}`)
+		inflight <- err
+	}()
+	eventually(t, "the slow call to reach the upstream", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "slow-started"))
+		return err == nil
+	})
+
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := p.Restart(ctx); err != nil {
 		t.Fatalf("Restart: %v", err)
+	}
+	select {
+	case err := <-inflight:
+		if te := wantCode(t, err, toolerr.ProviderUnavailable); !strings.Contains(te.Message, "restarted by the operator") {
+			t.Errorf("the call in flight: %v", te)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call in flight on the restarted upstream was never answered")
 	}
 	if n := p.Restarts(); n != 1 || starts(dir) != 2 {
 		t.Fatalf("restarts %d, starts %d", n, starts(dir))
