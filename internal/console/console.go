@@ -3,7 +3,9 @@
 // script, nothing from another origin) and the JSON API under /ui/api/ that
 // the pages use and scripts can too. It shows what the runtime shows the
 // model: the providers' state, the same search index with its scores, the
-// tools' schemas, a call through the same pipeline, and the audit tail.
+// tools' schemas, a call through the same pipeline, and the audit tail;
+// and it lets an operator switch providers on and off, restart an
+// upstream, and watch per-provider calls, errors and latency.
 package console
 
 import (

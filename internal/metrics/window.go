@@ -121,10 +121,10 @@ func (w *Window) Run(ctx context.Context, ticks <-chan time.Time) {
 // change since the previous sample (since zero for the first one: the
 // window is made with the metrics, before any call).
 func (w *Window) Sample(now time.Time) error {
+	w.mu.Lock() // gathering under the lock too: two samples never interleave their deltas
+	defer w.mu.Unlock()
 	mfs, err := w.g.Gather()
 	cur := totals(mfs)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	s := sample{at: now, by: map[string]Point{}}
 	for id, c := range cur {
 		p := w.prev[id]
