@@ -256,7 +256,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 
 func newGeneration(cfg *config.Config, reg *registry.Registry, log *slog.Logger) *generation {
 	return &generation{cfg: cfg, reg: reg, log: log,
-		startOff: map[string]bool{}, unavailable: map[string]string{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
+		startOff: map[string]bool{}, unavailable: map[string]string{}, unbuiltOn: map[string]bool{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
 }
 
 // add registers a provider of the generation (and closes it with it).

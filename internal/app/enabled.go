@@ -116,6 +116,7 @@ func (g *generation) addAs(p provider.Provider, enabled bool) {
 func (g *generation) unbuilt(pc config.Provider, item string, err error) {
 	g.unavailable[pc.ID] = err.Error()
 	if pc.Enabled {
+		g.unbuiltOn[pc.ID] = true
 		g.failed(pc.ID, item, err)
 		return
 	}

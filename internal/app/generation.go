@@ -40,6 +40,7 @@ type generation struct {
 	// why (they cannot be enabled); started are those whose Start ran.
 	startOff    map[string]bool
 	unavailable map[string]string
+	unbuiltOn   map[string]bool // unavailable ones declared enabled (a failure, not a choice)
 	startedMu   sync.Mutex
 	started     map[string]bool
 	all         map[string]provider.Provider // every registered provider, enabled or not

@@ -173,7 +173,15 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 			pol := a.Config().Policy
 			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
 		})
-		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Logger: log, Done: ctx.Done()}); err != nil {
+		// The Activity page's charts: the metrics above, sampled every step
+		// into the last minutes (metrics.Window).
+		win := metrics.NewWindow(m.Registry(), metrics.WindowOptions{})
+		tick := time.NewTicker(metrics.DefaultWindowStep)
+		defer tick.Stop()
+		winCtx, stopWin := context.WithCancel(ctx) // ends with serve, whichever way it returns
+		defer stopWin()
+		go win.Run(winCtx, tick.C)
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done()}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
 		}

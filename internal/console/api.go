@@ -13,6 +13,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
@@ -80,6 +81,55 @@ func (c *Console) apiSetProvider(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "enabled": *body.Enabled})
+}
+
+// restartTimeout bounds how long POST .../restart waits for the new start
+// (an upstream's own start-up timeout is 30 s by default); the restart goes
+// on after it, and the page shows the state as it is.
+const restartTimeout = 45 * time.Second
+
+// apiRestart is POST /ui/api/providers/{id}/restart: restart one upstream
+// (App.Restart) and answer its new state. 404 unknown, 409 disabled or not
+// restartable, 502 when the new start failed (the body says why).
+func (c *Console) apiRestart(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	ctx, cancel := context.WithTimeout(r.Context(), restartTimeout)
+	defer cancel()
+	err := c.rt.Restart(ctx, id)
+	switch {
+	case errors.Is(err, app.ErrUnknownProvider):
+		writeJSON(w, http.StatusNotFound, errBody("restart", err.Error()))
+		return
+	case errors.Is(err, app.ErrDisabled), errors.Is(err, app.ErrNotRestartable):
+		writeJSON(w, http.StatusConflict, errBody("restart", err.Error()))
+		return
+	}
+	c.log.Info("console restarted a provider", "user", callerOf(r.Context()).user, "provider", id, "ok", err == nil)
+	if err != nil {
+		writeJSON(w, http.StatusBadGateway, errBody("restart", err.Error()))
+		return
+	}
+	for _, p := range c.rt.Status().Providers {
+		if p.ID == id {
+			writeJSON(w, http.StatusOK, p)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"id": id})
+}
+
+// apiActivity is GET /ui/api/activity: per-provider calls, errors and
+// p50/p95 latency over the last minutes, one point per step.
+func (c *Console) apiActivity(w http.ResponseWriter, r *http.Request) {
+	if c.opts.Activity == nil {
+		writeJSON(w, http.StatusOK, metrics.Activity{Providers: []metrics.Series{}})
+		return
+	}
+	a := c.opts.Activity.Activity()
+	for i := range a.Providers { // provider ids are label values: scrubbed like every output
+		a.Providers[i].Provider = redact.String(a.Providers[i].Provider)
+	}
+	writeJSON(w, http.StatusOK, a)
 }
 
 // Hit is one search result as the console shows it.

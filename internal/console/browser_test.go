@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -14,7 +15,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/console"
+	"github.com/agent-tools/agent-tools/internal/metrics"
 )
+
+// upstreamCalls are the calls made to the upstream in each step of the
+// activity window the browser test samples.
+var upstreamCalls = []int{2, 0, 3, 1, 4, 0, 0, 5, 2, 3, 1, 0, 4, 2, 3}
 
 // chromium finds a Chromium or Chrome binary (Debian package chromium).
 func chromium() string {
@@ -27,16 +33,23 @@ func chromium() string {
 }
 
 // TestConsoleInABrowser drives the console in headless Chromium: log in
-// through the one-time link, toggle a provider, search, submit the
-// try-a-call form (a validation error, then a call), see the audit line
-// live, check the CSP and CSRF refusals, approve a mutation a real MCP
-// client waits for, with a screenshot of each page in the test's artifact directory.
+// through the one-time link, toggle a provider, restart a real stdio MCP
+// upstream (its restart count becomes 1, its state back to ready), search,
+// submit the try-a-call form (a validation error, then a call), see the
+// activity charts and the audit line live, check the CSP and CSRF
+// refusals, approve a mutation a real MCP client waits for, with a
+// screenshot of each page in the test's artifact directory.
 func TestConsoleInABrowser(t *testing.T) {
 	bin := chromium()
 	if bin == "" {
 		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium)")
 	}
-	f := newFixtureWith(t, "policy: {confirm: human}\n", &console.Approvals{Timeout: time.Minute})
+	// Beside the working upstream, one that cannot start and one switched
+	// off: every state shows in the Providers page (and its screenshot).
+	cfg := "policy: {confirm: human}\n" + upstreamConfig(t) +
+		"  - {id: broken, kind: mcp, command: ./does-not-exist}\n" +
+		"  - {id: spare, kind: mcp, command: ./does-not-exist, enabled: false}\n"
+	f := newFixtureWith(t, cfg, &console.Approvals{Timeout: time.Minute})
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
 		chromedp.DisableGPU, chromedp.WindowSize(1200, 900))
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -63,7 +76,8 @@ func TestConsoleInABrowser(t *testing.T) {
 		})
 	}
 	greet := f.canonical("greet")
-	var loginText, toolsText, invalid, called, activity string
+	var loginText, toolsText, invalid, called, activity, restarts, chartText string
+	var bars, dots int
 	var inlineBlocked bool
 	var weight string
 	var csrfStatus int
@@ -81,6 +95,14 @@ func TestConsoleInABrowser(t *testing.T) {
 					performance.getEntriesByType("resource").reduce((s, e) => s + e.decodedBodySize, 0)})`)(ctx, tg)
 			return err
 		}),
+		// Restart the upstream: the click marks it starting, the answer
+		// comes once the new process runs, and the page reloads.
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="up"] .state-ready`)),
+		chromedp.Click(chromedp.CSS(`button.restart[data-provider="up"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="up"] .state-ready`)),
+		text(`tr[data-provider="up"] [data-field="restarts"]`, &restarts),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="broken"] .state-failed`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="spare"] .state-disabled`)),
 		shot("providers"),
 		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-disabled`)),
@@ -104,8 +126,36 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#call-result.is-ok`)),
 		text("#call-result", &called),
 		shot("tool"),
-		// The audit tail: both calls, live over SSE.
+		// Calls to the upstream from the page's own script, over several
+		// steps of the activity window (sampled by the test: no waiting for
+		// its ticker).
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			base := time.Now().Add(-time.Duration(len(upstreamCalls)) * metrics.DefaultWindowStep)
+			for i, n := range upstreamCalls {
+				if n > 0 {
+					if _, err := chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`Promise.all(Array.from({length: %d}, () => send("POST", "/ui/api/call", {tool: "up_pid"})))`, n),
+						chromedp.EvalAwaitPromise)(ctx, tg); err != nil {
+						return err
+					}
+				}
+				if err := f.win.Sample(base.Add(time.Duration(i) * metrics.DefaultWindowStep)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+		// The charts and the audit tail: the calls, live over SSE.
 		chromedp.Navigate(f.srv.URL+"/ui/activity"),
+		chromedp.WaitVisible(chromedp.CSS(`figure.chart[data-provider="up"] circle.pt-p95`)),
+		chromedp.WaitVisible(chromedp.CSS(`figure.chart[data-provider="demo"] rect.bar-errors`)),
+		text(`figure.chart[data-provider="up"] figcaption`, &chartText),
+		chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+			if bars, err = chromedp.Evaluate[int](`document.querySelectorAll('figure.chart[data-provider="up"] rect.bar-calls').length`)(ctx, tg); err != nil {
+				return err
+			}
+			dots, err = chromedp.Evaluate[int](`document.querySelectorAll('figure.chart[data-provider="up"] circle').length`)(ctx, tg)
+			return err
+		}),
 		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.is-error`)),
 		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.ok`)),
 		text("#audit", &activity),
@@ -151,6 +201,13 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	got := <-done
 	t.Logf("providers page: %s; approval round trip (click to the MCP client's answer): %s", weight, time.Since(clicked).Round(time.Millisecond))
+	total, steps := 0, 0
+	for _, n := range upstreamCalls {
+		total += n
+		if n > 0 {
+			steps++
+		}
+	}
 	if got != "wiped" || f.demo.wiped.Load() != 1 {
 		t.Fatalf("the approved call answered %q (ran %d times)", got, f.demo.wiped.Load())
 	}
@@ -166,6 +223,12 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"validation error", invalid, "INVALID_ARGUMENTS"},
 		{"call", called, "hello Ada"},
 		{"activity", activity, greet},
+		{"restart count", restarts, "1"},
+		{"chart caption", chartText, fmt.Sprintf("%d calls, 0 errors", total)},
+	}
+	// A bar per step with calls, and a p50 and a p95 dot for each.
+	if bars != steps || dots != 2*steps {
+		t.Errorf("the upstream's charts: %d bars, %d dots; want %d and %d", bars, dots, steps, 2*steps)
 	}
 	for _, c := range checks {
 		if !strings.Contains(c.got, c.want) {

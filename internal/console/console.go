@@ -3,7 +3,9 @@
 // script, nothing from another origin) and the JSON API under /ui/api/ that
 // the pages use and scripts can too. It shows what the runtime shows the
 // model: the providers' state, the same search index with its scores, the
-// tools' schemas, a call through the same pipeline, and the audit tail.
+// tools' schemas, a call through the same pipeline, and the audit tail;
+// and it lets an operator switch providers on and off, restart an
+// upstream, and watch per-provider calls, errors and latency.
 package console
 
 import (
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/transport"
@@ -29,12 +32,21 @@ var assets embed.FS
 type Runtime interface {
 	Status() app.Status
 	SetEnabled(ctx context.Context, id string, on bool) error
+	Restart(ctx context.Context, id string) error
 	Registry() *registry.Registry
 	Call(ctx context.Context, req *pipeline.Request) *pipeline.Response
 	SubscribeAudit() (recent [][]byte, lines <-chan []byte, cancel func())
 }
 
 var _ Runtime = (*app.App)(nil)
+
+// ActivitySource is where the Activity page's charts come from: the
+// runtime's metrics over the last minutes (metrics.Window).
+type ActivitySource interface {
+	Activity() metrics.Activity
+}
+
+var _ ActivitySource = (*metrics.Window)(nil)
 
 // Options configure the console.
 type Options struct {
@@ -43,6 +55,10 @@ type Options struct {
 	// Approvals, when set, is the queue of calls waiting for a person
 	// (policy.confirm: human); its Middleware must be in the pipeline.
 	Approvals *Approvals
+	// Activity, when set, feeds the Activity page's per-provider charts
+	// (serve passes the metrics.Window it samples); without it the page
+	// shows the audit tail only.
+	Activity ActivitySource
 	// Done, when closed (serve's shutdown), ends the live audit streams,
 	// which would otherwise hold the HTTP shutdown open.
 	Done <-chan struct{}
@@ -138,6 +154,8 @@ func (c *Console) routes() {
 	m.HandleFunc("POST "+p+"/logout", c.api(c.logout))
 	m.HandleFunc("GET "+p+"/api/providers", c.api(c.apiProviders))
 	m.HandleFunc("PUT "+p+"/api/providers/{id}", c.api(c.apiSetProvider))
+	m.HandleFunc("POST "+p+"/api/providers/{id}/restart", c.api(c.apiRestart))
+	m.HandleFunc("GET "+p+"/api/activity", c.api(c.apiActivity))
 	m.HandleFunc("GET "+p+"/api/tools", c.api(c.apiTools))
 	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
 	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))

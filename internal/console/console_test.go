@@ -20,6 +20,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/console"
 	"github.com/agent-tools/agent-tools/internal/decisions"
+	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/transport"
@@ -81,6 +82,7 @@ type fixture struct {
 	demo  *demo
 	names map[string]string // demo tool -> canonical, read while it is enabled
 	done  chan struct{}     // the console's Done (serve's shutdown)
+	win   *metrics.Window   // the Activity charts' window; tests sample it
 }
 
 func newFixture(t *testing.T, tokens ...string) *fixture {
@@ -93,7 +95,10 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	cfg := "mode: flat\nlocal: {enabled: false}\n" + extra
-	var mw []pipeline.Middleware
+	// Metrics and their window, wired as serve wires them.
+	m := metrics.New()
+	win := metrics.NewWindow(m.Registry(), metrics.WindowOptions{})
+	mw := []pipeline.Middleware{m.Middleware()}
 	if appr != nil {
 		mw = append(mw, appr.Middleware())
 	}
@@ -118,7 +123,7 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 		})
 	}
 	done := make(chan struct{})
-	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done})
+	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done, Activity: win})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +139,7 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	for _, tl := range a.Registry().Tools("demo") {
 		names[tl.Name] = tl.Canonical
 	}
-	return &fixture{t: t, app: a, con: con, srv: srv, demo: d, names: names, done: done}
+	return &fixture{t: t, app: a, con: con, srv: srv, demo: d, names: names, done: done, win: win}
 }
 
 // do sends a request; hdr pairs are header name, value.
@@ -220,6 +225,8 @@ func TestSecurityHeadersAndUnauthenticatedRefusal(t *testing.T) {
 		{"GET", "/ui/api/providers", http.StatusUnauthorized},
 		{"GET", "/ui/api/audit", http.StatusUnauthorized},
 		{"PUT", "/ui/api/providers/demo", http.StatusUnauthorized},
+		{"POST", "/ui/api/providers/demo/restart", http.StatusUnauthorized},
+		{"GET", "/ui/api/activity", http.StatusUnauthorized},
 		{"POST", "/ui/api/call", http.StatusUnauthorized},
 		{"GET", "/ui/login", http.StatusOK},
 		{"GET", "/ui/static/app.js", http.StatusOK},

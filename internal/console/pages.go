@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 )
@@ -59,26 +60,27 @@ func (c *Console) view(r *http.Request, title, nav string, data any) view {
 	return view{Title: title, Nav: nav, CSRF: who.csrf, User: who.user, Data: data}
 }
 
-// providerRow is one line of the Providers page.
+// providerRow is one line of the Providers page: the runtime's own state
+// (app.ProviderState: ready, starting, failed, disabled), as the API gives it.
 type providerRow struct {
 	app.ProviderState
-	State string // ready | disabled | failed | unavailable
+	// LastErrorWhen is LastErrorAt as the page shows it ("" when unknown).
+	LastErrorWhen string
+}
+
+// errorWhen formats a last error's time as the page's script does.
+func errorWhen(at *time.Time) string {
+	if at == nil {
+		return ""
+	}
+	return at.UTC().Format("15:04:05") + " UTC"
 }
 
 func (c *Console) providersPage(w http.ResponseWriter, r *http.Request) {
 	st := c.rt.Status()
 	rows := make([]providerRow, 0, len(st.Providers))
 	for _, p := range st.Providers {
-		state := "ready"
-		switch {
-		case p.Unavailable != "":
-			state = "unavailable"
-		case !p.Enabled:
-			state = "disabled"
-		case p.Error != "":
-			state = "failed"
-		}
-		rows = append(rows, providerRow{ProviderState: p, State: state})
+		rows = append(rows, providerRow{ProviderState: p, LastErrorWhen: errorWhen(p.LastErrorAt)})
 	}
 	c.render(w, http.StatusOK, "providers", c.view(r, "Providers", "providers", map[string]any{"Status": st, "Rows": rows}))
 }
@@ -104,5 +106,5 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) activityPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", nil))
+	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", map[string]any{"Charts": c.opts.Activity != nil}))
 }

@@ -397,6 +397,9 @@ type ProviderStatus struct {
 	Tools   int
 	Skills  []catalog.Skill
 	Err     error
+	// Listed: its tools were listed successfully at least once since it was
+	// (re-)enabled; until then a provider is still starting (or failing).
+	Listed bool
 }
 
 // Providers lists every registered provider in registration order.
@@ -406,7 +409,7 @@ func (r *Registry) Providers() []ProviderStatus {
 	out := make([]ProviderStatus, 0, len(r.order))
 	for _, id := range r.order {
 		e := r.providers[id]
-		out = append(out, ProviderStatus{Info: e.info, Enabled: e.enabled, Tools: len(e.tools), Skills: e.skills, Err: e.loadErr})
+		out = append(out, ProviderStatus{Info: e.info, Enabled: e.enabled, Tools: len(e.tools), Skills: e.skills, Err: e.loadErr, Listed: e.listed})
 	}
 	return out
 }

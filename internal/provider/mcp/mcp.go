@@ -70,6 +70,10 @@ var (
 	_ provider.Starter   = (*Provider)(nil)
 	_ provider.Closer    = (*Provider)(nil)
 	_ provider.Diagnoser = (*Provider)(nil)
+
+	_ provider.Restarter      = (*Provider)(nil)
+	_ provider.RestartCounter = (*Provider)(nil)
+	_ provider.Lifecycle      = (*Provider)(nil)
 )
 
 // Options configure a Provider. Exactly one of Command and URL is set.
@@ -188,6 +192,7 @@ type Provider struct {
 	sess      *session
 	starting  chan struct{} // closed when the start in flight ends
 	lastErr   error
+	lastErrAt time.Time // when lastErr happened
 	failures  int       // consecutive failures (start or crash)
 	nextTry   time.Time // no start before this time after a failure
 	everRan   bool      // a session ran once: crashes are restarted automatically
@@ -214,6 +219,7 @@ type Provider struct {
 	open     map[*sdk.ClientSession]*session
 	problems []string // recent protocol problems, newest last
 	starts   int      // sessions started, for doctor
+	restarts int      // restarts begun: the operator's and the automatic ones (restart.go)
 }
 
 // New returns a provider; it starts nothing.
@@ -334,7 +340,7 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 		return p.tools, nil
 	}
 	if p.state == stateStarting {
-		return nil, fmt.Errorf("upstream %q is still starting; its tools appear when it is ready", p.opts.ID)
+		return nil, startingError{p.opts.ID}
 	}
 	return nil, p.unavailableLocked()
 }

@@ -112,6 +112,7 @@ func newTestServer(dir string) *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "slow", Description: "Sleep ms milliseconds."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, a msArg) (*sdk.CallToolResult, any, error) {
+			os.WriteFile(filepath.Join(dir, "slow-started"), []byte("yes"), 0o600) // the call is in flight
 			select {
 			case <-time.After(time.Duration(a.MS) * time.Millisecond):
 				return text("slept"), nil, nil

@@ -292,7 +292,7 @@ func (p *Provider) died(s *session, cause error) {
 
 // failLocked records a failure and schedules the next attempt.
 func (p *Provider) failLocked(err error) {
-	p.state, p.lastErr = stateFailed, p.scrubErr(err)
+	p.state, p.lastErr, p.lastErrAt = stateFailed, p.scrubErr(err), time.Now()
 	p.failures++
 	delay := p.backoff(p.failures)
 	p.nextTry = time.Now().Add(delay)
@@ -316,6 +316,7 @@ func (p *Provider) restart() {
 	defer p.mu.Unlock()
 	if p.state == stateFailed {
 		p.log.Info("restarting upstream", "attempt", p.failures)
+		p.restarts++ // an automatic restart counts as the operator's does
 		p.beginLocked()
 	}
 }

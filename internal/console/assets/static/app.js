@@ -37,6 +37,191 @@ function setupToggles() {
   });
 }
 
+function showError(msg) {
+  const err = document.getElementById("toggle-error");
+  if (!err) return;
+  err.hidden = false;
+  err.textContent = msg;
+}
+
+// setupRestart: Restart waits for the upstream's new start (the API
+// answers once it is running, or why it failed), then the page reloads.
+function setupRestart() {
+  document.querySelectorAll("button.restart").forEach(function (b) {
+    b.addEventListener("click", async function () {
+      b.disabled = true;
+      b.textContent = "Restarting…";
+      const badge = document.querySelector('tr[data-provider="' + CSS.escape(b.dataset.provider) + '"] [data-field="state"]');
+      if (badge) { badge.className = "state state-starting"; badge.textContent = "starting"; }
+      const r = await send("POST", "/ui/api/providers/" + encodeURIComponent(b.dataset.provider) + "/restart");
+      if (r.ok) { location.reload(); return; }
+      b.disabled = false;
+      b.textContent = "Restart";
+      showError((r.data && r.data.message) || ("restart failed: HTTP " + r.status));
+    });
+  });
+}
+
+function errorWhen(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return isNaN(d) ? "" : " (" + d.toISOString().slice(11, 19) + " UTC)";
+}
+
+// setupProviderPoll keeps the states, counts and last errors current (a
+// slow upstream goes from starting to ready without a reload). Rows are
+// the server's; a provider added by a reload shows after a page reload.
+function setupProviderPoll() {
+  const table = document.getElementById("providers");
+  if (!table) return;
+  const status = document.getElementById("providers-status");
+  async function refresh() {
+    const r = await send("GET", "/ui/api/providers");
+    if (!r.ok || !r.data) { if (status) status.textContent = "not updating (HTTP " + r.status + ")"; return; }
+    if (status) status.textContent = "live";
+    for (const p of r.data.providers || []) {
+      const tr = table.querySelector('tr[data-provider="' + CSS.escape(p.id) + '"]');
+      if (!tr) continue;
+      const set = function (field, text) {
+        const el = tr.querySelector('[data-field="' + field + '"]');
+        if (el) el.textContent = text;
+      };
+      const badge = tr.querySelector('[data-field="state"]');
+      const restarting = tr.querySelector("button.restart:disabled");
+      if (badge && !restarting) { badge.className = "state state-" + p.state; badge.textContent = p.state; }
+      // The reason shows once: under the state, unless it is the last error.
+      set("reason", p.reason && p.reason !== p.lastError ? p.reason : "");
+      set("tools", p.tools);
+      set("skills", p.skills);
+      set("restarts", p.restarts);
+      set("lastError", (p.lastError || "") + errorWhen(p.lastErrorAt));
+    }
+  }
+  setInterval(refresh, 3000);
+}
+
+const svgNS = "http://www.w3.org/2000/svg";
+
+function svgEl(name, attrs, parent) {
+  const el = document.createElementNS(svgNS, name);
+  for (const k in attrs) el.setAttribute(k, attrs[k]);
+  if (parent) parent.appendChild(el);
+  return el;
+}
+
+// The charts' x axis is the whole window (spanSeconds / stepSeconds
+// slots), newest at the right, so a young window reads as "just started".
+const chartW = 440, chartH = 70, chartTop = 12, chartBottom = 11;
+
+function chartFrame(cls, label, slots) {
+  const h = chartTop + chartH + chartBottom;
+  const svg = svgEl("svg", {viewBox: "0 0 " + chartW + " " + h, width: chartW, height: h, class: cls, role: "img"});
+  svgEl("line", {x1: 0, y1: chartTop + chartH + 0.5, x2: chartW, y2: chartTop + chartH + 0.5, class: "axis"}, svg);
+  svgEl("text", {x: 2, y: 10, class: "chart-label"}, svg).textContent = label;
+  svgEl("text", {x: 2, y: h - 2, class: "chart-label"}, svg).textContent = "−" + slots.minutes + " min";
+  svgEl("text", {x: chartW - 2, y: h - 2, class: "chart-label end"}, svg).textContent = "now";
+  return svg;
+}
+
+function slotsOf(a, points) {
+  const n = Math.max(points.length, Math.round(a.spanSeconds / a.stepSeconds) || 0, 1);
+  return {n: n, offset: n - points.length, w: chartW / n, minutes: Math.round(n * a.stepSeconds / 60)};
+}
+
+// chartCalls draws calls per step (bars), the failed part of each in red.
+function chartCalls(a, points) {
+  const slots = slotsOf(a, points);
+  const max = Math.max(1, ...points.map(function (p) { return p.calls; }));
+  const svg = chartFrame("chart-calls", "calls per " + a.stepSeconds + " s (max " + max + "), errors in red", slots);
+  const base = chartTop + chartH;
+  points.forEach(function (p, i) {
+    if (p.calls <= 0) return;
+    const x = (slots.offset + i) * slots.w;
+    const w = Math.max(1, slots.w - 1);
+    const h = Math.max(1, p.calls / max * chartH);
+    const bar = svgEl("rect", {x: x.toFixed(1), y: (base - h).toFixed(1), width: w.toFixed(1), height: h.toFixed(1), class: "bar-calls"}, svg);
+    svgEl("title", {}, bar).textContent = p.t.slice(11, 19) + " UTC: " + p.calls + " calls, " + p.errors + " errors";
+    if (p.errors > 0) {
+      const eh = Math.max(1, p.errors / max * chartH);
+      svgEl("rect", {x: x.toFixed(1), y: (base - eh).toFixed(1), width: w.toFixed(1), height: eh.toFixed(1), class: "bar-errors"}, svg);
+    }
+  });
+  return svg;
+}
+
+// chartLatency draws p50 and p95 as lines with a dot per point (a lone
+// point must show); a step without calls breaks the lines.
+function chartLatency(a, points) {
+  const slots = slotsOf(a, points);
+  const vals = [];
+  for (const p of points) { if (p.p95Ms !== null) vals.push(p.p95Ms); if (p.p50Ms !== null) vals.push(p.p50Ms); }
+  const max = Math.max(0.001, ...vals);
+  const svg = chartFrame("chart-latency", "latency p50 (solid) / p95 (dashed), max " + fmtMs(max), slots);
+  const x = function (i) { return (slots.offset + i + 0.5) * slots.w; };
+  const y = function (v) { return chartTop + chartH - v / max * chartH; };
+  for (const [key, cls] of [["p95Ms", "p95"], ["p50Ms", "p50"]]) {
+    let d = "", pen = false;
+    points.forEach(function (p, i) {
+      const v = p[key];
+      if (v === null) { pen = false; return; }
+      d += (pen ? " L" : " M") + x(i).toFixed(1) + " " + y(v).toFixed(1);
+      pen = true;
+      const dot = svgEl("circle", {cx: x(i).toFixed(1), cy: y(v).toFixed(1), r: 2, class: "pt-" + cls}, svg);
+      svgEl("title", {}, dot).textContent = p.t.slice(11, 19) + " UTC: " + cls + " " + fmtMs(v);
+    });
+    if (d) svgEl("path", {d: d.trim(), class: "line-" + cls}, svg);
+  }
+  return svg;
+}
+
+function plural(n, word) { return n + " " + word + (n === 1 ? "" : "s"); }
+
+function fmtMs(v) {
+  if (v >= 1000) return (v / 1000).toFixed(v >= 10000 ? 0 : 1) + " s";
+  return (v >= 10 ? v.toFixed(0) : v.toFixed(v >= 1 ? 1 : 2)) + " ms";
+}
+
+// setupCharts polls /ui/api/activity and redraws every provider's charts.
+function setupCharts() {
+  const box = document.getElementById("charts");
+  if (!box) return;
+  const status = document.getElementById("activity-status");
+  async function refresh() {
+    const r = await send("GET", "/ui/api/activity");
+    if (!r.ok || !r.data) { status.textContent = "not updating (HTTP " + r.status + ")"; return; }
+    const a = r.data;
+    status.textContent = "one point per " + a.stepSeconds + " s, last " + Math.round(a.spanSeconds / 60) + " minutes; updated " +
+      new Date().toISOString().slice(11, 19) + " UTC";
+    box.textContent = "";
+    if (a.providers.length === 0) {
+      const p = document.createElement("p");
+      p.className = "hint empty";
+      p.textContent = "No calls in the window yet.";
+      box.appendChild(p);
+      return;
+    }
+    for (const s of a.providers) {
+      const fig = document.createElement("figure");
+      fig.className = "chart";
+      fig.dataset.provider = s.provider;
+      const cap = document.createElement("figcaption");
+      let calls = 0, errors = 0, lastP95 = null;
+      for (const p of s.points) { calls += p.calls; errors += p.errors; if (p.p95Ms !== null) lastP95 = p.p95Ms; }
+      const code = document.createElement("code");
+      code.textContent = s.provider;
+      cap.appendChild(code);
+      cap.appendChild(document.createTextNode(" — " + plural(calls, "call") + ", " + plural(errors, "error") +
+        (lastP95 === null ? "" : ", latest p95 " + fmtMs(lastP95))));
+      fig.appendChild(cap);
+      fig.appendChild(chartCalls(a, s.points));
+      fig.appendChild(chartLatency(a, s.points));
+      box.appendChild(fig);
+    }
+  }
+  refresh();
+  setInterval(refresh, 5000);
+}
+
 // The try-a-call form mirrors the schema: every value element carries
 // data-input (a scalar's type, "json", "object" for a fieldset, "array" for
 // a list of items) and data-arg (its property name). readValue walks that
@@ -229,6 +414,9 @@ function setupLogout() {
 
 document.addEventListener("DOMContentLoaded", function () {
   setupToggles();
+  setupRestart();
+  setupProviderPoll();
+  setupCharts();
   setupCallForm();
   setupAudit();
   setupApprovals();

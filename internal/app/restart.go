@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Errors of Restart, for callers to branch on (errors.Is); an unknown id is
+// ErrUnknownProvider, as for SetEnabled.
+var (
+	// ErrNotRestartable: the provider has no process or session to restart
+	// (in-process tools, scripts run per call), or it could not be built.
+	ErrNotRestartable = errors.New("provider cannot be restarted")
+	// ErrDisabled: the provider is switched off; enable it first (enabling
+	// starts it).
+	ErrDisabled = errors.New("provider is disabled")
+)
+
+// Restart restarts one provider of the live generation on an operator's
+// request (provider.Restarter: an upstream's process or session is ended
+// and a fresh one started) and waits, under ctx, for the new start. The
+// catalog is then refreshed: when the tools changed, every session (stdio,
+// HTTP, in-process) is told list_changed, as after SetEnabled. It does not
+// hold the toggle lock: a slow start must not block toggles and reloads;
+// a reload racing it closes the provider, and Restart then fails.
+func (a *App) Restart(ctx context.Context, id string) error {
+	g := a.current()
+	p, ok := g.all[id]
+	if !ok {
+		if reason, ok := g.unavailable[id]; ok {
+			return fmt.Errorf("%w: %q could not be built: %s", ErrNotRestartable, id, reason)
+		}
+		return fmt.Errorf("%w %q", ErrUnknownProvider, id)
+	}
+	if _, _, on := g.reg.Provider(id); !on {
+		return fmt.Errorf("%w: %q (enable it to start it)", ErrDisabled, id)
+	}
+	r, ok := provider.As[provider.Restarter](p)
+	if !ok {
+		return fmt.Errorf("%w: %q has no process or session of its own", ErrNotRestartable, id)
+	}
+	a.log.Info("restarting provider", "provider", id)
+	err := r.Restart(ctx)
+	// The provider tells the registry itself when its tools changed (its
+	// OnChange); this refresh makes the catalog current before returning.
+	g.reg.Refresh(context.WithoutCancel(ctx))
+	if err != nil {
+		a.log.Warn("provider restart failed", "provider", id, "err", err)
+		return err
+	}
+	return nil
+}

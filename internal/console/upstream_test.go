@@ -1,0 +1,54 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The test binary doubles as an upstream MCP server on stdio: with
+// CONSOLETEST_UPSTREAM set, TestMain runs it instead of the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("CONSOLETEST_UPSTREAM") != "" {
+		runUpstream()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+type noArgs struct{}
+
+// runUpstream serves one tool, pid, that answers the server's process id
+// (a restart shows as a new one).
+func runUpstream() {
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Answer the upstream's process id.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
+		})
+	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+}
+
+// upstreamConfig declares the provider "up": this test binary as a stdio
+// MCP upstream, its tools read-only by trust.
+func upstreamConfig(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := fmt.Sprintf("{CONSOLETEST_UPSTREAM: \"1\"%s}", coverEnv(t))
+	return fmt.Sprintf("providers:\n  - {id: up, kind: mcp, command: %q, env: %s, trustAnnotations: true}\n", exe, env)
+}
+
+// coverEnv gives a child built with -cover a place to write (it warns otherwise).
+func coverEnv(t *testing.T) string {
+	if testing.CoverMode() == "" {
+		return ""
+	}
+	return fmt.Sprintf(", GOCOVERDIR: %q", t.TempDir())
+}
