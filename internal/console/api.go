@@ -125,7 +125,7 @@ func (c *Console) apiActivity(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, metrics.Activity{Providers: []metrics.Series{}})
 		return
 	}
-	a := c.opts.Activity.Activity()
+	a := c.opts.Activity.Live(time.Now())
 	for i := range a.Providers { // provider ids are label values: scrubbed like every output
 		a.Providers[i].Provider = redact.String(a.Providers[i].Provider)
 	}

@@ -41,9 +41,10 @@ type Runtime interface {
 var _ Runtime = (*app.App)(nil)
 
 // ActivitySource is where the Activity page's charts come from: the
-// runtime's metrics over the last minutes (metrics.Window).
+// runtime's metrics over the last minutes (metrics.Window), with the step
+// in progress so a call shows at the page's next refresh.
 type ActivitySource interface {
-	Activity() metrics.Activity
+	Live(now time.Time) metrics.Activity
 }
 
 var _ ActivitySource = (*metrics.Window)(nil)

@@ -88,11 +88,17 @@ func TestActivityAPI(t *testing.T) {
 	// greet without its required name: INVALID_ARGUMENTS, an error each time.
 	f.callTool(cookie, csrf, f.canonical("greet"))
 	f.callTool(cookie, csrf, f.canonical("greet"))
+	// The step in progress shows before it ends: a trailing partial point.
+	get()
+	if len(a.Providers) != 1 || len(a.Providers[0].Points) != 1 || !a.Providers[0].Points[0].Partial || a.Providers[0].Points[0].Calls != 2 {
+		t.Fatalf("two calls, before the step ends: %+v", a)
+	}
 	if err := f.win.Sample(time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	get()
-	if len(a.Providers) != 1 || a.Providers[0].Provider != "demo" || len(a.Providers[0].Points) != 1 {
+	// One sampled point, then the (empty) step in progress.
+	if len(a.Providers) != 1 || a.Providers[0].Provider != "demo" || len(a.Providers[0].Points) != 2 || !a.Providers[0].Points[1].Partial {
 		t.Fatalf("after two calls: %+v", a)
 	}
 	p := a.Providers[0].Points[0]

@@ -73,6 +73,9 @@ type Point struct {
 	// P50 and P95 are latency estimates in milliseconds; nil without calls.
 	P50 *float64 `json:"p50Ms"`
 	P95 *float64 `json:"p95Ms"`
+	// Partial marks the step still in progress (Live): it covers less than
+	// a whole step.
+	Partial bool `json:"partial,omitempty"`
 }
 
 // Series is one provider's points, one per step of the window, oldest first.
@@ -125,25 +128,30 @@ func (w *Window) Sample(now time.Time) error {
 	defer w.mu.Unlock()
 	mfs, err := w.g.Gather()
 	cur := totals(mfs)
+	w.samples = append(w.samples, w.since(cur, now, false))
+	w.prev = cur
+	if n := len(w.samples) - w.size; n > 0 {
+		w.samples = slices.Delete(w.samples, 0, n)
+	}
+	return err
+}
+
+// since is the step from the last sample to now, given the totals now.
+func (w *Window) since(cur map[string]cumulative, now time.Time, partial bool) sample {
 	s := sample{at: now, by: map[string]Point{}}
 	for id, c := range cur {
 		p := w.prev[id]
 		if c.calls < p.calls || c.count() < p.count() {
 			p = cumulative{} // a reset (a new registry): count from zero
 		}
-		pt := Point{Time: now, Calls: int64(math.Round(c.calls - p.calls)), Errors: int64(math.Round(c.errors - p.errors))}
+		pt := Point{Time: now, Calls: int64(math.Round(c.calls - p.calls)), Errors: int64(math.Round(c.errors - p.errors)), Partial: partial}
 		d := delta(c.buckets, p.buckets)
 		pt.P50, pt.P95 = ms(quantile(0.5, d)), ms(quantile(0.95, d))
 		if pt.Calls > 0 || pt.P50 != nil {
 			s.by[id] = pt
 		}
 	}
-	w.prev = cur
-	w.samples = append(w.samples, s)
-	if n := len(w.samples) - w.size; n > 0 {
-		w.samples = slices.Delete(w.samples, 0, n)
-	}
-	return err
+	return s
 }
 
 // Activity returns the window: for every provider with a call in it, one
@@ -151,9 +159,29 @@ func (w *Window) Sample(now time.Time) error {
 func (w *Window) Activity() Activity {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.activityLocked(nil)
+}
+
+// Live is Activity plus the step in progress: one more point per provider,
+// from the last sample to now, marked Partial. A call shows on the chart at
+// the page's next refresh instead of when its step ends; the window itself
+// is unchanged.
+func (w *Window) Live(now time.Time) Activity {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	mfs, _ := w.g.Gather() // a partial gather still shows what it got
+	cur := w.since(totals(mfs), now, true)
+	return w.activityLocked(&cur)
+}
+
+func (w *Window) activityLocked(live *sample) Activity {
 	out := Activity{StepSeconds: w.step.Seconds(), SpanSeconds: (time.Duration(w.size) * w.step).Seconds(), Providers: []Series{}}
+	samples := w.samples
+	if live != nil {
+		samples = append(slices.Clip(samples), *live)
+	}
 	seen := map[string]bool{}
-	for _, s := range w.samples {
+	for _, s := range samples {
 		for id := range s.by {
 			seen[id] = true
 		}
@@ -164,11 +192,11 @@ func (w *Window) Activity() Activity {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		ser := Series{Provider: id, Points: make([]Point, 0, len(w.samples))}
-		for _, s := range w.samples {
+		ser := Series{Provider: id, Points: make([]Point, 0, len(samples))}
+		for i, s := range samples {
 			pt, ok := s.by[id]
 			if !ok {
-				pt = Point{Time: s.at}
+				pt = Point{Time: s.at, Partial: live != nil && i == len(samples)-1}
 			}
 			ser.Points = append(ser.Points, pt)
 		}

@@ -156,3 +156,40 @@ func TestWindowRun(t *testing.T) {
 	cancel()
 	w.Run(ctx, make(chan time.Time))
 }
+
+// TestWindowLive: the step in progress shows as a trailing partial point
+// without changing the window; the next sample counts the same calls once.
+func TestWindowLive(t *testing.T) {
+	m := New()
+	w := NewWindow(m.Registry(), WindowOptions{Step: 10 * time.Second, Span: 30 * time.Second})
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	if a := w.Live(t0); len(a.Providers) != 0 {
+		t.Fatalf("no calls yet: %+v", a.Providers)
+	}
+	observe(m, "gh", true, 0.01)
+	w.Sample(t0.Add(10 * time.Second))
+	observe(m, "gh", false, 0.01)
+	observe(m, "gh", true, 0.01)
+
+	a := w.Live(t0.Add(13 * time.Second))
+	if len(a.Providers) != 1 {
+		t.Fatalf("providers: %+v", a.Providers)
+	}
+	pts := a.Providers[0].Points
+	if len(pts) != 2 || pts[0].Partial || pts[0].Calls != 1 || !pts[1].Partial || pts[1].Calls != 2 || pts[1].Errors != 1 {
+		t.Fatalf("live points: %+v", pts)
+	}
+	if got := w.Activity().Providers[0].Points; len(got) != 1 {
+		t.Fatalf("Live changed the window: %+v", got)
+	}
+	w.Sample(t0.Add(20 * time.Second))
+	pts = w.Activity().Providers[0].Points
+	if len(pts) != 2 || pts[1].Calls != 2 || pts[1].Partial {
+		t.Fatalf("after the step ended: %+v", pts)
+	}
+	// A provider idle in the step in progress gets a zero partial point.
+	pts = w.Live(t0.Add(21 * time.Second)).Providers[0].Points
+	if last := pts[len(pts)-1]; !last.Partial || last.Calls != 0 {
+		t.Fatalf("idle live point: %+v", last)
+	}
+}

@@ -139,8 +139,9 @@ function chartCalls(a, points) {
     const x = (slots.offset + i) * slots.w;
     const w = Math.max(1, slots.w - 1);
     const h = Math.max(1, p.calls / max * chartH);
-    const bar = svgEl("rect", {x: x.toFixed(1), y: (base - h).toFixed(1), width: w.toFixed(1), height: h.toFixed(1), class: "bar-calls"}, svg);
-    svgEl("title", {}, bar).textContent = p.t.slice(11, 19) + " UTC: " + p.calls + " calls, " + p.errors + " errors";
+    const bar = svgEl("rect", {x: x.toFixed(1), y: (base - h).toFixed(1), width: w.toFixed(1), height: h.toFixed(1), class: p.partial ? "bar-calls partial" : "bar-calls"}, svg);
+    svgEl("title", {}, bar).textContent = p.t.slice(11, 19) + " UTC: " + p.calls + " calls, " + p.errors + " errors" +
+      (p.partial ? " (step in progress)" : "");
     if (p.errors > 0) {
       const eh = Math.max(1, p.errors / max * chartH);
       svgEl("rect", {x: x.toFixed(1), y: (base - eh).toFixed(1), width: w.toFixed(1), height: eh.toFixed(1), class: "bar-errors"}, svg);
