@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -129,4 +130,28 @@ func BenchmarkRefreshFresh(b *testing.B) {
 			r.Refresh(ctx)
 		}
 	})
+}
+
+// starting answers Tools with an error that only means "not started yet".
+type starting struct{ counting }
+
+func (s *starting) Tools(context.Context) ([]catalog.Tool, error) {
+	return nil, fmt.Errorf("upstream %q: %w", s.id, provider.ErrStarting)
+}
+
+// TestDiagnosticsTellStartingFromFailed: a slow upstream is reported as
+// starting, not failed (doctor fails only on failed).
+func TestDiagnosticsTellStartingFromFailed(t *testing.T) {
+	r := New(nil)
+	r.Add(&starting{counting{id: "slow"}})
+	r.Refresh(context.Background())
+	var got []string
+	for _, d := range r.Diagnostics() {
+		if d.Provider == "slow" && d.Item == "" {
+			got = append(got, d.Status)
+		}
+	}
+	if len(got) != 1 || got[0] != "starting" {
+		t.Fatalf("diagnostics of a starting provider: %v", got)
+	}
 }

@@ -6,6 +6,7 @@ package registry
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -483,6 +484,10 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		switch {
 		case !e.enabled:
 			out = append(out, provider.Diagnostic{Provider: id, Status: "skipped", Reason: "disabled"})
+		case errors.Is(e.loadErr, provider.ErrStarting):
+			// A slow upstream is not a failed one: doctor and the console's
+			// problems say so, as the provider's state does.
+			out = append(out, provider.Diagnostic{Provider: id, Status: "starting", Reason: e.loadErr.Error()})
 		case e.loadErr != nil:
 			out = append(out, provider.Diagnostic{Provider: id, Status: "failed", Reason: e.loadErr.Error()})
 		default:
