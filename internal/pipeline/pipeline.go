@@ -11,6 +11,12 @@
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
 // a tool (seed 000's 1,022 retries) are caught too.
+//
+// Options.Extra adds middleware between Audit and LoopGuard (metrics,
+// shutdown drain). Options.Tracer, when set, wraps the whole call and each
+// named stage (Stage* constants) so that internal/tracing can record them as
+// nested spans; this package imports no tracing library, and without a
+// Tracer nothing is wrapped.
 package pipeline
 
 import (
