@@ -297,7 +297,8 @@ func TestDetect(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}, "OTLP http/protobuf to http://c:4318"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, `off: OTLP protocol "grpc" is not supported`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/protobuf"}, "OTLP http/protobuf to http://c:4318"},
-		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, `off: OTLP protocol "http/json" is not supported`},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json"}, "OTLP http/json to http://c:4318"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL": "thrift"}, `off: OTLP protocol "thrift" is not supported`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "zipkin"}, "off: OTEL_TRACES_EXPORTER=zipkin is not supported"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "collector:4318"}, "off: the OTLP endpoint is not an http:// or https:// URL"},
 	}
@@ -321,7 +322,7 @@ func TestSetupRefusesGRPCWithAWarning(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tc.Tracer() != nil || !strings.Contains(logged.String(), "only http/protobuf") {
+	if tc.Tracer() != nil || !strings.Contains(logged.String(), "only http/protobuf or http/json") {
 		t.Fatalf("tracer %v, log %q", tc.Tracer(), logged.String())
 	}
 }

@@ -12,9 +12,10 @@
 // code); never argument values, results, error messages, identities or
 // tokens, and every string passes through internal/redact first.
 //
-// Only the http/protobuf protocol is supported: the gRPC exporter would pull
-// in a gRPC stack for one optional feature. OTEL_EXPORTER_OTLP_PROTOCOL=grpc
-// (or http/json) leaves tracing off with a warning, and doctor says why.
+// Only OTLP over HTTP is supported (http/protobuf, the default, or
+// http/json): the gRPC exporter would add a gRPC client and its connection
+// management for one optional feature. OTEL_EXPORTER_OTLP_PROTOCOL=grpc
+// leaves tracing off with a warning, and doctor says why.
 package tracing
 
 import (
@@ -47,6 +48,8 @@ const ShutdownTimeout = 5 * time.Second
 // State is what the environment asks for, as doctor reports it.
 type State struct {
 	On bool
+	// Protocol is http/protobuf or http/json.
+	Protocol string
 	// Endpoint is the traces endpoint as scheme://host[:port]: never its
 	// path, query, user info or the headers sent with it.
 	Endpoint string
@@ -59,7 +62,7 @@ type State struct {
 func (s State) String() string {
 	switch {
 	case s.On:
-		return "OTLP http/protobuf to " + s.Endpoint
+		return "OTLP " + s.Protocol + " to " + s.Endpoint
 	case s.Problem != "":
 		return "off: " + s.Problem
 	}
@@ -87,17 +90,18 @@ func Detect(env func(string) (string, bool)) State {
 	default:
 		return State{Problem: fmt.Sprintf("OTEL_TRACES_EXPORTER=%s is not supported (only otlp)", exp)}
 	}
-	switch proto := strings.ToLower(first(get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), get("OTEL_EXPORTER_OTLP_PROTOCOL"))); proto {
-	case "", "http/protobuf":
+	proto := strings.ToLower(first(get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), get("OTEL_EXPORTER_OTLP_PROTOCOL"), "http/protobuf"))
+	switch proto {
+	case "http/protobuf", "http/json": // what otlptracehttp speaks
 	default:
-		return State{Problem: fmt.Sprintf("OTLP protocol %q is not supported: only http/protobuf (set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and the collector's HTTP port, usually 4318)", proto)}
+		return State{Problem: fmt.Sprintf("OTLP protocol %q is not supported: only http/protobuf or http/json (set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf and the collector's HTTP port, usually 4318)", proto)}
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		// Never echo the value: it may carry credentials.
 		return State{Problem: "the OTLP endpoint is not an http:// or https:// URL"}
 	}
-	return State{On: true, Endpoint: u.Scheme + "://" + u.Host}
+	return State{On: true, Protocol: proto, Endpoint: u.Scheme + "://" + u.Host}
 }
 
 func first(vs ...string) string {
