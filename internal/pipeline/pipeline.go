@@ -40,6 +40,9 @@ type Request struct {
 	Client   string // client name from initialize, for audit
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
+	// TraceParent and TraceState are the W3C trace context an HTTP client
+	// sent with the call (headers), for a Tracer to continue its trace.
+	TraceParent, TraceState string
 	// Via is the MCP tool the client called (a meta-tool or a flat name).
 	Via string
 	// Provider scopes Tool to one provider (progressive call); "" means Tool is canonical.

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -56,12 +57,18 @@ var staticAttrs = []attribute.KeyValue{attribute.String(AttrMethod, "tools/call"
 
 // Call opens the call's root span. A call made inside another one (a
 // skill's tool calls) is its child through ctx; a top-level call is a
-// server span, the child of an incoming trace context if there is one.
+// server span, the child of the trace context the client sent (HTTP
+// traceparent header) if there is one.
 func (h *Hook) Call(next pipeline.Handler) pipeline.Handler {
 	return func(ctx context.Context, req *pipeline.Request) *pipeline.Response {
 		kind := trace.SpanKindServer
 		if p := trace.SpanContextFromContext(ctx); p.IsValid() && !p.IsRemote() {
 			kind = trace.SpanKindInternal
+		} else if req.TraceParent != "" && !p.IsValid() {
+			// Continue the HTTP client's trace. The W3C propagator is used
+			// directly (not the global one): it validates the header strictly
+			// and carries no baggage.
+			ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": req.TraceParent, "tracestate": req.TraceState})
 		}
 		ctx, span := h.tracer.Start(ctx, CallSpan, trace.WithSpanKind(kind), trace.WithAttributes(staticAttrs...))
 		defer span.End()

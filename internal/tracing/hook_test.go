@@ -326,3 +326,37 @@ func TestSetupRefusesGRPCWithAWarning(t *testing.T) {
 		t.Fatalf("tracer %v, log %q", tc.Tracer(), logged.String())
 	}
 }
+
+func TestIncomingTraceContextIsContinued(t *testing.T) {
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	tests := []struct {
+		name, traceparent string
+		continued         bool
+	}{
+		{"valid", parent, true},
+		{"malformed", "00-zz-00f067aa0ba902b7-01", false},
+		{"none", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := newTraced(t, policy.Rules{}, nil)
+			tr.run(context.Background(), &pipeline.Request{Tool: "svc_read", TraceParent: tc.traceparent, TraceState: "vendor=1"})
+			spans := tr.exp.GetSpans()
+			root := spans[len(spans)-1]
+			if root.SpanKind != trace.SpanKindServer {
+				t.Errorf("kind = %v", root.SpanKind)
+			}
+			if !tc.continued {
+				if root.Parent.IsValid() {
+					t.Fatalf("root has parent %v", root.Parent)
+				}
+				return
+			}
+			if !root.Parent.IsRemote() || root.Parent.SpanID().String() != "00f067aa0ba902b7" ||
+				root.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" || root.SpanContext.TraceState().Get("vendor") != "1" {
+				t.Fatalf("root %v, parent %v", root.SpanContext, root.Parent)
+			}
+			chain(t, spans, root, stages)
+		})
+	}
+}
