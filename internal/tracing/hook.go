@@ -73,6 +73,9 @@ func (h *Hook) Call(next pipeline.Handler) pipeline.Handler {
 		ctx, span := h.tracer.Start(ctx, CallSpan, trace.WithSpanKind(kind), trace.WithAttributes(staticAttrs...))
 		defer span.End()
 		if !span.IsRecording() { // sampled out: no stage spans either
+			if ctx.Value(stateKey{}) != nil { // nor spans in the state of the call that made this one
+				ctx = context.WithValue(ctx, stateKey{}, (*callState)(nil))
+			}
 			return next(ctx, req)
 		}
 		resp := next(context.WithValue(ctx, stateKey{}, &callState{}), req)

@@ -360,3 +360,46 @@ func TestIncomingTraceContextIsContinued(t *testing.T) {
 		})
 	}
 }
+
+// rootsOnly samples spans without a parent: a skill's run is recorded, the
+// calls it makes (children) are not.
+type rootsOnly struct{}
+
+func (rootsOnly) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	if trace.SpanContextFromContext(p.ParentContext).IsValid() {
+		return sdktrace.SamplingResult{Decision: sdktrace.Drop}
+	}
+	return sdktrace.SamplingResult{Decision: sdktrace.RecordAndSample}
+}
+func (rootsOnly) Description() string { return "rootsOnly" }
+
+// A skill's calls sampled out while the skill is recorded, made
+// concurrently: they neither record stages nor touch the skill's own
+// per-call state (-race).
+func TestSampledOutCallsInsideARecordedSkill(t *testing.T) {
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(rootsOnly{}))
+	defer tp.Shutdown(context.Background())
+	tr := newTraced(t, policy.Rules{}, tracing.NewHook(tp))
+	parallel := callerFunc(func(ctx context.Context, canonical string, args json.RawMessage) (*provider.Result, error) {
+		done := make(chan struct{})
+		go func() { defer close(done); tr.CallTool(ctx, canonical, args) }()
+		res, err := tr.CallTool(ctx, canonical, args)
+		<-done
+		return res, err
+	})
+	resp := tr.run(context.Background(), &pipeline.Request{Skill: true, Provider: "svc", Tool: "recipe", Caller: parallel,
+		Args: json.RawMessage(`{"tools":["svc_read","svc_read"],"args":{"n":2}}`)})
+	if resp.Failed() {
+		t.Fatal(resp.Err)
+	}
+	if spans := exp.GetSpans(); len(spans) != 1 || spans[0].Name != "tools/call svc_recipe" {
+		t.Fatalf("exported %d spans, want the skill's root only", len(spans))
+	}
+}
+
+type callerFunc func(ctx context.Context, canonical string, args json.RawMessage) (*provider.Result, error)
+
+func (f callerFunc) CallTool(ctx context.Context, canonical string, args json.RawMessage) (*provider.Result, error) {
+	return f(ctx, canonical, args)
+}
