@@ -1,5 +1,5 @@
 // Package tracing records each tool call as OpenTelemetry spans and exports
-// them over OTLP/HTTP (protobuf) when the standard environment asks for it:
+// them over OTLP/HTTP when the standard environment asks for it:
 // OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT set.
 // Otherwise tracing is off and installs nothing on the call path.
 //
