@@ -131,6 +131,9 @@ func init() {
 	embedhook.Extend = func(opts any, x embedhook.Extension) {
 		o := opts.(*Options)
 		o.ext.Middleware = append(o.ext.Middleware, x.Middleware...)
+		if x.Tracer != nil {
+			o.ext.Tracer = x.Tracer
+		}
 		o.ext.Providers = append(o.ext.Providers, x.Providers...)
 		o.ext.FindConfig = o.ext.FindConfig || x.FindConfig
 		if x.Stdin != nil {
@@ -168,7 +171,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	a, err := app.New(ctx, app.Options{
 		ConfigPath: r.opts.ConfigFile, Config: cfg, ProjectDir: r.opts.ProjectDir, Mode: r.opts.Mode,
 		Env: r.opts.LookupEnv, Logger: r.opts.Logger, AuditDefault: r.opts.AuditLog,
-		Middleware: r.opts.ext.Middleware, Providers: ps, Disabled: off, Decisions: store,
+		Middleware: r.opts.ext.Middleware, Tracer: r.opts.ext.Tracer, Providers: ps, Disabled: off, Decisions: store,
 	})
 	if err != nil {
 		return err

@@ -53,6 +53,9 @@ type Options struct {
 	// Middleware runs in every call's pipeline between Audit and LoopGuard
 	// (metrics, shutdown drain).
 	Middleware []pipeline.Middleware
+	// Tracer records every call as spans (internal/tracing); nil when
+	// tracing is off, which installs nothing on the call path.
+	Tracer pipeline.Tracer
 	// Providers are in-process providers registered after the built-ins and
 	// the local scripts (embedding, benchmarks). The caller owns them: the
 	// app never starts or closes them.
@@ -247,7 +250,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard.Store = a.shared.Store
 	g.call = pipeline.New(pipeline.Options{
 		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Decisions: o.Decisions, Guard: guard,
-		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware,
+		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware, Tracer: o.Tracer,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})
 	g.start(ctx)

@@ -161,21 +161,22 @@ func (f *flags) parse(args []string) ([]string, bool) {
 // goes to audit (nil: off unless the config names a file) and mw runs in every
 // call's pipeline.
 func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*app.App, int) {
-	rt, code := loadRuntime(ctx, env, f, log, audit, mw...)
+	rt, code := loadRuntime(ctx, env, f, log, audit, nil, mw...)
 	if rt == nil {
 		return nil, code
 	}
 	return embedhook.App(rt), ExitOK
 }
 
-// loadRuntime is load returning the public Runtime (serve over stdio uses it).
-func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, mw ...pipeline.Middleware) (*agenttools.Runtime, int) {
+// loadRuntime is load returning the public Runtime (serve uses it), with
+// the tracer that records every call (nil: none).
+func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, tracer pipeline.Tracer, mw ...pipeline.Middleware) (*agenttools.Runtime, int) {
 	if audit == nil {
 		audit = io.Discard
 	}
 	// The binary is built on the public embedding package, as any service is.
 	o := agenttools.Options{ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
-	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
+	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, Tracer: tracer, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
 	rt, err := agenttools.New(o)
 	if err == nil {
 		err = rt.Start(ctx)

@@ -30,6 +30,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
+	traces, tracesCheck := tracesDiag(env)
+	diags = append(diags, tracesCheck)
 	failed := false
 	for _, d := range diags {
 		failed = failed || d.Status == "failed"
@@ -41,7 +43,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if f.json {
 		// The provider list is the runtime's Status, as runtime_status reports it.
 		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags,
-			"providers": a.Status().Providers, "containment": proc.Containment()})
+			"providers": a.Status().Providers, "containment": proc.Containment(), "traces": traces.String()})
 		return status
 	}
 	cfg := a.Config().Path
@@ -50,7 +52,9 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n", cfg, a.Mode)
 	// How the processes of a call are contained (cgroup v2 or process group).
-	fmt.Fprintf(env.Stdout, "containment: %s\n\n", proc.Containment())
+	fmt.Fprintf(env.Stdout, "containment: %s\n", proc.Containment())
+	// Traces: where spans go (scheme and host only, never headers or credentials).
+	fmt.Fprintf(env.Stdout, "traces: %s\n\n", traces)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tITEM\tSTATUS\tWHY")
 	for _, d := range diags {

@@ -66,7 +66,10 @@ func flagSet(f *flags, name string) bool {
 }
 
 func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
-	rt, code := loadRuntime(ctx, env, f, stderrLog(env, level), env.Stderr)
+	log := stderrLog(env, level)
+	tracer, stopTracing := startTracing(ctx, env, log)
+	defer stopTracing() // last: after the runtime closed, its calls' spans are flushed
+	rt, code := loadRuntime(ctx, env, f, log, env.Stderr, tracer)
 	if rt == nil {
 		return code
 	}
@@ -139,10 +142,13 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		approvals = &console.Approvals{}
 		mw = append(mw, approvals.Middleware())
 	}
-	a, code := load(ctx, env, f, log, env.Stderr, mw...)
-	if a == nil {
+	tracer, stopTracing := startTracing(ctx, env, log)
+	defer stopTracing() // last: after the runtime closed, its calls' spans are flushed
+	rt, code := loadRuntime(ctx, env, f, log, env.Stderr, tracer, mw...)
+	if rt == nil {
 		return code
 	}
+	a := embedhook.App(rt)
 	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 

@@ -17,6 +17,8 @@ import (
 type Extension struct {
 	// Middleware runs in every call's pipeline (app.Options.Middleware).
 	Middleware []pipeline.Middleware
+	// Tracer traces every call (app.Options.Tracer); nil when tracing is off.
+	Tracer pipeline.Tracer
 	// Providers are in-process providers (app.Options.Providers).
 	Providers []provider.Provider
 	// FindConfig looks for agent-tools.yaml in the project directory when no

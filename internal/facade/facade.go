@@ -391,6 +391,9 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
 	req.Identity = identityOf(mreq)
+	if mreq.Extra != nil && mreq.Extra.Header != nil { // HTTP: the client's trace, if it sent one
+		req.TraceParent, req.TraceState = mreq.Extra.Header.Get("traceparent"), mreq.Extra.Header.Get("tracestate")
+	}
 	if ip := ss.InitializeParams(); ip != nil {
 		if ip.ClientInfo != nil {
 			req.Client = ip.ClientInfo.Name

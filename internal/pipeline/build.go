@@ -23,6 +23,31 @@ type Options struct {
 	Extra []Middleware
 	// Replica names this process in audit records ("" for a single instance).
 	Replica string
+	// Tracer observes the call and each named stage (internal/tracing);
+	// nil wraps nothing, so with tracing off the handler is exactly the
+	// chain of stages.
+	Tracer Tracer
+}
+
+// Stage names, as a Tracer sees them (and as the trace spans are named).
+const (
+	StageAudit     = "audit"
+	StageLoopGuard = "loop_guard"
+	StageResolve   = "resolve"
+	StageValidate  = "validate"
+	StagePolicy    = "policy"
+	StageExecute   = "execute"
+)
+
+// Tracer observes calls without this package knowing how: internal/tracing
+// implements it over OpenTelemetry, so the pipeline imports no tracing
+// library. Call wraps the whole call (outside Audit); Stage wraps the
+// handler that runs one named stage and everything below it, so stage spans
+// nest in the documented order. Extra middleware is not a stage: it runs
+// inside the audit stage.
+type Tracer interface {
+	Call(next Handler) Handler
+	Stage(name string, next Handler) Handler
 }
 
 // New assembles the pipeline in the documented order.
@@ -39,8 +64,25 @@ func New(o Options) Handler {
 	if o.AuditTo == io.Discard {
 		o.AuditTo = nil // skip encoding records nobody reads
 	}
-	mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
-	mw = append(mw, o.Extra...)
-	mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens, o.Decisions), Execute(o.Execute))
-	return Chain(nil, mw...)
+	if o.Tracer == nil {
+		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
+		mw = append(mw, o.Extra...)
+		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens, o.Decisions), Execute(o.Execute))
+		return Chain(nil, mw...)
+	}
+	// The same chain, each named stage wrapped by the tracer (inside out).
+	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog)}, {StageValidate, Validate()},
+		{StagePolicy, Policy(o.Rules, o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
+	var h Handler
+	for i := len(below) - 1; i >= 0; i-- {
+		h = o.Tracer.Stage(below[i].name, below[i].mw(h))
+	}
+	h = Chain(h, o.Extra...)
+	h = o.Tracer.Stage(StageAudit, audit(o.AuditTo, o.Now, o.Replica)(h))
+	return o.Tracer.Call(h)
+}
+
+type stage struct {
+	name string
+	mw   Middleware
 }

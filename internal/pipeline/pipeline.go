@@ -11,6 +11,12 @@
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
 // a tool (seed 000's 1,022 retries) are caught too.
+//
+// Options.Extra adds middleware between Audit and LoopGuard (metrics,
+// shutdown drain). Options.Tracer, when set, wraps the whole call and each
+// named stage (Stage* constants) so that internal/tracing can record them as
+// nested spans; this package imports no tracing library, and without a
+// Tracer nothing is wrapped.
 package pipeline
 
 import (
@@ -34,6 +40,9 @@ type Request struct {
 	Client   string // client name from initialize, for audit
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
+	// TraceParent and TraceState are the W3C trace context an HTTP client
+	// sent with the call (headers), for a Tracer to continue its trace.
+	TraceParent, TraceState string
 	// Via is the MCP tool the client called (a meta-tool or a flat name).
 	Via string
 	// Provider scopes Tool to one provider (progressive call); "" means Tool is canonical.

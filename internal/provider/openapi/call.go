@@ -15,6 +15,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -273,6 +276,9 @@ func (p *Provider) send(ctx context.Context, r *request) (*http.Response, []byte
 			return nil, nil, false, err
 		}
 		req.Header = r.header.Clone()
+		// With traces on, the service may continue the call's trace (W3C
+		// traceparent only); off, the global propagator injects nothing.
+		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 		tok, err := p.auth.apply(ctx, req, p.login)
 		if err != nil {
 			return nil, nil, false, err
