@@ -32,9 +32,12 @@ import (
 	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/native"
+	"github.com/agent-tools/agent-tools/internal/tracing"
 	"github.com/agent-tools/agent-tools/internal/transport"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Options configure a Runtime. The zero value is a runtime with no config
@@ -65,6 +68,11 @@ type Options struct {
 	// Watch reloads ConfigFile when it changes (what `agent-tools serve`
 	// does); the enabled set survives a reload.
 	Watch bool
+	// TracerProvider, when set, traces every call with the embedding
+	// program's OpenTelemetry provider: the spans `agent-tools serve` makes
+	// (a root span per call, one child per pipeline stage; never argument
+	// values). Nil: no traces.
+	TracerProvider trace.TracerProvider
 
 	ext embedhook.Extension // the binary's additions (internal/cli)
 }
@@ -171,7 +179,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 	a, err := app.New(ctx, app.Options{
 		ConfigPath: r.opts.ConfigFile, Config: cfg, ProjectDir: r.opts.ProjectDir, Mode: r.opts.Mode,
 		Env: r.opts.LookupEnv, Logger: r.opts.Logger, AuditDefault: r.opts.AuditLog,
-		Middleware: r.opts.ext.Middleware, Tracer: r.opts.ext.Tracer, Providers: ps, Disabled: off, Decisions: store,
+		Middleware: r.opts.ext.Middleware, Tracer: r.tracer(), Providers: ps, Disabled: off, Decisions: store,
 	})
 	if err != nil {
 		return err
@@ -350,4 +358,16 @@ func (r *Runtime) toolsChanged() {
 	for s := range r.sessions {
 		s.signal()
 	}
+}
+
+// tracer is the pipeline's tracer: the binary's (serve's OTLP setup) when it
+// set one, else the embedding program's TracerProvider, else none.
+func (r *Runtime) tracer() pipeline.Tracer {
+	if r.opts.ext.Tracer != nil {
+		return r.opts.ext.Tracer
+	}
+	if r.opts.TracerProvider != nil {
+		return tracing.NewHook(r.opts.TracerProvider)
+	}
+	return nil
 }
