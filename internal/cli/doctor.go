@@ -104,10 +104,43 @@ func readOnlyHints(reg *registry.Registry) []provider.Diagnostic {
 		if len(unknown) == 0 {
 			continue
 		}
-		example := unknown[:min(2, len(unknown))]
 		out = append(out, provider.Diagnostic{Provider: p.Info.ID, Item: "readonly", Status: "ok",
 			Reason: fmt.Sprintf("%d tools are not known to be read-only, so calls need confirmation; mark the read-only ones with `readonly: [%s]` on provider %q, or set `trustAnnotations: true` to believe the server's readOnlyHint",
-				len(unknown), strings.Join(example, ", "), p.Info.ID)})
+				len(unknown), strings.Join(readOnlyExamples(unknown), ", "), p.Info.ID)})
+	}
+	return out
+}
+
+// readVerbs start the names of tools that usually only read.
+var readVerbs = map[string]bool{"get": true, "list": true, "read": true, "search": true, "find": true, "open": true,
+	"show": true, "describe": true, "fetch": true, "query": true, "view": true, "lookup": true, "count": true, "check": true, "status": true, "inspect": true}
+
+// readOnlyExamples picks up to two names that look like reads (their first
+// word is a read verb) for the readonly: hint: an example must never
+// suggest marking a mutation read-only. With none, a placeholder.
+func readOnlyExamples(names []string) []string {
+	var out []string
+	for _, n := range names {
+		first := strings.FieldsFunc(n, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == ' ' || r == '/' })
+		if len(first) == 0 {
+			continue
+		}
+		w := first[0]
+		for i, r := range w { // camelCase: the first word ends at the first capital
+			if i > 0 && 'A' <= r && r <= 'Z' {
+				w = w[:i]
+				break
+			}
+		}
+		if readVerbs[strings.ToLower(w)] {
+			out = append(out, n)
+			if len(out) == 2 {
+				break
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{"<tool>", "…"}
 	}
 	return out
 }
