@@ -226,7 +226,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 			g.unbuilt(pc, "", err)
 			continue
 		}
-		g.addAs(withSkills(p, pc.Skills, nil, o.Logger), pc.Enabled)
+		g.addAs(g.withSkills(p, pc.Skills, nil, o.Logger), pc.Enabled)
 	}
 	g.addPlugins(o)
 	for _, p := range o.Providers {
@@ -281,11 +281,20 @@ func (g *generation) failed(id, item string, err error) {
 }
 
 // withSkills adds the skills of dir (or of the listed files in it) to p.
-func withSkills(p provider.Provider, dir string, files []string, log *slog.Logger) provider.Provider {
+func (g *generation) withSkills(p provider.Provider, dir string, files []string, log *slog.Logger) provider.Provider {
 	if dir == "" {
 		return p
 	}
-	return skills.Wrap(p, dir, skills.Options{Files: files, Logger: log})
+	info := p.Info()
+	// A skill's tools.call and tools.canonical name the provider's tools as
+	// the catalog does: the scheme in force and the provider's renames.
+	canonical := func(tool string) (string, error) {
+		if t, ok := g.reg.Find(info.ID, tool); ok {
+			return t.Canonical, nil
+		}
+		return g.reg.Scheme().Canonical(info.ID, tool, info.HostLocal)
+	}
+	return skills.Wrap(p, dir, skills.Options{Files: files, Logger: log, Canonical: canonical})
 }
 
 // start starts the providers that have a start phase, loads every tool, and

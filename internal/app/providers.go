@@ -96,6 +96,6 @@ func (g *generation) addPlugins(o Options) {
 			continue
 		}
 		g.log.Info("plugin loaded", "plugin", pl.Dir, "provider", pc.ID, "kind", pc.Kind, "enabled", pc.Enabled)
-		g.addAs(withSkills(p, pl.Dir, pl.Manifest.Skills, g.log), pc.Enabled)
+		g.addAs(g.withSkills(p, pl.Dir, pl.Manifest.Skills, g.log), pc.Enabled)
 	}
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
@@ -103,6 +104,7 @@ func (c liveCatalog) Search(q string, o index.Options) []index.Hit { return c.re
 func (c liveCatalog) Skill(p, n string) (catalog.Skill, bool)      { return c.reg().Skill(p, n) }
 func (c liveCatalog) FlatMaxNameLength() int                       { return c.reg().FlatMaxNameLength() }
 func (c liveCatalog) Conflicts() []registry.Conflict               { return c.reg().Conflicts() }
+func (c liveCatalog) Scheme() naming.Scheme                        { return c.reg().Scheme() }
 
 type reloadState struct {
 	mu   sync.Mutex // one reload at a time

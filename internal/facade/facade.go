@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
@@ -332,7 +333,7 @@ func (f *Facade) visibleSkills(info catalog.ProviderInfo, skills []catalog.Skill
 }
 
 func (f *Facade) skillVisible(info catalog.ProviderInfo, name string) bool {
-	canonical, err := registry.SkillCanonical(info, name)
+	canonical, err := registry.SkillCanonical(naming.SchemeOf(f.cat), info, name)
 	return err == nil && f.rules().Visible(canonical)
 }
 

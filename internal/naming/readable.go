@@ -115,3 +115,13 @@ func Verbatim(provider, tool string) (string, error) {
 	}
 	return tool, nil
 }
+
+// SchemeOf is the naming scheme of a catalog that says it (the registry,
+// the app's live catalog), else the default: callers that hold only a
+// catalog interface name skills and prompts as its tools are named.
+func SchemeOf(cat any) Scheme {
+	if s, ok := cat.(interface{ Scheme() Scheme }); ok {
+		return s.Scheme()
+	}
+	return Readable
+}

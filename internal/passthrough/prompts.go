@@ -47,7 +47,7 @@ func (pt *Passthrough) SyncPrompts() {
 			name := p.Name // bare names are the upstream's own
 			if !r.info.HostLocal {
 				var err error
-				if name, err = naming.Canonical(r.id, p.Name, false); err != nil {
+				if name, err = naming.SchemeOf(pt.cat).Canonical(r.id, p.Name, false); err != nil {
 					pt.log.Warn("upstream prompt skipped", "provider", r.id, "prompt", p.Name, "err", err)
 					continue
 				}

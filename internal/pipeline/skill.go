@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -31,7 +32,8 @@ func resolveSkill(cat Catalog, req *Request) *Response {
 	if ok && sc != nil {
 		skill, found = sc.Skill(req.Provider, req.Tool)
 	}
-	_, isSkiller := p.(provider.Skiller)
+	// As: the backend may be wrapped (the app's gate for disabled providers).
+	_, isSkiller := provider.As[provider.Skiller](p)
 	if !ok || !isSkiller || !found {
 		var names []string
 		if sc != nil && ok {
@@ -42,7 +44,7 @@ func resolveSkill(cat Catalog, req *Request) *Response {
 		return fail(toolerr.New(toolerr.UnknownSkill, "Use one of the listed skills.", "no skill %q in provider %q", req.Tool, req.Provider).
 			With("skills", names), "invalid")
 	}
-	canonical, err := registry.SkillCanonical(info, skill.Name)
+	canonical, err := registry.SkillCanonical(naming.SchemeOf(cat), info, skill.Name)
 	if err != nil { // the registry serves no skill without a canonical name
 		return fail(toolerr.New(toolerr.UnknownSkill, "Use one of the listed skills.", "skill %q has no valid name: %v", req.Tool, err), "invalid")
 	}
@@ -88,7 +90,7 @@ func SkillSchema(s catalog.Skill) json.RawMessage {
 // runSkill is Execute for a skill run: the provider runs it, and the tool
 // calls it makes go back through the pipeline by req.Caller.
 func runSkill(ctx context.Context, req *Request) (*provider.Result, error) {
-	sk := req.Backend.(provider.Skiller) // resolveSkill checked it
+	sk, _ := provider.As[provider.Skiller](req.Backend) // resolveSkill checked it
 	caller := req.Caller
 	if caller == nil {
 		caller = noCaller{}

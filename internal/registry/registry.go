@@ -219,9 +219,9 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 
 // SkillCanonical is the name policy, audit and the loop guard know a skill
 // run by: "<provider>_<skill>", or bare "<skill>" for the host-local
-// providers, encoded as tool names are.
-func SkillCanonical(info catalog.ProviderInfo, name string) (string, error) {
-	return naming.Canonical(info.ID, name, info.HostLocal)
+// providers, under the naming scheme in force, as tool names are.
+func SkillCanonical(scheme naming.Scheme, info catalog.ProviderInfo, name string) (string, error) {
+	return scheme.Canonical(info.ID, name, info.HostLocal)
 }
 
 // acceptSkillsLocked decides, for every enabled provider, which of its
@@ -240,7 +240,7 @@ func (r *Registry) acceptSkillsLocked(installed *entry) {
 		var accepted []catalog.Skill
 		var diags []provider.Diagnostic
 		for _, s := range e.rawSk {
-			canonical, err := SkillCanonical(e.info, s.Name)
+			canonical, err := SkillCanonical(r.opts.Scheme, e.info, s.Name)
 			switch {
 			case err != nil:
 			case r.byName[canonical] != nil:

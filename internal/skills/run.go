@@ -286,10 +286,18 @@ func (r *runner) resolve(ctx context.Context, name string) string {
 	if !r.own[name] {
 		return name
 	}
-	if c, err := naming.Canonical(r.d.info.ID, name, r.d.info.HostLocal); err == nil {
+	if c, err := r.toolCanonical(name); err == nil {
 		return c
 	}
 	return name
+}
+
+// toolCanonical is an own tool's canonical name.
+func (r *runner) toolCanonical(name string) (string, error) {
+	if r.d.opts.Canonical != nil {
+		return r.d.opts.Canonical(name)
+	}
+	return naming.Canonical(r.d.info.ID, name, r.d.info.HostLocal)
 }
 
 // callError turns CallTool's error into an envelope.
@@ -344,7 +352,7 @@ func (r *runner) canonical(vm *goja.Runtime) func(goja.FunctionCall) goja.Value 
 		if !goja.IsString(n) {
 			panic(vm.NewTypeError("tools.canonical(name): name must be a string"))
 		}
-		s, err := naming.Canonical(r.d.info.ID, n.String(), r.d.info.HostLocal)
+		s, err := r.toolCanonical(n.String())
 		if err != nil {
 			panic(vm.NewTypeError(err.Error()))
 		}

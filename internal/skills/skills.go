@@ -95,6 +95,10 @@ type Options struct {
 	// then also accepts an own tool name, as the seed's adapter.call did, and
 	// calls it by its canonical name.
 	OwnTools func(ctx context.Context) ([]catalog.Tool, error)
+	// Canonical names one of the provider's own tools as the catalog does
+	// (the naming scheme in force and the provider's renames; the app sets
+	// it from the registry). Nil: the default scheme.
+	Canonical func(tool string) (string, error)
 }
 
 func (o Options) withDefaults() Options {
