@@ -29,6 +29,10 @@ type Subject struct {
 	TimeoutHint string
 }
 
+// deadlineSlack is how much shorter than its timeout a run cut by a
+// context deadline may measure and still be reported at the timeout.
+const deadlineSlack = 50 * time.Millisecond
+
 // Shape turns a finished run into the provider result the runtime shapes:
 //   - the deadline of the run (or of ctx) passed → a TIMEOUT error carrying
 //     timeout_ms and the output tails (wrapping ctx.Err() when ctx expired);
@@ -42,6 +46,13 @@ func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error
 		d := s.Timeout
 		if ctxDeadline || d <= 0 {
 			d = res.Duration.Round(time.Millisecond)
+			// The deadline that fired is usually the tool's own (the
+			// pipeline sets it from the same timeout): the process started
+			// a moment after it was set, so its run measures a hair less.
+			// Report the timeout then, as the hint does, not "299ms".
+			if s.Timeout > 0 && d < s.Timeout && s.Timeout-d <= deadlineSlack {
+				d = s.Timeout
+			}
 		}
 		hint := s.TimeoutHint
 		if hint == "" {

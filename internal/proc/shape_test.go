@@ -61,15 +61,33 @@ func TestShape(t *testing.T) {
 }
 
 func TestShapeContextDeadline(t *testing.T) {
-	ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
-	defer cancel()
-	_, err := Shape(ctx, &Result{Cancelled: true, Duration: 1500 * time.Millisecond}, Subject{What: "w"})
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want it to wrap the context deadline", err)
+	tests := []struct {
+		name     string
+		ran      time.Duration
+		timeout  time.Duration
+		wantMS   int64
+		wantText string
+	}{
+		{"no timeout known: what it ran", 1500 * time.Millisecond, 0, 1500, "after 1.5s"},
+		// The pipeline's deadline is the tool's timeout, set a moment
+		// before the process started: 299ms of run is the 300ms timeout.
+		{"a hair under the tool's timeout", 299 * time.Millisecond, 300 * time.Millisecond, 300, "after 300ms"},
+		// A shorter deadline (the client's) is not the tool's timeout.
+		{"well under the timeout: what it ran", 100 * time.Millisecond, 300 * time.Millisecond, 100, "after 100ms"},
 	}
-	var te *toolerr.Error
-	if !errors.As(err, &te) || te.Code != toolerr.Timeout || te.Details["timeout_ms"] != int64(1500) {
-		t.Fatalf("err = %#v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			defer cancel()
+			_, err := Shape(ctx, &Result{Cancelled: true, Duration: tc.ran}, Subject{What: "w", Timeout: tc.timeout})
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err = %v, want it to wrap the context deadline", err)
+			}
+			var te *toolerr.Error
+			if !errors.As(err, &te) || te.Code != toolerr.Timeout || te.Details["timeout_ms"] != tc.wantMS || !strings.Contains(te.Message, tc.wantText) {
+				t.Fatalf("err = %#v", err)
+			}
+		})
 	}
 }
 
