@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,24 @@ func TestConsoleInABrowser(t *testing.T) {
 		})
 	}
 	greet := f.canonical("greet")
+	listChanged := make(chan struct{}, 1)
+	watcher := f.connect(ctx, listChanged)
+	var listedOff, listedOn bool // greet in the client's tools/list after each toggle
+	clientSees := func(dst *bool) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, _ *chromedp.Target) error {
+			select {
+			case <-listChanged:
+			case <-ctx.Done():
+				return fmt.Errorf("no tools/list_changed after the toggle: %w", ctx.Err())
+			}
+			res, err := watcher.ListTools(ctx, nil)
+			if err != nil {
+				return err
+			}
+			*dst = slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == greet })
+			return nil
+		})
+	}
 	var loginText, toolsText, invalid, called, activity, restarts, chartText string
 	var bars, dots int
 	var inlineBlocked bool
@@ -115,10 +134,21 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="broken"] .state-failed`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="spare"] .state-disabled`)),
 		shot("providers"),
+		// Toggling in the page reaches a connected MCP client: list_changed,
+		// and its tools/list loses the provider's tools, then has them back.
+		chromedp.Func(func(context.Context, *chromedp.Target) error {
+			select { // only the toggles' notifications count
+			case <-listChanged:
+			default:
+			}
+			return nil
+		}),
 		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-disabled`)),
+		clientSees(&listedOff),
 		chromedp.Click(chromedp.CSS(`button.toggle[data-provider="demo"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-provider="demo"] .state-ready`)),
+		clientSees(&listedOn),
 		// Search with the model's index.
 		chromedp.Navigate(f.srv.URL+"/ui/tools"),
 		chromedp.SendKeys(chromedp.CSS(`input[name="q"]`), "greet a person"),
@@ -227,6 +257,9 @@ func TestConsoleInABrowser(t *testing.T) {
 	}
 	if csrfStatus != http.StatusForbidden {
 		t.Errorf("a cookie PUT without the CSRF token: %d, want 403", csrfStatus)
+	}
+	if listedOff || !listedOn {
+		t.Errorf("the MCP client listed %s: %v after Disable, %v after Enable; want false, true", greet, listedOff, listedOn)
 	}
 	checks := []struct{ what, got, want string }{
 		{"login page", loginText, "login link"},
