@@ -62,6 +62,8 @@ func main() {
 	sizes := flag.String("tools", "1000,10000,100000", "comma-separated catalog sizes")
 	rest := flag.Duration("rest", time.Second, "how long the runtime rests before its memory is read")
 	asJSON := flag.Bool("json", false, "print JSON")
+	profile := flag.String("cpuprofile", "", "instead of the table: CPU-profile `file` over --rounds in-process warm starts (app.New, first tools/list, first help) of the first --tools size")
+	rounds := flag.Int("rounds", 10, "warm starts profiled with --cpuprofile")
 	flag.Parse()
 
 	switch {
@@ -77,6 +79,14 @@ func main() {
 			append([]string{"serve", "--log-level", "warn"}, flag.Args()...)))
 	}
 
+	if *profile != "" {
+		n, _ := strconv.Atoi(strings.Split(*sizes, ",")[0])
+		if err := profileWarm(n, *rounds, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "startup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var rows []row
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
