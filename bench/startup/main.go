@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,13 @@ func main() {
 		}
 		return
 	case *serve:
+		if f := os.Getenv("STARTUP_CPUPROFILE"); f != "" {
+			// The serve process's first second, for profiling the start-up
+			// path as it really runs (merge several with go tool pprof).
+			if out, err := os.Create(f + "." + strconv.Itoa(os.Getpid())); err == nil && pprof.StartCPUProfile(out) == nil {
+				time.AfterFunc(time.Second, func() { pprof.StopCPUProfile(); out.Close() })
+			}
+		}
 		wd, _ := os.Getwd()
 		os.Exit(cli.Run(context.Background(), &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, LookupEnv: os.LookupEnv, Dir: wd},
 			append([]string{"serve", "--log-level", "warn"}, flag.Args()...)))
