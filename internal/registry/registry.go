@@ -75,8 +75,13 @@ func NewWith(log *slog.Logger, o Options) *Registry {
 // before adding providers so that every tool is embedded.
 func (r *Registry) SetSemantic(s index.Semantic) { r.index.SetSemantic(s) }
 
-// Semantic returns the index's semantic stage (nil: lexical only).
-func (r *Registry) Semantic() index.Semantic { return r.index.Semantic() }
+// Semantic returns the index's semantic stage (nil: lexical only), once it
+// has been given every change made to the catalog before the call (the
+// index, which feeds it, is updated in the background: indexer.go).
+func (r *Registry) Semantic() index.Semantic {
+	r.indexer.wait()
+	return r.index.Semantic()
+}
 
 // Add registers a provider; ids must be unique. It does not load tools: call Refresh.
 func (r *Registry) Add(p provider.Provider) error {
