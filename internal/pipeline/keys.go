@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"io"
+	"slices"
 )
 
 // CallKey identifies "this exact call by this caller" for the loop guard and
@@ -40,6 +41,11 @@ func CanonicalArgs(args json.RawMessage) []byte {
 	if json.Valid(args) {
 		if end, ok := canonicalValue(args, 0); ok && end == len(args) {
 			return args
+		}
+		// Keys in another order (a model's client writes them as it likes):
+		// sorted by rewriting, still without decoding into maps.
+		if out, end, ok := appendSorted(make([]byte, 0, len(args)), args, 0); ok && end == len(args) {
+			return out
 		}
 	}
 	return canonicalSlow(args)
@@ -149,4 +155,85 @@ func canonicalString(raw []byte, i int) (int, bool) {
 		}
 	}
 	return len(raw), false
+}
+
+// appendSorted appends the valid JSON value at raw[i] with every object's
+// members in key order, when that is all that keeps it from being canonical
+// (canonicalValue): plain keys and strings, no space, no duplicate key.
+// It returns the end of the value; ok is false for anything else.
+func appendSorted(dst, raw []byte, i int) ([]byte, int, bool) {
+	if i >= len(raw) {
+		return dst, i, false
+	}
+	switch raw[i] {
+	case '{':
+		type member struct{ key, val []byte } // val: canonical, in its own buffer
+		var ms []member
+		i++
+		if i < len(raw) && raw[i] == '}' {
+			return append(dst, '{', '}'), i + 1, true
+		}
+		for {
+			if i >= len(raw) || raw[i] != '"' {
+				return dst, i, false
+			}
+			end, ok := canonicalString(raw, i)
+			if !ok || end >= len(raw) || raw[end] != ':' {
+				return dst, i, false
+			}
+			key := raw[i:end]
+			var val []byte
+			if val, i, ok = appendSorted(nil, raw, end+1); !ok || i >= len(raw) {
+				return dst, i, false
+			}
+			ms = append(ms, member{key, val})
+			if raw[i] == '}' {
+				i++
+				break
+			}
+			if raw[i] != ',' {
+				return dst, i, false
+			}
+			i++
+		}
+		// By the keys' text, without the quotes (a quote sorts after a space).
+		slices.SortFunc(ms, func(a, b member) int { return bytes.Compare(a.key[1:len(a.key)-1], b.key[1:len(b.key)-1]) })
+		dst = append(dst, '{')
+		for k, m := range ms {
+			if k > 0 {
+				if bytes.Equal(m.key, ms[k-1].key) {
+					return dst, i, false // a duplicate key: decoding keeps the last one
+				}
+				dst = append(dst, ',')
+			}
+			dst = append(append(append(dst, m.key...), ':'), m.val...)
+		}
+		return append(dst, '}'), i, true
+	case '[':
+		dst = append(dst, '[')
+		i++
+		if i < len(raw) && raw[i] == ']' {
+			return append(dst, ']'), i + 1, true
+		}
+		for {
+			var ok bool
+			if dst, i, ok = appendSorted(dst, raw, i); !ok || i >= len(raw) {
+				return dst, i, false
+			}
+			switch raw[i] {
+			case ']':
+				return append(dst, ']'), i + 1, true
+			case ',':
+				dst = append(dst, ',')
+				i++
+			default:
+				return dst, i, false
+			}
+		}
+	}
+	end, ok := canonicalValue(raw, i) // a scalar
+	if !ok {
+		return dst, i, false
+	}
+	return append(dst, raw[i:end]...), end, true
 }

@@ -23,7 +23,7 @@ func TestCanonicalArgsFastPath(t *testing.T) {
 	for _, in := range []string{
 		`{}`, `{"a":1}`, `{"a":1,"b":[true,false,null,{"c":"d"}]}`, `{"b":1,"a":2}`, `{"a":1,"a":2}`, `{"a": 1}`,
 		`{"a":"<b>"}`, `{"a":"é"}`, `{"a":"\u0041"}`, `{"a":1.50,"b":-0,"c":1E5}`, `[1,2]`, `"x"`, `5`, `{"a":{}}`, `{"a":[]}`,
-		`{"":1,"a":2}`, `{"a":1}x`, `{"a":1`, `{"ab":1,"a":2}`, `{"a":1,"ab":2}`, `{"text":"hello world"}`,
+		`{"":1,"a":2}`, `{"token":"abc","n":3}`, `{"b":{"d":1,"c":[{"f":1,"e":2}]},"a":"x"}`, `{"b":1,"a":2,"b":3}`, `{"b":1,"a":"é"}`, `[{"b":1,"a":2},3]`, `{"a":1,"a ":2}`, `{"a ":1,"a":2}`, `{"a!":1,"b":2,"a":3}`, `{"a":1}x`, `{"a":1`, `{"ab":1,"a":2}`, `{"a":1,"ab":2}`, `{"text":"hello world"}`,
 	} {
 		checkCanonical(t, []byte(in))
 	}
@@ -40,20 +40,25 @@ func FuzzCanonicalArgs(f *testing.F) {
 }
 
 // BenchmarkCanonicalArgs compares the loop guard's canonical form of
-// typical (already canonical) arguments by decoding and encoding (before)
-// and with the check that spares it (now).
+// typical arguments (keys sorted, as the go-sdk writes them, and not) by
+// decoding and encoding (before) and by checking or sorting the JSON as it
+// is (now).
 //
 //	go test -run '^$' -bench CanonicalArgs -benchmem ./internal/pipeline/
 func BenchmarkCanonicalArgs(b *testing.B) {
-	args := json.RawMessage(`{"limit":20,"path":"src/auth/login.go","recursive":true,"text":"hello world"}`)
-	b.Run("before", func(b *testing.B) {
-		for b.Loop() {
-			canonicalSlow(args)
-		}
-	})
-	b.Run("now", func(b *testing.B) {
-		for b.Loop() {
-			CanonicalArgs(args)
-		}
-	})
+	for name, args := range map[string]json.RawMessage{
+		"sorted":   json.RawMessage(`{"limit":20,"path":"src/auth/login.go","recursive":true,"text":"hello world"}`),
+		"unsorted": json.RawMessage(`{"text":"hello world","path":"src/auth/login.go","limit":20,"recursive":true}`),
+	} {
+		b.Run(name+"/before", func(b *testing.B) {
+			for b.Loop() {
+				canonicalSlow(args)
+			}
+		})
+		b.Run(name+"/now", func(b *testing.B) {
+			for b.Loop() {
+				CanonicalArgs(args)
+			}
+		})
+	}
 }
