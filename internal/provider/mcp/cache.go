@@ -150,7 +150,8 @@ func (c *diskCache) load() (*cached, error) {
 func contentKey(f cacheFile) []byte {
 	f.Saved = time.Time{}
 	b, _ := json.Marshal(f)
-	return b
+	sum := sha256.Sum256(b) // kept for the provider's life: a digest, not the whole list (3 MB at 10,000 tools)
+	return sum[:]
 }
 
 // save writes what the upstream said unless the file already holds it.
