@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,8 @@ func main() {
 	sizes := flag.String("tools", "1000,10000,100000", "comma-separated catalog sizes")
 	rest := flag.Duration("rest", time.Second, "how long the runtime rests before its memory is read")
 	asJSON := flag.Bool("json", false, "print JSON")
+	profile := flag.String("cpuprofile", "", "instead of the table: CPU-profile `file` over --rounds in-process warm starts (app.New, first tools/list, first help) of the first --tools size")
+	rounds := flag.Int("rounds", 10, "warm starts profiled with --cpuprofile")
 	flag.Parse()
 
 	switch {
@@ -72,11 +75,37 @@ func main() {
 		}
 		return
 	case *serve:
+		if f := os.Getenv("STARTUP_CPUPROFILE"); f != "" {
+			// The serve process's first second, for profiling the start-up
+			// path as it really runs (merge several with go tool pprof).
+			if out, err := os.Create(f + "." + strconv.Itoa(os.Getpid())); err == nil && pprof.StartCPUProfile(out) == nil {
+				time.AfterFunc(time.Second, func() { pprof.StopCPUProfile(); out.Close() })
+			}
+		}
+		if f := os.Getenv("STARTUP_HEAPPROFILE"); f != "" {
+			// What the serve process holds at rest (after start-up garbage
+			// was returned, 2 s in), for the memory column.
+			time.AfterFunc(4*time.Second, func() {
+				if out, err := os.Create(f + "." + strconv.Itoa(os.Getpid())); err == nil {
+					runtime.GC()
+					pprof.WriteHeapProfile(out)
+					out.Close()
+				}
+			})
+		}
 		wd, _ := os.Getwd()
 		os.Exit(cli.Run(context.Background(), &cli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, LookupEnv: os.LookupEnv, Dir: wd},
 			append([]string{"serve", "--log-level", "warn"}, flag.Args()...)))
 	}
 
+	if *profile != "" {
+		n, _ := strconv.Atoi(strings.Split(*sizes, ",")[0])
+		if err := profileWarm(n, *rounds, *profile); err != nil {
+			fmt.Fprintln(os.Stderr, "startup:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var rows []row
 	for _, f := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))

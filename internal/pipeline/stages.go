@@ -241,9 +241,9 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 					rec.ErrorCode = string(resp.Err.Code)
 				}
 			}
-			line, _ := json.Marshal(rec)
+			line := append(appendAuditLine(make([]byte, 0, 320), &rec), '\n') // json.Marshal's bytes (auditline.go)
 			mu.Lock()
-			w.Write(redact.Default.Bytes(append(line, '\n')))
+			w.Write(redact.Default.Bytes(line))
 			mu.Unlock()
 			return resp
 		}

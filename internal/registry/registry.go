@@ -32,6 +32,7 @@ type Registry struct {
 	providers map[string]*entry
 	byName    map[string]*catalog.Tool // canonical name → tool
 	index     *index.Index
+	indexer   *indexer // applies index updates in the background (indexer.go)
 	listeners []func()
 
 	opts       Options
@@ -66,16 +67,22 @@ func NewWith(log *slog.Logger, o Options) *Registry {
 	if o.Scheme == "" {
 		o.Scheme = naming.Readable
 	}
-	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: index.New(),
-		opts: o, ruleWarned: map[string]bool{}}
+	ix := index.New()
+	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: ix,
+		indexer: newIndexer(ix), opts: o, ruleWarned: map[string]bool{}}
 }
 
 // SetSemantic installs the index's semantic stage (embeddings); call it
 // before adding providers so that every tool is embedded.
 func (r *Registry) SetSemantic(s index.Semantic) { r.index.SetSemantic(s) }
 
-// Semantic returns the index's semantic stage (nil: lexical only).
-func (r *Registry) Semantic() index.Semantic { return r.index.Semantic() }
+// Semantic returns the index's semantic stage (nil: lexical only), once it
+// has been given every change made to the catalog before the call (the
+// index, which feeds it, is updated in the background: indexer.go).
+func (r *Registry) Semantic() index.Semantic {
+	r.indexer.wait()
+	return r.index.Semantic()
+}
 
 // Add registers a provider; ids must be unique. It does not load tools: call Refresh.
 func (r *Registry) Add(p provider.Provider) error {
@@ -214,7 +221,7 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 		r.byName[e.tools[i].Canonical] = &e.tools[i]
 	}
 	r.acceptSkillsLocked(e)
-	r.index.Replace(id, docs(e.info, e.tools, e.skills))
+	r.indexer.replace(e.info, e.tools, e.skills)
 }
 
 // SkillCanonical is the name policy, audit and the loop guard know a skill
@@ -258,7 +265,7 @@ func (r *Registry) acceptSkillsLocked(installed *entry) {
 		changed := !slices.EqualFunc(e.skills, accepted, sameSkill)
 		e.skills, e.skDiags = accepted, diags
 		if changed && e != installed {
-			r.index.Replace(id, docs(e.info, e.tools, e.skills))
+			r.indexer.replace(e.info, e.tools, e.skills)
 		}
 	}
 }
@@ -333,7 +340,7 @@ func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
 			delete(r.byName, t.Canonical)
 		}
 		e.tools, e.raw, e.skills, e.rawSk, e.skDiags, e.listed = nil, nil, nil, nil, nil, false
-		r.index.Remove(id)
+		r.indexer.remove(id)
 		r.acceptSkillsLocked(nil) // names it held may free other providers' skills
 	}
 	r.mu.Unlock()
@@ -456,8 +463,11 @@ func (r *Registry) Skill(providerID, name string) (catalog.Skill, bool) {
 	return catalog.Skill{}, false
 }
 
-// Search ranks tools and skills for a free-text query.
+// Search ranks tools and skills for a free-text query. It waits for the
+// index to reflect every change made to the catalog before it was called
+// (the index is built in the background: indexer.go).
 func (r *Registry) Search(query string, o index.Options) []index.Hit {
+	r.indexer.wait()
 	return r.index.Search(query, o)
 }
 

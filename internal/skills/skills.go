@@ -59,6 +59,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -128,6 +129,10 @@ type Dir struct {
 	opts Options
 	log  *slog.Logger
 
+	// listed is when the last Skills listing began (unix nanoseconds; 0:
+	// never): see fresh.
+	listed atomic.Int64
+
 	mu      sync.Mutex
 	entries map[string]*entry // by file name
 	dups    map[string]string // file -> the file that already defines its skill name
@@ -169,6 +174,7 @@ func NewDir(info catalog.ProviderInfo, dir string, o Options) *Dir {
 func (d *Dir) Skills(ctx context.Context) ([]catalog.Skill, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.listed.Store(now().UnixNano()) // before the scan: an edit during it counts as after
 	d.scanLocked(ctx)
 	var out []catalog.Skill
 	for _, e := range d.entries {
@@ -384,6 +390,25 @@ func (d *Dir) unknownSkill(name string) error {
 		With("skills", names)
 }
 
+// RescanEvery bounds how stale a listing of skills may be: a provider with
+// skills is fresh (provider.Fresher) for this long after its skills were
+// listed, so the call path re-lists it (a stat per skill file) at most once
+// per interval instead of on every call. Running a skill always re-reads
+// its file if it changed (Skill), so edit, save, run is unaffected; only a
+// changed description or a new file reaches help and search up to this
+// late (or at once through a rescan, as an unknown name asks for).
+const RescanEvery = time.Second
+
+// now is the clock of fresh (tests move it).
+var now = time.Now
+
+// fresh reports that the last Skills listing is younger than RescanEvery.
+// No I/O: it is on every call's path.
+func (d *Dir) fresh() bool {
+	t := d.listed.Load()
+	return t != 0 && now().Sub(time.Unix(0, t)) < RescanEvery
+}
+
 // Wrapped is a provider with the skills of a directory. It forwards the
 // wrapped provider's tools, Diagnoser, Starter and Closer, and merges its
 // skills when it has its own (the wrapped provider's win on a name clash).
@@ -398,6 +423,7 @@ var (
 	_ provider.Diagnoser = (*Wrapped)(nil)
 	_ provider.Starter   = (*Wrapped)(nil)
 	_ provider.Closer    = (*Wrapped)(nil)
+	_ provider.Fresher   = (*Wrapped)(nil)
 )
 
 // Wrap returns p with the skills of dir; dir == "" returns p itself. It
@@ -470,6 +496,16 @@ func (w *Wrapped) RunSkill(ctx context.Context, name string, args json.RawMessag
 		}
 	}
 	return w.dir.RunSkill(ctx, name, args, tools)
+}
+
+// Fresh reports that Tools and Skills would return what they returned last:
+// the wrapped provider says so (a provider that cannot say is never fresh)
+// and the skills were listed less than RescanEvery ago. Without it every
+// call through a provider with skills re-listed the whole catalog under the
+// registry's refresh lock.
+func (w *Wrapped) Fresh() bool {
+	f, ok := w.inner.(provider.Fresher)
+	return ok && f.Fresh() && w.dir.fresh()
 }
 
 // Diagnostics are the wrapped provider's, then the directory's.

@@ -30,8 +30,8 @@ type diskCache struct {
 	disabled      error // why there is no cache
 
 	mu    sync.Mutex
-	saved []byte     // the tools last read or written, to skip identical writes
-	read  *cacheFile // the file as read, until save needs its key (off the start-up path)
+	saved []byte // the tools last read or written, to skip identical writes
+	read  []byte // the file as read, until save needs its key (off the start-up path)
 }
 
 type cacheFile struct {
@@ -44,8 +44,11 @@ type cacheFile struct {
 }
 
 // cached is what the cache holds; Prompts and Init are nil when unknown.
+// Tools are decoded as convert needs them (schemas left as JSON); File is
+// the cache file as read.
 type cached struct {
-	Tools   []*sdk.Tool
+	Tools   []*listedTool
+	File    []byte
 	Prompts []*sdk.Prompt
 	Init    *sdk.InitializeResult
 }
@@ -89,19 +92,42 @@ func (c *diskCache) load() (*cached, error) {
 	if err != nil {
 		return nil, err
 	}
-	var f cacheFile
+	// One pass over the file: the tools are decoded as convert needs them
+	// (schemas left as JSON, listedTool); the upstream's own form of the
+	// list, and the file's content key, are taken from data later, only
+	// if needed (off the start-up path).
+	var f struct {
+		Version int             `json:"version"`
+		Tools   []*listedTool   `json:"tools"`
+		Prompts json.RawMessage `json:"prompts,omitempty"`
+		Init    json.RawMessage `json:"initialize,omitempty"`
+	}
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("cache file %s is corrupt (ignored): %v", c.path, err)
 	}
 	if f.Version != cacheVersion {
 		return nil, nil
 	}
-	out := &cached{}
-	if err := json.Unmarshal(f.Tools, &out.Tools); err != nil {
-		return nil, fmt.Errorf("cache file %s is corrupt (ignored): %v", c.path, err)
-	}
+	out := &cached{Tools: f.Tools, File: data}
 	if out.Tools == nil {
-		out.Tools = []*sdk.Tool{}
+		out.Tools = []*listedTool{}
+	}
+	reformat := false
+	for _, t := range out.Tools {
+		if t == nil {
+			continue
+		}
+		// Written indented by an earlier version: the schemas would be
+		// served with the indentation. Compact them, and have the next
+		// save rewrite the file.
+		for _, s := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+			if bytes.IndexByte(*s, '\n') >= 0 {
+				var buf bytes.Buffer
+				if json.Compact(&buf, *s) == nil {
+					*s, reformat = buf.Bytes(), true
+				}
+			}
+		}
 	}
 	// The optional parts are only hints: a bad one is dropped, not fatal.
 	if len(f.Prompts) > 0 && json.Unmarshal(f.Prompts, &out.Prompts) != nil {
@@ -111,7 +137,10 @@ func (c *diskCache) load() (*cached, error) {
 		out.Init = nil
 	}
 	c.mu.Lock()
-	c.saved, c.read = nil, &f
+	c.saved, c.read = nil, data
+	if reformat {
+		c.read = nil // no key: the next save writes the file
+	}
 	c.mu.Unlock()
 	return out, nil
 }
@@ -121,7 +150,8 @@ func (c *diskCache) load() (*cached, error) {
 func contentKey(f cacheFile) []byte {
 	f.Saved = time.Time{}
 	b, _ := json.Marshal(f)
-	return b
+	sum := sha256.Sum256(b) // kept for the provider's life: a digest, not the whole list (3 MB at 10,000 tools)
+	return sum[:]
 }
 
 // save writes what the upstream said unless the file already holds it.
@@ -149,13 +179,19 @@ func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.Ini
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.read != nil { // the key of what load read, taken now rather than at start-up
-		c.saved, c.read = contentKey(*c.read), nil
+		var old cacheFile
+		if json.Unmarshal(c.read, &old) == nil {
+			c.saved = contentKey(old)
+		}
+		c.read = nil
 	}
 	if c.saved != nil && bytes.Equal(c.saved, key) {
 		return nil
 	}
 	f.Saved = time.Now().UTC()
-	data, err := json.MarshalIndent(f, "", "  ")
+	// Compact: a warm start decodes this file, and its schemas are used as
+	// they are written (listedTool).
+	data, err := json.Marshal(f)
 	if err != nil {
 		return err
 	}

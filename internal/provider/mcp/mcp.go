@@ -210,6 +210,7 @@ type Provider struct {
 	listKey   string         // digest of the upstream list tools was built from
 	tools     []catalog.Tool // handed out as is until the list changes
 	rawTools  []*sdk.Tool    // the upstream's own list tools was built from (for the cache)
+	rawCached []byte         // ... in the cache file it was read from, until rawTools is needed (rawToolsLocked)
 	toolDiags []provider.Diagnostic
 	// What else the upstream said (passthrough.go): its initialize result
 	// and its prompts, live or from the cache; nil when unknown.
@@ -613,7 +614,7 @@ func (p *Provider) readCacheLocked() {
 		p.log.Warn("tool-list cache unusable", "err", err)
 	}
 	if c != nil && !p.listed {
-		p.setToolsLocked(c.Tools, true)
+		p.setCachedToolsLocked(c)
 		p.init, p.prompts = c.Init, c.Prompts
 	}
 }

@@ -112,7 +112,7 @@ func (p *Provider) connect(done chan struct{}) {
 	}
 	p.state, p.sess, p.everRan = stateRunning, s, true
 	p.starts++
-	changed := p.setToolsLocked(tools, false)
+	changed := p.setToolsLocked(tools)
 	if p.setUpstreamLocked(s.cs.InitializeResult(), prompts) {
 		changed = true
 	}
@@ -218,7 +218,7 @@ func (p *Provider) listLoop(s *session) {
 		p.mu.Lock()
 		changed := false
 		if p.sess == s {
-			changed = p.setToolsLocked(tools, false)
+			changed = p.setToolsLocked(tools)
 		}
 		p.mu.Unlock()
 		p.afterList(changed)

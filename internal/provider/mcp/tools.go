@@ -13,10 +13,10 @@ import (
 	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
-// setToolsLocked installs a tool list from the upstream or the cache. It
-// keeps the current slice when the list is unchanged (the registry then skips
-// its work) and reports whether the tools changed.
-func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
+// setToolsLocked installs a live tool list from the upstream. It keeps the
+// current slice when the list is unchanged (the registry then skips its
+// work) and reports whether the tools changed.
+func (p *Provider) setToolsLocked(raw []*sdk.Tool) bool {
 	wasListed := p.listed
 	// The first list (the cache, at start-up) needs no digest: there is
 	// nothing to compare it with. Its digest is taken when the next list
@@ -24,19 +24,49 @@ func (p *Provider) setToolsLocked(raw []*sdk.Tool, fromCache bool) bool {
 	key := ""
 	if wasListed {
 		if p.listKey == "" {
-			p.listKey = listDigest(p.rawTools)
+			p.listKey = listDigest(p.rawToolsLocked())
 		}
 		key = listDigest(raw)
 	}
-	p.rawTools = raw
-	p.listed, p.fromCache = true, fromCache
+	p.rawTools, p.rawCached = raw, nil
+	p.listed, p.fromCache = true, false
 	if wasListed && key == p.listKey {
 		return false
 	}
 	p.listKey = key
-	p.tools, p.toolDiags = p.convert(raw)
+	entries := make([]*listedTool, len(raw))
+	for i, t := range raw {
+		entries[i] = fromSDK(t)
+	}
+	p.tools, p.toolDiags = p.convert(entries)
 	p.served.Store(false)
 	return true
+}
+
+// setCachedToolsLocked installs the tool list read from the disk cache: the
+// first list, at start-up. Its tools keep their schemas as the JSON the
+// cache holds (never decoded into maps and encoded again: at 10,000 tools
+// that was a third of a warm start); the upstream's own form of the list,
+// needed only to compare it with the next live list, is decoded then.
+func (p *Provider) setCachedToolsLocked(c *cached) {
+	p.rawTools, p.rawCached = nil, c.File
+	p.listed, p.fromCache, p.listKey = true, true, ""
+	p.tools, p.toolDiags = p.convert(c.Tools)
+	p.served.Store(false)
+}
+
+// rawToolsLocked is the upstream's own list the tools were built from.
+func (p *Provider) rawToolsLocked() []*sdk.Tool {
+	if p.rawTools == nil && p.rawCached != nil {
+		var f struct {
+			Tools []*sdk.Tool `json:"tools"`
+		}
+		if json.Unmarshal(p.rawCached, &f) == nil {
+			p.rawTools = f.Tools
+		}
+		p.rawCached = nil
+	}
+	return p.rawTools
 }
 
 func listDigest(raw []*sdk.Tool) string {
@@ -48,17 +78,68 @@ func listDigest(raw []*sdk.Tool) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// listedTool is one entry of a tool list with what convert reads of it,
+// from a live list (fromSDK) or decoded from the cache as is (the schemas
+// stay JSON). A null entry of the list is nil.
+type listedTool struct {
+	Name         string               `json:"name"`
+	Title        string               `json:"title,omitempty"`
+	Description  string               `json:"description,omitempty"`
+	InputSchema  json.RawMessage      `json:"inputSchema"`
+	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
+	Annotations  *sdk.ToolAnnotations `json:"annotations,omitempty"`
+
+	schemaErr error // a live tool's input schema that cannot be used
+}
+
+func fromSDK(t *sdk.Tool) *listedTool {
+	if t == nil {
+		return nil
+	}
+	lt := &listedTool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}
+	lt.InputSchema, lt.schemaErr = inputSchema(t.InputSchema)
+	if t.OutputSchema != nil {
+		if out, err := json.Marshal(t.OutputSchema); err == nil && string(out) != "null" {
+			lt.OutputSchema = out
+		}
+	}
+	return lt
+}
+
+// schema returns the tool's input schema, checked as inputSchema checks a
+// live one, with the same messages.
+func (t *listedTool) schema() (json.RawMessage, error) {
+	if t.schemaErr != nil || t.InputSchema == nil {
+		if t.schemaErr == nil {
+			t.schemaErr = fmt.Errorf("its inputSchema is missing")
+		}
+		return nil, t.schemaErr
+	}
+	// The cache holds schemas as json.Marshal wrote them and the list was
+	// validated as a whole when decoded, so the common case is only a look
+	// at the top-level "type" (decoding each schema was most of the cost).
+	raw := t.InputSchema
+	if typ, ok := memberOf(raw, "type"); ok && (typ == nil || string(typ) == `"object"`) {
+		return raw, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("its inputSchema cannot be decoded: %v", err)
+	}
+	return inputSchema(v)
+}
+
 // convert validates the upstream's tools and applies the policy data. A tool
 // without a name, with an input schema that is not a JSON object, or with a
 // name already seen is rejected with a diagnostic; the others are kept.
-func (p *Provider) convert(raw []*sdk.Tool) ([]catalog.Tool, []provider.Diagnostic) {
+func (p *Provider) convert(raw []*listedTool) ([]catalog.Tool, []provider.Diagnostic) {
 	id := p.opts.ID
 	tools := make([]catalog.Tool, 0, len(raw))
 	var diags []provider.Diagnostic
 	reject := func(item, format string, args ...any) {
 		diags = append(diags, provider.Diagnostic{Provider: id, Item: item, Status: "skipped", Reason: fmt.Sprintf(format, args...)})
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(raw))
 	for i, t := range raw {
 		if t == nil {
 			reject(fmt.Sprintf("tools[%d]", i), "the upstream listed a null tool")
@@ -72,15 +153,15 @@ func (p *Provider) convert(raw []*sdk.Tool) ([]catalog.Tool, []provider.Diagnost
 			reject(t.Name, "the upstream lists this tool name more than once; the first one is kept")
 			continue
 		}
-		schema, err := inputSchema(t.InputSchema)
+		schema, err := t.schema()
 		if err != nil {
 			reject(t.Name, "%v; the tool cannot be called safely", err)
 			continue
 		}
 		seen[t.Name] = true
 		ct := catalog.Tool{Provider: id, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
-		if out, err := json.Marshal(t.OutputSchema); err == nil && t.OutputSchema != nil && string(out) != "null" {
-			ct.OutputSchema = out // carried for the typed surfaces; flat mode does not publish it yet
+		if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
+			ct.OutputSchema = t.OutputSchema // carried for the typed surfaces; flat mode does not publish it yet
 		}
 		if ct.Title == "" && t.Annotations != nil {
 			ct.Title = t.Annotations.Title
@@ -133,4 +214,84 @@ func jsonType(v any) string {
 		return "an array"
 	}
 	return fmt.Sprintf("%T", v)
+}
+
+// memberOf returns the raw value of the last member named key of a JSON
+// object (nil if none), reading only its top level. The JSON must be valid
+// (it is part of a document already decoded); ok is false when raw is not
+// an object or has a key with an escape, which the caller then decodes
+// properly (as it does in every case but the common one).
+func memberOf(raw []byte, key string) (val []byte, ok bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '{' {
+		return nil, false
+	}
+	for i := 1; i < n; {
+		switch raw[i] {
+		case ' ', '\t', '\n', '\r', ',':
+			i++
+			continue
+		case '}':
+			return val, true
+		case '"':
+		default:
+			return nil, false
+		}
+		end := i + 1
+		for end < n && raw[end] != '"' {
+			if raw[end] == '\\' {
+				return nil, false
+			}
+			end++
+		}
+		k := raw[i+1 : min(end, n)]
+		i = end + 1
+		for i < n && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r' || raw[i] == ':') {
+			i++
+		}
+		start := i
+		if i = skipValue(raw, i); i < 0 {
+			return nil, false
+		}
+		if string(k) == key {
+			val = raw[start:i]
+		}
+	}
+	return nil, false
+}
+
+// skipValue returns the index just after the valid JSON value at raw[i]
+// (before any separator), or -1.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
 }
