@@ -33,6 +33,18 @@ func chromium() string {
 	return ""
 }
 
+// browser starts headless Chromium for one test (closed at its end), with
+// a window of w×h and a minute for everything the test does.
+func browser(t *testing.T, bin string, w, h int) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(w, h))
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelB := chromedp.NewContext(actx)
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancel(); cancelB(); cancelA() })
+	return ctx
+}
+
 // TestConsoleInABrowser drives the console in headless Chromium: log in
 // through the one-time link, toggle a provider, restart a real stdio MCP
 // upstream (its restart count becomes 1, its state back to ready), search,
@@ -51,14 +63,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		"  - {id: broken, kind: mcp, command: ./does-not-exist}\n" +
 		"  - {id: spare, kind: mcp, command: ./does-not-exist, enabled: false}\n"
 	f := newFixtureWith(t, cfg, &console.Approvals{Timeout: time.Minute})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1200, 900))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := browser(t, bin, 1200, 900)
 
 	dir := t.ArtifactDir()
 	shot := func(name string) chromedp.Action[chromedp.Void] {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // maxFormDepth bounds how deep the try-a-call form nests fieldsets for
@@ -115,7 +117,7 @@ func field(raw json.RawMessage, name, path string, inArray bool, depth int) Fiel
 	case f.Type == "object" && len(p.Properties) > 0 && depth < maxFormDepth:
 		f.Input = "object"
 		f.Fields = objectFields(p, path, inArray, depth+1)
-	case f.Type == "array" && depth < maxFormDepth && isSchemaObject(p.Items):
+	case f.Type == "array" && depth < maxFormDepth && textutil.IsJSONObject(p.Items) /* one item schema; the tuple form, a list, has no one item */ :
 		item := field(p.Items, "", path+"[]", true, depth+1)
 		if item.Input == "json" {
 			f.Input = "json" // an array of anything: typing the JSON array is simpler than a list of JSON boxes
@@ -137,21 +139,6 @@ func field(raw json.RawMessage, name, path string, inArray bool, depth int) Fiel
 		}
 	}
 	return f
-}
-
-// isSchemaObject reports whether raw is a JSON object (a single item
-// schema; the tuple form, a list, has no one item).
-func isSchemaObject(raw json.RawMessage) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{':
-			return true
-		}
-		return false
-	}
-	return false
 }
 
 // typeName is a schema "type" as one word: a list like ["string","null"]

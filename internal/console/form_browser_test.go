@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 )
@@ -22,14 +21,7 @@ func TestTryACallFormInABrowser(t *testing.T) {
 		t.Skip("no chromium binary on PATH (Debian: apt-get install chromium)")
 	}
 	f := newFixtureWith(t, "", nil)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1200, 1000))
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelA()
-	ctx, cancelB := chromedp.NewContext(actx)
-	defer cancelB()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
+	ctx := browser(t, bin, 1200, 1000)
 
 	text := func(sel string, dst *string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {

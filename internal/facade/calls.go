@@ -12,6 +12,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -203,19 +204,8 @@ func setConfirm(req *pipeline.Request, v any, via string, tokens bool) *toolerr.
 
 func (f *Facade) tokenMode() bool { return f.rules().Confirm == policy.ConfirmToken }
 
-func isObject(raw json.RawMessage) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{':
-			return true
-		default:
-			return false
-		}
-	}
-	return false
-}
+// isObject reports whether raw starts (after blanks) as a JSON object.
+func isObject(raw json.RawMessage) bool { return textutil.IsJSONObject(raw) }
 
 func firstErr(errs ...*toolerr.Error) *toolerr.Error {
 	for _, e := range errs {

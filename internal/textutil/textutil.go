@@ -88,3 +88,18 @@ func runes(s string) []rune {
 	}
 	return out
 }
+
+// IsJSONObject reports whether raw, after leading blanks, starts a JSON
+// object: a cheap shape test before a decode (it does not validate).
+func IsJSONObject(raw []byte) bool {
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '{':
+			return true
+		}
+		return false
+	}
+	return false
+}

@@ -148,3 +148,11 @@ func FuzzDistance(f *testing.F) {
 		}
 	})
 }
+
+func TestIsJSONObject(t *testing.T) {
+	for in, want := range map[string]bool{`{}`: true, " \n\t{\"a\":1}": true, `[{}]`: false, `"{"`: false, ``: false, `   `: false, `x{`: false, `{`: true} {
+		if got := IsJSONObject([]byte(in)); got != want {
+			t.Errorf("IsJSONObject(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
