@@ -149,7 +149,7 @@ func newProject(t *testing.T) *project {
 `, id, exe, mode, dir, timeout)
 	}
 	cfg := "mode: flat\nlocal:\n  requireConfirm: false\nproviders:\n" +
-		stdio("up", "sdk", "3s") + stdio("raw", "raw", "2s") + stdio("gone", "exit", "2s") + stdio("mute", "silent", "2s") +
+		stdio("up", "sdk", "6s") + stdio("raw", "raw", "2s") + stdio("gone", "exit", "2s") + stdio("mute", "silent", "2s") +
 		fmt.Sprintf(`  - id: web
     kind: mcp
     url: "%s/mcp?key=${FAULTS_Q_SECRET}"
@@ -263,9 +263,14 @@ type outcome struct {
 
 func (r *runtime) call(name string, timeout time.Duration) outcome {
 	r.t.Helper()
+	return r.callWith(name, timeout, map[string]any{})
+}
+
+func (r *runtime) callWith(name string, timeout time.Duration, args map[string]any) outcome {
+	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	res, err := r.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{}})
+	res, err := r.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		r.t.Fatalf("call %s: protocol error %v (want a tool result)", name, err)
 	}

@@ -49,7 +49,11 @@ func runUpstream(mode string) {
 	}
 }
 
-type empty struct{}
+// empty is every sdk fault tool's input: nothing, but for the attempt
+// number eventuallyOK varies between tries.
+type empty struct {
+	Attempt int `json:"attempt,omitempty"`
+}
 
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
