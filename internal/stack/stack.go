@@ -12,8 +12,9 @@
 package stack
 
 // frame is the stack Grow reserves: with what the goroutine already uses,
-// the runtime rounds the stack up to 32 KiB (the largest size it caches
-// per P), enough for a whole tools/call.
+// the runtime rounds the stack up to 16 KiB (a size it caches per P),
+// enough for a whole proxied tools/call in a profile of bench/overhead
+// (20 KiB, which makes 32 KiB stacks, cost more: they are not cached).
 const frame = 10 << 10
 
 // Grow makes room for a deep call on the current goroutine's stack. It costs
