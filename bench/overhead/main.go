@@ -92,6 +92,8 @@ var goals = map[string]float64{"stdio": 2.2, "http": 2.0}
 // floorGoal bounds runtime/floor at p50.
 const floorGoal = 1.10
 
+var only *bool
+
 func main() {
 	upstream := flag.String("upstream", "", "run as the echo upstream over stdio or http (internal)")
 	n := flag.Int("n", 2000, "measured calls per path and transport")
@@ -101,6 +103,8 @@ func main() {
 	withFloor := flag.Bool("floor", true, "also measure a bare go-sdk proxy in process (the cost of the extra hop alone)")
 	asJSON := flag.Bool("json", false, "print JSON")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
+	only = flag.Bool("only-runtime", false, "call only through the runtime (no direct or floor path, no ratios): to profile the runtime's side with -cpuprofile/-memprofile")
+	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
 	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 
@@ -131,6 +135,17 @@ func main() {
 			os.Exit(1)
 		}
 		rep.Results = append(rep.Results, r)
+	}
+	if *memProfile != "" {
+		if f, err := os.Create(*memProfile); err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+	if *only {
+		pprof.StopCPUProfile()
+		fmt.Println("only the runtime path was called: no ratios")
+		return
 	}
 	if *asJSON {
 		enc := json.NewEncoder(os.Stdout)
@@ -339,6 +354,9 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			out  *[]time.Duration
 		}{"through the bare proxy", viaFloor, "echo", &fd})
 	}
+	if *only {
+		paths = paths[1:2]
+	}
 	for i := 0; i < warmup+n; i++ {
 		for k := range paths {
 			p := paths[(i+k)%len(paths)] // rotate: no path always runs first
@@ -350,6 +368,9 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 				*p.out = append(*p.out, d)
 			}
 		}
+	}
+	if *only {
+		return result{Transport: tr, Calls: n, Runtime: summarize(rd)}, nil
 	}
 	r := result{Transport: tr, Calls: n, Direct: summarize(dd), Runtime: summarize(rd), Goal: goals[tr]}
 	r.RatioP50 = round2(r.Runtime.P50US / r.Direct.P50US)

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -26,6 +28,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
+	"github.com/agent-tools/agent-tools/internal/stack"
 	"github.com/agent-tools/agent-tools/internal/state"
 )
 
@@ -147,6 +150,9 @@ func New(ctx context.Context, o Options) (*App, error) {
 		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
 	})
+	// A tools/call runs deep on the SDK's per-request goroutine: its stack
+	// is grown once while shallow rather than copied again and again below.
+	a.Facade.Server().AddReceivingMiddleware(growOnCall)
 	// Outermost on both directions: every answer and every message the MCP
 	// server sends is scrubbed of the secrets the runtime knows (internal/redact).
 	a.Facade.Server().AddReceivingMiddleware(redact.Default.Middleware())
@@ -366,4 +372,15 @@ func Version() string {
 		return bi.Main.Version
 	}
 	return "devel"
+}
+
+// growOnCall grows the stack of the goroutine serving a tools/call once, at
+// its top (internal/stack).
+func growOnCall(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/call" {
+			stack.Grow()
+		}
+		return next(ctx, method, req)
+	}
 }

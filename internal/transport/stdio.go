@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
 
 // Stdio serves newline-delimited JSON-RPC on r/w like the SDK's stdio
@@ -43,7 +45,7 @@ func screen(line []byte, reply io.Writer) bool {
 	}
 	code, msg := jsonrpc.CodeParseError, "parse error: the line is not valid JSON"
 	if json.Valid(trimmed) {
-		if _, err := jsonrpc.DecodeMessage(trimmed); err == nil {
+		if _, err := jsonrpcwire.Decode(trimmed); err == nil { // jsonrpc.DecodeMessage, without its 64 KB
 			return true
 		}
 		code, msg = jsonrpc.CodeInvalidRequest, "invalid request: the line is JSON but not a JSON-RPC 2.0 message"

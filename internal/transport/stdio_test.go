@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,6 +95,26 @@ func FuzzScreen(f *testing.F) {
 		reply := out.String()
 		if strings.Count(reply, "\n") != 1 || !json.Valid([]byte(reply)) || !strings.Contains(reply, `"error"`) {
 			t.Fatalf("%q answered with %q", line, reply)
+		}
+	})
+}
+
+func BenchmarkScreen(b *testing.B) {
+	line := []byte(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"ev_echo","arguments":{"text":"` + strings.Repeat("x", 64) + `"},"_meta":{"progressToken":"t"}}}` + "\n")
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := jsonrpc.DecodeMessage(bytes.TrimSpace(line)); err != nil || !json.Valid(line) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("screen", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !screen(line, io.Discard) {
+				b.Fatal("refused")
+			}
 		}
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
@@ -112,7 +113,7 @@ func (f *lineFilter) bad(head, tail []byte, why string) []jsonrpc.Message {
 func decodeLine(line []byte) ([]jsonrpc.Message, bool) {
 	switch line[0] {
 	case '{':
-		m, err := jsonrpc.DecodeMessage(bytes.Clone(line)) // line's buffer is reused
+		m, err := jsonrpcwire.Decode(line) // copies what it keeps: line's buffer is reused
 		if err != nil {
 			return nil, false
 		}
@@ -124,7 +125,7 @@ func decodeLine(line []byte) ([]jsonrpc.Message, bool) {
 		}
 		msgs := make([]jsonrpc.Message, 0, len(batch))
 		for _, b := range batch {
-			m, err := jsonrpc.DecodeMessage(b)
+			m, err := jsonrpcwire.Decode(b)
 			if err != nil {
 				return nil, false
 			}
