@@ -257,7 +257,16 @@ func TestOffInstallsNothing(t *testing.T) {
 			run(context.Background(), &pipeline.Request{Tool: "svc_read", Args: json.RawMessage(`{"n":1}`)})
 		}
 	}
-	if a, b := testing.AllocsPerRun(200, call(plain)), testing.AllocsPerRun(200, call(off)); a != b {
+	// The fewest of a few measurements: under -race and a busy GC one run
+	// can count an incidental allocation (seen once: 42 vs 43).
+	least := func(f func()) float64 {
+		m := testing.AllocsPerRun(200, f)
+		for range 4 {
+			m = min(m, testing.AllocsPerRun(200, f))
+		}
+		return m
+	}
+	if a, b := least(call(plain)), least(call(off)); a != b {
 		t.Errorf("allocations per call: %v without a tracer, %v with tracing off", a, b)
 	}
 }
