@@ -31,6 +31,8 @@ type compiled struct {
 	// trivial schemas accept any object ({}, {"type":"object"}, no
 	// properties or constraints): valid JSON is all there is to check.
 	trivial bool
+	// flat schemas are checked on the arguments' bytes first (validate_flat.go).
+	flat *flatSchema
 }
 
 // maxCachedSchemas bounds the cache; past it the cache starts over (schemas
@@ -55,6 +57,9 @@ func (c *schemaCache) get(raw json.RawMessage) compiled {
 	}
 	s, err := compileSchema(raw)
 	hit = compiled{schema: s, err: err, trivial: err == nil && trivialSchema(raw)}
+	if err == nil && !hit.trivial {
+		hit.flat = compileFlat(raw)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= maxCachedSchemas {
@@ -132,6 +137,9 @@ func Validate() Middleware {
 				if !json.Valid(args) {
 					return fail(invalidArgs(req, []Problem{{Message: "arguments are not valid JSON"}}), "invalid")
 				}
+				return next(ctx, req)
+			}
+			if c.flat != nil && c.flat.accepts(args) {
 				return next(ctx, req)
 			}
 			// One parse: the validator's own decoder checks the syntax too.
