@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
 
 // sessionRequired answers a stateful POST without Mcp-Session-Id that is
@@ -28,7 +30,7 @@ func (h *HTTP) sessionRequired(w http.ResponseWriter, r *http.Request) bool {
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return true // empty, a batch or not JSON: the SDK's to judge
 	}
-	msg, err := jsonrpc.DecodeMessage(trimmed)
+	msg, err := jsonrpcwire.Decode(trimmed) // as jsonrpc.DecodeMessage, without its two 32 KiB buffers
 	if err != nil {
 		return true
 	}
