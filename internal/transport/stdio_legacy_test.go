@@ -164,7 +164,6 @@ func (w *legacyWriter) Write(p []byte) (int, error) {
 
 func (w *legacyWriter) Close() error { return nil }
 
-
 // streamFrom is the line length from which frameOf reads tokens instead of
 // decoding the whole line (BenchmarkFrame: a full decode is faster for a
 // call's few hundred bytes, the token reader thousands of times faster for
