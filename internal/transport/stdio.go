@@ -67,6 +67,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 type stdioConn struct {
 	w       io.Writer
 	writeMu sync.Mutex // one message (or one batch of responses) per write
+	drain   time.Duration
 
 	incoming  chan inbound // from readLines
 	closed    chan struct{}
@@ -79,8 +80,7 @@ type stdioConn struct {
 	batches  map[jsonrpc.ID]*batch // requests of batches, by id, until answered
 	initID   jsonrpc.ID            // the initialize request read, if any
 	version  string                // the protocol version the initialize result gave
-	drain    time.Duration
-	drained  bool // the drain time passed, or the connection was closed
+	drained  bool                  // the drain time passed
 	isClosed bool
 }
 
