@@ -108,3 +108,34 @@ func withinDepth(data []byte, max int) bool {
 	}
 	return true
 }
+
+// DecodeBatch is what the go-sdk's stdio connection (v1.8.0, mcp.ioConn's
+// readBatch) makes of one JSON value read from the stream: a JSON array is
+// a batch of messages, each decoded as Decode does (an empty array, or one
+// element that is not a message, is an error for the whole batch); anything
+// else is one message. isBatch reports which it was taken for. data is one
+// JSON value (what follows the first value is not looked at).
+func DecodeBatch(data []byte) (msgs []jsonrpc.Message, isBatch bool, err error) {
+	var raw []json.RawMessage
+	if unmarshal(data, &raw) == nil {
+		if len(raw) == 0 {
+			return nil, true, errEmptyBatch
+		}
+		msgs = make([]jsonrpc.Message, 0, len(raw))
+		for _, r := range raw {
+			m, err := Decode(r)
+			if err != nil {
+				return nil, true, err
+			}
+			msgs = append(msgs, m)
+		}
+		return msgs, true, nil
+	}
+	m, err := Decode(data)
+	if err != nil {
+		return nil, false, err
+	}
+	return []jsonrpc.Message{m}, false, nil
+}
+
+var errEmptyBatch = errors.New("empty batch")

@@ -2,6 +2,7 @@ package jsonrpcwire
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -74,6 +75,60 @@ func BenchmarkDecode(b *testing.B) {
 		for b.Loop() {
 			if _, err := Decode(line); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// FuzzDecodeBatch: DecodeBatch takes for a batch, and accepts, what the
+// go-sdk's stdio connection does: an array (within the nesting limit) of
+// at least one message, each as jsonrpc.DecodeMessage decodes it. The
+// SDK's stream decoder hands it one JSON value: so does the fuzz.
+func FuzzDecodeBatch(f *testing.F) {
+	for _, s := range []string{
+		`[]`, `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"a","result":{}}]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"},1]`, `[1]`, `[null]`, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{}`, `"x"`, `[[]]`,
+		`[{"jsonrpc":"2.0","id":1,"method":"m","params":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			t.Skip("the stream decoder hands on one JSON value") // what follows a value is not looked at
+		}
+		got, gotBatch, gerr := DecodeBatch(data)
+		var want []jsonrpc.Message
+		var wantBatch bool
+		var werr error
+		var raw []json.RawMessage
+		if withinDepth(data, maxDepth) && json.Unmarshal(data, &raw) == nil {
+			wantBatch = true
+			if len(raw) == 0 {
+				werr = errEmptyBatch
+			}
+			for _, r := range raw {
+				m, err := jsonrpc.DecodeMessage(r)
+				if err != nil {
+					werr, want = err, nil
+					break
+				}
+				want = append(want, m)
+			}
+		} else {
+			m, err := jsonrpc.DecodeMessage(data)
+			werr = err
+			if err == nil {
+				want = []jsonrpc.Message{m}
+			}
+		}
+		if gotBatch != wantBatch || (gerr == nil) != (werr == nil) || len(got) != len(want) {
+			t.Fatalf("%q: DecodeBatch %d messages, batch %v, error %v; want %d, %v, %v", data, len(got), gotBatch, gerr, len(want), wantBatch, werr)
+		}
+		for i := range got {
+			gb, _ := jsonrpc.EncodeMessage(got[i])
+			wb, _ := jsonrpc.EncodeMessage(want[i])
+			if !bytes.Equal(gb, wb) {
+				t.Fatalf("%q: message %d is %s, want %s", data, i, gb, wb)
 			}
 		}
 	})
