@@ -8,13 +8,24 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// perRequestProtocolKey names the _meta keys a client sends on every
+// request under the stateless protocol (SEP-2575): they describe the
+// client's own connection to the runtime, not the runtime's session with the
+// upstream, which sends its own (the go-sdk keeps keys already present, so
+// forwarding them made the upstream see the client's identity and
+// capabilities, and refuse calls whose triple came out mixed).
+var perRequestProtocolKey = map[string]bool{
+	mcp.MetaKeyProtocolVersion: true, mcp.MetaKeyClientInfo: true,
+	mcp.MetaKeyClientCapabilities: true, mcp.MetaKeyLogLevel: true,
+}
+
 // begin registers a forwarded call and maps its progress token (when
 // progress can be relayed: on the client's own upstream session).
 func (ds *downstream) begin(ctx context.Context, params *mcp.CallToolParamsRaw, relay bool) *flight {
 	fl := &flight{ctx: ctx}
 	meta := mcp.Meta{}
 	for k, v := range params.Meta {
-		if k != "progressToken" {
+		if k != "progressToken" && !perRequestProtocolKey[k] {
 			meta[k] = v
 		}
 	}

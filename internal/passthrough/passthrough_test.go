@@ -65,6 +65,10 @@ func newUpstreamPaged(pageSize int) *upstream {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the name."}, func(_ context.Context, _ *mcp.CallToolRequest, a nameArg) (*mcp.CallToolResult, any, error) {
 		return text("echo " + a.Name), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "Answers with the _meta it was called with."}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+		b, err := json.Marshal(req.Params.Meta)
+		return text(string(b)), nil, err
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "An image and a resource."}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{
 			&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
@@ -428,6 +432,38 @@ func TestPassthroughToolResultsVerbatim(t *testing.T) {
 	// The prefixed provider is not forwarded: its results keep the runtime's shaping.
 	if res := callTool(t, c.cs, "pre_image", map[string]any{}); len(res.Content) != 1 {
 		t.Errorf("pre_image: %d blocks; a prefixed provider is not a passthrough", len(res.Content))
+	}
+}
+
+// TestPassthroughMetaIsTheClients: a call's own _meta keys reach the
+// upstream, but not the protocol's per-request keys (SEP-2575: protocol
+// version, client info and capabilities), which describe the client's
+// connection to the runtime; the runtime's session with the upstream sends
+// its own (and the go-sdk does not overwrite keys already present).
+func TestPassthroughMetaIsTheClients(t *testing.T) {
+	h := newPTHarness(t, false)
+	c := h.connect("a")
+	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "meta", Arguments: map[string]any{}, Meta: mcp.Meta{
+		"x.example/trace":                            "abc",
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "downstream", "version": "9"},
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{"experimental": map[string]any{"downstream": map[string]any{}}},
+		"io.modelcontextprotocol/logLevel":           "debug",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(textOf(res)), &got); err != nil {
+		t.Fatalf("meta tool answered %q: %v", textOf(res), err)
+	}
+	if got["x.example/trace"] != "abc" {
+		t.Errorf("the call's own _meta key was not forwarded: %v", got)
+	}
+	for _, k := range []string{"io.modelcontextprotocol/clientInfo", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/logLevel"} {
+		if b, _ := json.Marshal(got[k]); strings.Contains(string(b), "downstream") || string(b) == `"debug"` {
+			t.Errorf("the client's %s reached the upstream: %s", k, b)
+		}
 	}
 }
 
