@@ -44,11 +44,9 @@ type cacheFile struct {
 }
 
 // cached is what the cache holds; Prompts and Init are nil when unknown.
-// Tools are decoded as convert needs them (schemas left as JSON); File is
-// the cache file as read.
+// Tools are decoded as convert needs them (schemas left as JSON).
 type cached struct {
 	Tools   []*listedTool
-	File    []byte
 	Prompts []*sdk.Prompt
 	Init    *sdk.InitializeResult
 }
@@ -93,9 +91,8 @@ func (c *diskCache) load() (*cached, error) {
 		return nil, err
 	}
 	// One pass over the file: the tools are decoded as convert needs them
-	// (schemas left as JSON, listedTool); the upstream's own form of the
-	// list, and the file's content key, are taken from data later, only
-	// if needed (off the start-up path).
+	// (schemas left as JSON, listedTool); the file's content key is taken
+	// from data later, only if needed (off the start-up path).
 	var f struct {
 		Version int             `json:"version"`
 		Tools   []*listedTool   `json:"tools"`
@@ -108,7 +105,7 @@ func (c *diskCache) load() (*cached, error) {
 	if f.Version != cacheVersion {
 		return nil, nil
 	}
-	out := &cached{Tools: f.Tools, File: data}
+	out := &cached{Tools: f.Tools}
 	if out.Tools == nil {
 		out.Tools = []*listedTool{}
 	}
@@ -156,7 +153,7 @@ func contentKey(f cacheFile) []byte {
 
 // save writes what the upstream said unless the file already holds it.
 // Prompts and init may be nil (unknown).
-func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
+func (c *diskCache) save(tools []*listedTool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
 	if c.disabled != nil {
 		return nil
 	}

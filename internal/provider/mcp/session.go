@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -78,7 +79,7 @@ func (p *Provider) connect(done chan struct{}) {
 	defer cancel()
 	start := time.Now()
 	s, err := p.dial(ctx)
-	var tools []*sdk.Tool
+	var tools []*listedTool
 	var prompts []*sdk.Prompt
 	if err == nil {
 		tools, err = p.listTools(ctx, s)
@@ -228,8 +229,10 @@ func (p *Provider) listLoop(s *session) {
 // maxPages bounds tools/list pagination (a server that never stops paging).
 const maxPages = 100
 
-func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, error) {
-	var out []*sdk.Tool
+// listTools lists the upstream's tools, each page converted at once
+// (fromSDK): the SDK's decoded tools are garbage when it returns.
+func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, error) {
+	var out []*listedTool
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
 		if page == maxPages {
@@ -239,7 +242,10 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, erro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, res.Tools...)
+		out = slices.Grow(out, len(res.Tools))
+		for _, t := range res.Tools {
+			out = append(out, fromSDK(t))
+		}
 		if res.NextCursor == "" {
 			return out, nil
 		}
@@ -251,7 +257,7 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, erro
 // or prompts changed, tells the runtime.
 func (p *Provider) afterList(changed bool) {
 	p.mu.Lock()
-	tools, prompts, init := p.rawTools, p.prompts, p.init
+	tools, prompts, init := p.entries, p.prompts, p.init
 	onChange := p.opts.OnChange
 	p.mu.Unlock()
 	if err := p.cache.save(tools, prompts, init); err != nil {
