@@ -102,6 +102,15 @@ func TestLiveListCacheRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p1.mu.Lock()
+	capture := p1.sess.capture
+	p1.mu.Unlock()
+	capture.mu.Lock()
+	captured := capture.seq
+	capture.mu.Unlock()
+	if captured == 0 {
+		t.Error("the live list was not taken off the wire")
+	}
 	p1.Close() // waits for the cache write
 	p1.mu.Lock()
 	entries := p1.entries
@@ -130,8 +139,19 @@ func TestLiveListCacheRoundTrip(t *testing.T) {
 	if !slices.Equal(got, sdkTools) {
 		t.Errorf("cached tools = %v", got)
 	}
-	if a, b := listDigest(liveList(f.Tools)), listDigest(entries); a != b || a == "" {
+	c, err := p1.cache.load()
+	if err != nil || c == nil {
+		t.Fatalf("load: %v, %v", c, err)
+	}
+	if a, b := listDigest(c.Tools), listDigest(entries); a != b || a == "" {
 		t.Errorf("the cached list's digest %s differs from the live one's %s", a, b)
+	}
+	// The same tools as the SDK's own decoding of the live list gives.
+	sdkTools := liveList(f.Tools)
+	for i, e := range entries {
+		if !sameJSON(t, e.InputSchema, sdkTools[i].InputSchema) || e.Name != sdkTools[i].Name || e.Description != sdkTools[i].Description {
+			t.Errorf("entry %d: %s %s, the SDK's %s %s", i, e.Name, e.InputSchema, sdkTools[i].Name, sdkTools[i].InputSchema)
+		}
 	}
 
 	p2 := newProvider(t, o)
@@ -148,4 +168,20 @@ func TestLiveListCacheRoundTrip(t *testing.T) {
 			t.Errorf("tool %d: cached %+v, live %+v", i, b, a)
 		}
 	}
+}
+
+// sameJSON reports whether two JSON texts hold the same value.
+func sameJSON(t *testing.T, a, b []byte) bool {
+	t.Helper()
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		t.Fatalf("%s: %v", a, err)
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return reflect.DeepEqual(va, vb)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -40,6 +39,9 @@ type session struct {
 	// notes orders a passthrough session's notifications before the results
 	// that follow them (nil for the shared session).
 	notes *noteCounter
+	// capture takes the tools/list results off the wire (capture.go): the
+	// shared stdio session's; nil otherwise.
+	capture *listCapture
 	// probing is set while a liveness ping runs (liveness.go).
 	probing atomic.Bool
 }
@@ -132,6 +134,7 @@ func (p *Provider) dial(ctx context.Context) (*session, error) {
 	// The session exists before the handshake so that a list_changed sent
 	// at any time, even during it, reaches its list loop.
 	s := newSession()
+	s.capture = newListCapture()
 	co := &sdk.ClientOptions{
 		Logger:       p.log,
 		Capabilities: &sdk.ClientCapabilities{}, // the shared session relays nothing back (no sampling, roots, elicitation)
@@ -229,8 +232,9 @@ func (p *Provider) listLoop(s *session) {
 // maxPages bounds tools/list pagination (a server that never stops paging).
 const maxPages = 100
 
-// listTools lists the upstream's tools, each page converted at once
-// (fromSDK): the SDK's decoded tools are garbage when it returns.
+// listTools lists the upstream's tools: each page as taken off the wire
+// (capture.go), or as the SDK decoded it, converted at once (fromSDK). No
+// SDK tool outlives it.
 func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, error) {
 	var out []*listedTool
 	params := &sdk.ListToolsParams{}
@@ -242,9 +246,14 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, er
 		if err != nil {
 			return nil, err
 		}
-		out = slices.Grow(out, len(res.Tools))
-		for _, t := range res.Tools {
-			out = append(out, fromSDK(t))
+		tools, err := s.capture.page(res)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = tools
+		} else {
+			out = append(out, tools...)
 		}
 		if res.NextCursor == "" {
 			return out, nil
