@@ -77,10 +77,16 @@ func main() {
 		return
 	case *serve:
 		if f := os.Getenv("STARTUP_CPUPROFILE"); f != "" {
-			// The serve process's first second, for profiling the start-up
-			// path as it really runs (merge several with go tool pprof).
+			// The serve process's first second (STARTUP_CPUPROFILE_FOR: a
+			// longer time, e.g. 3s to cover a cold start's listing on a busy
+			// machine), for profiling the start-up path as it really runs
+			// (merge several with go tool pprof).
+			d := time.Second
+			if v, err := time.ParseDuration(os.Getenv("STARTUP_CPUPROFILE_FOR")); err == nil && v > 0 {
+				d = v
+			}
 			if out, err := os.Create(f + "." + strconv.Itoa(os.Getpid())); err == nil && pprof.StartCPUProfile(out) == nil {
-				time.AfterFunc(time.Second, func() { pprof.StopCPUProfile(); out.Close() })
+				time.AfterFunc(d, func() { pprof.StopCPUProfile(); out.Close() })
 			}
 		}
 		if f := os.Getenv("STARTUP_HEAPPROFILE"); f != "" {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -143,12 +145,53 @@ func (c *diskCache) load() (*cached, error) {
 }
 
 // contentKey is what a cache file says, without its time stamp (to skip
-// identical writes).
+// identical writes): a digest of its parts as they are (the JSON parts are
+// written compact, and a file read back gives the same bytes), not of the
+// whole file encoded again (at 10,000 tools, 3 MB validated and copied).
 func contentKey(f cacheFile) []byte {
-	f.Saved = time.Time{}
-	b, _ := json.Marshal(f)
-	sum := sha256.Sum256(b) // kept for the provider's life: a digest, not the whole list (3 MB at 10,000 tools)
-	return sum[:]
+	h := sha256.New()
+	for _, part := range [][]byte{strconv.AppendInt(nil, int64(f.Version), 10), []byte(f.Provider), f.Tools, f.Prompts, f.Init} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write(part)
+	}
+	return h.Sum(nil) // kept for the provider's life: a digest, not the whole list
+}
+
+// encode is json.Marshal(f) for parts that are valid compact JSON (as save
+// makes them), without validating and copying them again.
+func (f *cacheFile) encode() ([]byte, error) {
+	provider, err := json.Marshal(f.Provider)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := json.Marshal(f.Saved)
+	if err != nil {
+		return nil, err
+	}
+	tools := f.Tools
+	if tools == nil {
+		tools = json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	b.Grow(len(tools) + len(f.Prompts) + len(f.Init) + len(provider) + 128)
+	b.WriteString(`{"version":`)
+	b.WriteString(strconv.Itoa(f.Version))
+	b.WriteString(`,"provider":`)
+	b.Write(provider)
+	b.WriteString(`,"saved":`)
+	b.Write(saved)
+	b.WriteString(`,"tools":`)
+	b.Write(tools)
+	if len(f.Prompts) > 0 {
+		b.WriteString(`,"prompts":`)
+		b.Write(f.Prompts)
+	}
+	if len(f.Init) > 0 {
+		b.WriteString(`,"initialize":`)
+		b.Write(f.Init)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // save writes what the upstream said unless the file already holds it.
@@ -188,7 +231,7 @@ func (c *diskCache) save(tools []*listedTool, prompts []*sdk.Prompt, init *sdk.I
 	f.Saved = time.Now().UTC()
 	// Compact: a warm start decodes this file, and its schemas are used as
 	// they are written (listedTool).
-	data, err := json.Marshal(f)
+	data, err := f.encode()
 	if err != nil {
 		return err
 	}

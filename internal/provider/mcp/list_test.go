@@ -1,12 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -184,4 +186,33 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 		t.Fatalf("%s: %v", b, err)
 	}
 	return reflect.DeepEqual(va, vb)
+}
+
+// The cache file is written as json.Marshal writes it.
+func TestCacheFileEncode(t *testing.T) {
+	tools, _ := json.Marshal(liveList(generated(3)))
+	for _, f := range []cacheFile{
+		{Version: 1, Provider: "x", Tools: json.RawMessage(`null`)},
+		{Version: 1, Provider: `a"b<é>`, Tools: tools},
+		{Version: 1, Provider: "x", Tools: json.RawMessage(`[]`), Prompts: json.RawMessage(`[{"name":"p"}]`), Init: json.RawMessage(`{"protocolVersion":"1"}`)},
+	} {
+		f.Saved = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.encode()
+		if err != nil || string(got) != string(want) {
+			t.Errorf("encode = %s, %v\nwant %s", got, err, want)
+		}
+		var back cacheFile
+		if err := json.Unmarshal(got, &back); err != nil || !bytes.Equal(contentKey(back), contentKey(f)) {
+			t.Errorf("the file read back has another content key (%v)", err)
+		}
+		g := f
+		g.Tools = append(json.RawMessage(nil), `[{"name":"other"}]`...)
+		if bytes.Equal(contentKey(g), contentKey(f)) {
+			t.Error("other tools, the same content key")
+		}
+	}
 }
