@@ -46,9 +46,11 @@ type cacheFile struct {
 }
 
 // cached is what the cache holds; Prompts and Init are nil when unknown.
-// Tools are decoded as convert needs them (schemas left as JSON).
+// Tools are decoded as convert needs them (schemas left as JSON); File is
+// the cache file as read.
 type cached struct {
 	Tools   []*listedTool
+	File    []byte
 	Prompts []*sdk.Prompt
 	Init    *sdk.InitializeResult
 }
@@ -107,7 +109,7 @@ func (c *diskCache) load() (*cached, error) {
 	if f.Version != cacheVersion {
 		return nil, nil
 	}
-	out := &cached{Tools: f.Tools}
+	out := &cached{Tools: f.Tools, File: data}
 	if out.Tools == nil {
 		out.Tools = []*listedTool{}
 	}
@@ -119,13 +121,8 @@ func (c *diskCache) load() (*cached, error) {
 		// Written indented by an earlier version: the schemas would be
 		// served with the indentation. Compact them, and have the next
 		// save rewrite the file.
-		for _, s := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
-			if bytes.IndexByte(*s, '\n') >= 0 {
-				var buf bytes.Buffer
-				if json.Compact(&buf, *s) == nil {
-					*s, reformat = buf.Bytes(), true
-				}
-			}
+		if compactSchemas(t) {
+			reformat = true
 		}
 	}
 	// The optional parts are only hints: a bad one is dropped, not fatal.
@@ -142,6 +139,21 @@ func (c *diskCache) load() (*cached, error) {
 	}
 	c.mu.Unlock()
 	return out, nil
+}
+
+// compactSchemas compacts t's schemas if they are indented and reports
+// whether they were.
+func compactSchemas(t *listedTool) bool {
+	changed := false
+	for _, s := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+		if bytes.IndexByte(*s, '\n') >= 0 {
+			var buf bytes.Buffer
+			if json.Compact(&buf, *s) == nil {
+				*s, changed = buf.Bytes(), true
+			}
+		}
+	}
+	return changed
 }
 
 // contentKey is what a cache file says, without its time stamp (to skip

@@ -209,7 +209,8 @@ type Provider struct {
 	fromCache bool           // ... read from the disk cache, not yet confirmed by the upstream
 	listKey   string         // digest of entries, taken when the next live list needs it ("" until then)
 	tools     []catalog.Tool // handed out as is until the list changes
-	entries   []*listedTool  // the upstream's list tools was built from (for the cache and listKey; shares strings and schemas with tools)
+	entries   []*listedTool  // the live list tools was built from (for the cache and listKey; shares strings and schemas with tools)
+	cacheFile []byte         // the cache file tools was built from (nil once a live list arrived), for listKey
 	toolDiags []provider.Diagnostic
 	// What else the upstream said (passthrough.go): its initialize result
 	// and its prompts, live or from the cache; nil when unknown.

@@ -26,13 +26,13 @@ func (p *Provider) setToolsLocked(entries []*listedTool) bool {
 	// (listDigest encodes the whole list).
 	if wasListed {
 		if p.listKey == "" {
-			p.listKey = listDigest(p.entries)
+			p.listKey = p.digestLocked()
 		}
 		if key := listDigest(entries); key != "" && key == p.listKey {
 			return false // the entries kept are the ones the tools share
 		}
 	}
-	p.listKey = ""
+	p.listKey, p.cacheFile = "", nil
 	p.entries = entries
 	p.tools, p.toolDiags = p.convert(entries)
 	p.served.Store(false)
@@ -42,12 +42,35 @@ func (p *Provider) setToolsLocked(entries []*listedTool) bool {
 // setCachedToolsLocked installs the tool list read from the disk cache: the
 // first list, at start-up. Its tools keep their schemas as the JSON the
 // cache holds (never decoded into maps and encoded again: at 10,000 tools
-// that was a third of a warm start).
+// that was a third of a warm start). The entries are not kept: the list's
+// digest, needed only when the next live list arrives, is taken from the
+// cache file then (its bytes are kept by the cache anyway, until it saves).
 func (p *Provider) setCachedToolsLocked(c *cached) {
 	p.listed, p.fromCache, p.listKey = true, true, ""
-	p.entries = c.Tools
+	p.entries, p.cacheFile = nil, c.File
 	p.tools, p.toolDiags = p.convert(c.Tools)
 	p.served.Store(false)
+}
+
+// digestLocked is the digest of the list the tools were built from.
+func (p *Provider) digestLocked() string {
+	if p.entries == nil && p.cacheFile != nil {
+		var f struct {
+			Tools []*listedTool `json:"tools"`
+		}
+		err := json.Unmarshal(p.cacheFile, &f)
+		p.cacheFile = nil
+		if err != nil {
+			return ""
+		}
+		for _, t := range f.Tools {
+			if t != nil {
+				compactSchemas(t) // as load did
+			}
+		}
+		return listDigest(f.Tools)
+	}
+	return listDigest(p.entries)
 }
 
 // listDigest is the digest of a tool list as the cache writes it: every
