@@ -15,6 +15,12 @@
 // upstream with all N tools (cold: the upstream had to be started and
 // listed). Resident memory (VmRSS from /proc) is read after a short rest.
 //
+// "Upstream alone" is that upstream started and listed by a bare go-sdk
+// client: it includes the client's own decoding of the list (every schema
+// into maps, encoded and decoded again by its x-mcp-header check), which the
+// runtime skips (it takes the list off the wire), so a cold runtime can
+// answer before it. The upstream's schemas are raw JSON (see serveUpstream).
+//
 // Cold: an empty cache directory. Warm: the cache the cold run left.
 // Goals: first tools/list and help ≤ 300 ms warm, ≤ 1 s cold, ≤ 80 MB
 // resident at rest, at 10,000 tools.

@@ -269,12 +269,12 @@ func (p *Provider) afterList(changed bool) {
 	tools, prompts, init := p.entries, p.prompts, p.init
 	onChange := p.opts.OnChange
 	p.mu.Unlock()
-	if changed && onChange != nil {
-		go onChange() // not waited for by Close: it runs the runtime's refresh
-	}
-	// After the refresh is under way: the cache is for the next start.
+	// Before the runtime is told: when it refreshes, the cache is current.
 	if err := p.cache.save(tools, prompts, init); err != nil {
 		p.log.Warn("cannot write the tool-list cache", "err", err)
+	}
+	if changed && onChange != nil {
+		go onChange() // not waited for by Close: it runs the runtime's refresh
 	}
 }
 
