@@ -39,8 +39,9 @@ type session struct {
 	// notes orders a passthrough session's notifications before the results
 	// that follow them (nil for the shared session).
 	notes *noteCounter
-	// capture takes the tools/list results off the wire (capture.go): the
-	// shared stdio session's; nil otherwise.
+	// capture takes the tools/list results off the wire (capture.go): set
+	// on the shared session, used by a stdio connection only (an HTTP one
+	// never fills it); nil on passthrough sessions.
 	capture *listCapture
 	// probing is set while a liveness ping runs (liveness.go).
 	probing atomic.Bool
