@@ -53,6 +53,10 @@ func Decode(data []byte) (jsonrpc.Message, error) {
 
 var errInvalidRequest = errors.New("JSON RPC invalid request")
 
+// Unmarshal decodes data into v as the go-sdk decodes a message's result
+// or params (its internal/json.Unmarshal): see unmarshal.
+func Unmarshal(data []byte, v any) error { return unmarshal(data, v) }
+
 // unmarshal is the go-sdk's internal/json.Unmarshal: the nesting limit,
 // then one value decoded case-sensitively (the rest of data is not looked
 // at, as the SDK's stream decoder does not).

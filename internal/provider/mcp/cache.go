@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -93,9 +95,8 @@ func (c *diskCache) load() (*cached, error) {
 		return nil, err
 	}
 	// One pass over the file: the tools are decoded as convert needs them
-	// (schemas left as JSON, listedTool); the upstream's own form of the
-	// list, and the file's content key, are taken from data later, only
-	// if needed (off the start-up path).
+	// (schemas left as JSON, listedTool); the file's content key is taken
+	// from data later, only if needed (off the start-up path).
 	var f struct {
 		Version int             `json:"version"`
 		Tools   []*listedTool   `json:"tools"`
@@ -120,13 +121,8 @@ func (c *diskCache) load() (*cached, error) {
 		// Written indented by an earlier version: the schemas would be
 		// served with the indentation. Compact them, and have the next
 		// save rewrite the file.
-		for _, s := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
-			if bytes.IndexByte(*s, '\n') >= 0 {
-				var buf bytes.Buffer
-				if json.Compact(&buf, *s) == nil {
-					*s, reformat = buf.Bytes(), true
-				}
-			}
+		if compactSchemas(t) {
+			reformat = true
 		}
 	}
 	// The optional parts are only hints: a bad one is dropped, not fatal.
@@ -145,18 +141,74 @@ func (c *diskCache) load() (*cached, error) {
 	return out, nil
 }
 
+// compactSchemas compacts t's schemas if they are indented and reports
+// whether they were.
+func compactSchemas(t *listedTool) bool {
+	changed := false
+	for _, s := range []*json.RawMessage{&t.InputSchema, &t.OutputSchema} {
+		if bytes.IndexByte(*s, '\n') >= 0 {
+			var buf bytes.Buffer
+			if json.Compact(&buf, *s) == nil {
+				*s, changed = buf.Bytes(), true
+			}
+		}
+	}
+	return changed
+}
+
 // contentKey is what a cache file says, without its time stamp (to skip
-// identical writes).
+// identical writes): a digest of its parts as they are (the JSON parts are
+// written compact, and a file read back gives the same bytes), not of the
+// whole file encoded again (at 10,000 tools, 3 MB validated and copied).
 func contentKey(f cacheFile) []byte {
-	f.Saved = time.Time{}
-	b, _ := json.Marshal(f)
-	sum := sha256.Sum256(b) // kept for the provider's life: a digest, not the whole list (3 MB at 10,000 tools)
-	return sum[:]
+	h := sha256.New()
+	for _, part := range [][]byte{strconv.AppendInt(nil, int64(f.Version), 10), []byte(f.Provider), f.Tools, f.Prompts, f.Init} {
+		h.Write(binary.BigEndian.AppendUint64(nil, uint64(len(part))))
+		h.Write(part)
+	}
+	return h.Sum(nil) // kept for the provider's life: a digest, not the whole list
+}
+
+// encode is json.Marshal(f) for parts that are valid compact JSON (as save
+// makes them), without validating and copying them again.
+func (f *cacheFile) encode() ([]byte, error) {
+	provider, err := json.Marshal(f.Provider)
+	if err != nil {
+		return nil, err
+	}
+	saved, err := json.Marshal(f.Saved)
+	if err != nil {
+		return nil, err
+	}
+	tools := f.Tools
+	if tools == nil {
+		tools = json.RawMessage("null")
+	}
+	var b bytes.Buffer
+	b.Grow(len(tools) + len(f.Prompts) + len(f.Init) + len(provider) + 128)
+	b.WriteString(`{"version":`)
+	b.WriteString(strconv.Itoa(f.Version))
+	b.WriteString(`,"provider":`)
+	b.Write(provider)
+	b.WriteString(`,"saved":`)
+	b.Write(saved)
+	b.WriteString(`,"tools":`)
+	b.Write(tools)
+	if len(f.Prompts) > 0 {
+		b.WriteString(`,"prompts":`)
+		b.Write(f.Prompts)
+	}
+	if len(f.Init) > 0 {
+		b.WriteString(`,"initialize":`)
+		b.Write(f.Init)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // save writes what the upstream said unless the file already holds it.
 // Prompts and init may be nil (unknown).
-func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
+func (c *diskCache) save(tools []*listedTool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
 	if c.disabled != nil {
 		return nil
 	}
@@ -191,7 +243,7 @@ func (c *diskCache) save(tools []*sdk.Tool, prompts []*sdk.Prompt, init *sdk.Ini
 	f.Saved = time.Now().UTC()
 	// Compact: a warm start decodes this file, and its schemas are used as
 	// they are written (listedTool).
-	data, err := json.Marshal(f)
+	data, err := f.encode()
 	if err != nil {
 		return err
 	}

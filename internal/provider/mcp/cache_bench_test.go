@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -28,6 +29,15 @@ func generated(n int) []*sdk.Tool {
 	return out
 }
 
+// liveList is raw as listTools returns it.
+func liveList(raw []*sdk.Tool) []*listedTool {
+	out := make([]*listedTool, len(raw))
+	for i, t := range raw {
+		out[i] = fromSDK(t)
+	}
+	return out
+}
+
 // A warm start's tools from the cache are exactly what the same list gives
 // live (schemas byte for byte), from a compact cache file and from an
 // indented one an earlier version wrote.
@@ -39,13 +49,9 @@ func TestCachedToolsEqualLive(t *testing.T) {
 			Annotations: &sdk.ToolAnnotations{Title: "Out", ReadOnlyHint: true}})
 	p := New(Options{ID: "x", Command: "x", CacheDir: t.TempDir(), TrustAnnotations: true})
 	defer p.Close()
-	live := make([]*listedTool, len(raw))
-	for i, t := range raw {
-		live[i] = fromSDK(t)
-	}
-	wantTools, wantDiags := p.convert(live)
+	wantTools, wantDiags := p.convert(liveList(raw))
 
-	if err := p.cache.save(raw, nil, nil); err != nil {
+	if err := p.cache.save(liveList(raw), nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	c, err := p.cache.load()
@@ -66,7 +72,7 @@ func TestCachedToolsEqualLive(t *testing.T) {
 	// The live list's digest of a cached list is the one it had live.
 	p.mu.Lock()
 	p.setCachedToolsLocked(c)
-	changed := p.setToolsLocked(raw)
+	changed := p.setToolsLocked(liveList(raw))
 	p.mu.Unlock()
 	if changed {
 		t.Fatal("the same list, live after cached, counted as a change")
@@ -82,17 +88,17 @@ func TestCachedToolsEqualLive(t *testing.T) {
 func BenchmarkCachedList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
 		p := New(Options{ID: "x", Command: "x", CacheDir: b.TempDir()})
-		if err := p.cache.save(generated(n), nil, nil); err != nil {
+		if err := p.cache.save(liveList(generated(n)), nil, nil); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(fmt.Sprintf("tools=%d/before", n), func(b *testing.B) {
 			for b.Loop() {
-				c, err := p.cache.load()
+				data, err := os.ReadFile(p.cache.path)
 				if err != nil {
 					b.Fatal(err)
 				}
 				var f cacheFile // what load did before
-				if err := json.Unmarshal(c.File, &f); err != nil {
+				if err := json.Unmarshal(data, &f); err != nil {
 					b.Fatal(err)
 				}
 				var raw []*sdk.Tool

@@ -222,6 +222,7 @@ type stdioConn struct {
 	pending *pendingCalls
 	queue   []jsonrpc.Message // the rest of a batch; Read has a single caller
 	notes   *noteCounter      // counts notifications (passthrough sessions)
+	capture *listCapture      // takes tools/list results off the wire (the shared session; see capture.go)
 
 	outMu     sync.Mutex
 	closeOnce sync.Once
@@ -247,6 +248,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.queue = c.queue[1:]
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.pending.remove(resp.ID)
+		c.capture.received(resp)
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && c.notes != nil {
 		c.notes.readOne(req)
@@ -269,10 +271,12 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	defer c.outMu.Unlock()
 	if call {
 		c.pending.add(req.ID)
+		c.capture.sent(req)
 	}
 	if _, err := c.out.Write(data); err != nil {
 		if call {
 			c.pending.remove(req.ID)
+			c.capture.unsent(req)
 		}
 		return err
 	}

@@ -207,10 +207,10 @@ type Provider struct {
 	listed    bool           // tools holds a list (from the cache or the upstream)
 	served    freshFlag      // Tools returned the current list (see Fresh)
 	fromCache bool           // ... read from the disk cache, not yet confirmed by the upstream
-	listKey   string         // digest of the upstream list tools was built from
+	listKey   string         // digest of entries, taken when the next live list needs it ("" until then)
 	tools     []catalog.Tool // handed out as is until the list changes
-	rawTools  []*sdk.Tool    // the upstream's own list tools was built from (for the cache)
-	rawCached []byte         // ... in the cache file it was read from, until rawTools is needed (rawToolsLocked)
+	entries   []*listedTool  // the live list tools was built from (for the cache and listKey; shares strings and schemas with tools)
+	cacheFile []byte         // the cache file tools was built from (nil once a live list arrived), for listKey
 	toolDiags []provider.Diagnostic
 	// What else the upstream said (passthrough.go): its initialize result
 	// and its prompts, live or from the cache; nil when unknown.

@@ -39,6 +39,10 @@ type session struct {
 	// notes orders a passthrough session's notifications before the results
 	// that follow them (nil for the shared session).
 	notes *noteCounter
+	// capture takes the tools/list results off the wire (capture.go): set
+	// on the shared session, used by a stdio connection only (an HTTP one
+	// never fills it); nil on passthrough sessions.
+	capture *listCapture
 	// probing is set while a liveness ping runs (liveness.go).
 	probing atomic.Bool
 }
@@ -78,7 +82,7 @@ func (p *Provider) connect(done chan struct{}) {
 	defer cancel()
 	start := time.Now()
 	s, err := p.dial(ctx)
-	var tools []*sdk.Tool
+	var tools []*listedTool
 	var prompts []*sdk.Prompt
 	if err == nil {
 		tools, err = p.listTools(ctx, s)
@@ -131,6 +135,7 @@ func (p *Provider) dial(ctx context.Context) (*session, error) {
 	// The session exists before the handshake so that a list_changed sent
 	// at any time, even during it, reaches its list loop.
 	s := newSession()
+	s.capture = newListCapture()
 	co := &sdk.ClientOptions{
 		Logger:       p.log,
 		Capabilities: &sdk.ClientCapabilities{}, // the shared session relays nothing back (no sampling, roots, elicitation)
@@ -228,8 +233,11 @@ func (p *Provider) listLoop(s *session) {
 // maxPages bounds tools/list pagination (a server that never stops paging).
 const maxPages = 100
 
-func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, error) {
-	var out []*sdk.Tool
+// listTools lists the upstream's tools: each page as taken off the wire
+// (capture.go), or as the SDK decoded it, converted at once (fromSDK). No
+// SDK tool outlives it.
+func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, error) {
+	var out []*listedTool
 	params := &sdk.ListToolsParams{}
 	for page := 0; ; page++ {
 		if page == maxPages {
@@ -239,7 +247,15 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, erro
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, res.Tools...)
+		tools, err := s.capture.page(res)
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = tools
+		} else {
+			out = append(out, tools...)
+		}
 		if res.NextCursor == "" {
 			return out, nil
 		}
@@ -251,9 +267,10 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*sdk.Tool, erro
 // or prompts changed, tells the runtime.
 func (p *Provider) afterList(changed bool) {
 	p.mu.Lock()
-	tools, prompts, init := p.rawTools, p.prompts, p.init
+	tools, prompts, init := p.entries, p.prompts, p.init
 	onChange := p.opts.OnChange
 	p.mu.Unlock()
+	// Before the runtime is told: when it refreshes, the cache is current.
 	if err := p.cache.save(tools, prompts, init); err != nil {
 		p.log.Warn("cannot write the tool-list cache", "err", err)
 	}

@@ -75,6 +75,7 @@ func (p *Provider) dialStdio(ctx context.Context, client *sdk.Client, s *session
 		out:     pr.stdin,
 		pending: pending,
 		notes:   s.notes,
+		capture: s.capture,
 	}}
 	cs, err := client.Connect(ctx, t, s.copts)
 	if err != nil {

@@ -15,29 +15,25 @@ import (
 
 // setToolsLocked installs a live tool list from the upstream. It keeps the
 // current slice when the list is unchanged (the registry then skips its
-// work) and reports whether the tools changed.
-func (p *Provider) setToolsLocked(raw []*sdk.Tool) bool {
+// work) and reports whether the tools changed. The list is kept as its
+// entries (they share their strings and schemas with the tools built from
+// them): no SDK value of it outlives the listing.
+func (p *Provider) setToolsLocked(entries []*listedTool) bool {
 	wasListed := p.listed
-	// The first list (the cache, at start-up) needs no digest: there is
-	// nothing to compare it with. Its digest is taken when the next list
-	// arrives, off the start-up path (listDigest encodes the whole list).
-	key := ""
+	p.listed, p.fromCache = true, false
+	// The first list needs no digest: there is nothing to compare it with.
+	// Its digest is taken when the next list arrives, off the start-up path
+	// (listDigest encodes the whole list).
 	if wasListed {
 		if p.listKey == "" {
-			p.listKey = listDigest(p.rawToolsLocked())
+			p.listKey = p.digestLocked()
 		}
-		key = listDigest(raw)
+		if key := listDigest(entries); key != "" && key == p.listKey {
+			return false // the entries kept are the ones the tools share
+		}
 	}
-	p.rawTools, p.rawCached = raw, nil
-	p.listed, p.fromCache = true, false
-	if wasListed && key == p.listKey {
-		return false
-	}
-	p.listKey = key
-	entries := make([]*listedTool, len(raw))
-	for i, t := range raw {
-		entries[i] = fromSDK(t)
-	}
+	p.listKey, p.cacheFile = "", nil
+	p.entries = entries
 	p.tools, p.toolDiags = p.convert(entries)
 	p.served.Store(false)
 	return true
@@ -46,31 +42,41 @@ func (p *Provider) setToolsLocked(raw []*sdk.Tool) bool {
 // setCachedToolsLocked installs the tool list read from the disk cache: the
 // first list, at start-up. Its tools keep their schemas as the JSON the
 // cache holds (never decoded into maps and encoded again: at 10,000 tools
-// that was a third of a warm start); the upstream's own form of the list,
-// needed only to compare it with the next live list, is decoded then.
+// that was a third of a warm start). The entries are not kept: the list's
+// digest, needed only when the next live list arrives, is taken from the
+// cache file then (its bytes are kept by the cache anyway, until it saves).
 func (p *Provider) setCachedToolsLocked(c *cached) {
-	p.rawTools, p.rawCached = nil, c.File
 	p.listed, p.fromCache, p.listKey = true, true, ""
+	p.entries, p.cacheFile = nil, c.File
 	p.tools, p.toolDiags = p.convert(c.Tools)
 	p.served.Store(false)
 }
 
-// rawToolsLocked is the upstream's own list the tools were built from.
-func (p *Provider) rawToolsLocked() []*sdk.Tool {
-	if p.rawTools == nil && p.rawCached != nil {
+// digestLocked is the digest of the list the tools were built from.
+func (p *Provider) digestLocked() string {
+	if p.entries == nil && p.cacheFile != nil {
 		var f struct {
-			Tools []*sdk.Tool `json:"tools"`
+			Tools []*listedTool `json:"tools"`
 		}
-		if json.Unmarshal(p.rawCached, &f) == nil {
-			p.rawTools = f.Tools
+		err := json.Unmarshal(p.cacheFile, &f)
+		p.cacheFile = nil
+		if err != nil {
+			return ""
 		}
-		p.rawCached = nil
+		for _, t := range f.Tools {
+			if t != nil {
+				compactSchemas(t) // as load did
+			}
+		}
+		return listDigest(f.Tools)
 	}
-	return p.rawTools
+	return listDigest(p.entries)
 }
 
-func listDigest(raw []*sdk.Tool) string {
-	b, err := json.Marshal(raw)
+// listDigest is the digest of a tool list as the cache writes it: every
+// field of every entry ("" if it cannot be encoded, which never equals).
+func listDigest(entries []*listedTool) string {
+	b, err := json.Marshal(entries)
 	if err != nil {
 		return ""
 	}
@@ -78,9 +84,10 @@ func listDigest(raw []*sdk.Tool) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// listedTool is one entry of a tool list with what convert reads of it,
-// from a live list (fromSDK) or decoded from the cache as is (the schemas
-// stay JSON). A null entry of the list is nil.
+// listedTool is one entry of a tool list: every field of the upstream's
+// entry (what the cache stores), with the schemas, _meta and icons as JSON.
+// It comes from a live list (fromSDK) or is decoded from the cache as is (the
+// schemas stay JSON). A null entry of the list is nil.
 type listedTool struct {
 	Name         string               `json:"name"`
 	Title        string               `json:"title,omitempty"`
@@ -88,22 +95,47 @@ type listedTool struct {
 	InputSchema  json.RawMessage      `json:"inputSchema"`
 	OutputSchema json.RawMessage      `json:"outputSchema,omitempty"`
 	Annotations  *sdk.ToolAnnotations `json:"annotations,omitempty"`
+	Meta         json.RawMessage      `json:"_meta,omitempty"`
+	Icons        json.RawMessage      `json:"icons,omitempty"`
 
 	schemaErr error // a live tool's input schema that cannot be used
 }
 
+// fromSDK converts one entry of a live list; the result shares nothing
+// with t but its annotations (which the SDK does not touch again).
 func fromSDK(t *sdk.Tool) *listedTool {
 	if t == nil {
 		return nil
 	}
 	lt := &listedTool{Name: t.Name, Title: t.Title, Description: t.Description, Annotations: t.Annotations}
 	lt.InputSchema, lt.schemaErr = inputSchema(t.InputSchema)
-	if t.OutputSchema != nil {
-		if out, err := json.Marshal(t.OutputSchema); err == nil && string(out) != "null" {
-			lt.OutputSchema = out
+	if lt.schemaErr != nil && t.InputSchema != nil {
+		// Kept as the upstream said it (for the cache, whose reader finds
+		// the same fault in it).
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			lt.InputSchema = b
 		}
 	}
+	lt.OutputSchema = marshalOmitNull(t.OutputSchema)
+	if len(t.Meta) > 0 {
+		lt.Meta = marshalOmitNull(t.Meta)
+	}
+	if len(t.Icons) > 0 {
+		lt.Icons = marshalOmitNull(t.Icons)
+	}
 	return lt
+}
+
+// marshalOmitNull is v as JSON, nil for nil, null or what cannot be encoded.
+func marshalOmitNull(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return nil
+	}
+	return b
 }
 
 // schema returns the tool's input schema, checked as inputSchema checks a
