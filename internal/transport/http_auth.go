@@ -97,6 +97,7 @@ type identity struct {
 
 type authenticator struct {
 	statics [][32]byte // SHA-256 of each static token
+	users   []string   // the identity of each: "token:" and 8 hex digits of its digest (never the token)
 	oidc    *oidcVerifier
 }
 
@@ -104,7 +105,9 @@ func newAuthenticator(o HTTPOptions) *authenticator {
 	a := &authenticator{}
 	for _, t := range o.Tokens {
 		if t != "" {
-			a.statics = append(a.statics, sha256.Sum256([]byte(t)))
+			sum := sha256.Sum256([]byte(t))
+			a.statics = append(a.statics, sum)
+			a.users = append(a.users, "token:"+hex.EncodeToString(sum[:4]))
 		}
 	}
 	if o.OIDC.Issuer != "" {
@@ -126,7 +129,7 @@ func (a *authenticator) verify(ctx context.Context, tok string) (identity, *auth
 		}
 	}
 	if match >= 0 {
-		return identity{user: "token:" + hex.EncodeToString(a.statics[match][:4])}, nil
+		return identity{user: a.users[match]}, nil
 	}
 	if a.oidc != nil && strings.Count(tok, ".") == 2 {
 		return a.oidc.verify(ctx, tok)
