@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // flatSchema is an input schema simple enough to check without the JSON
@@ -197,8 +199,7 @@ func valueOfKind(args []byte, i int, kind jsonKind) (int, bool) {
 	c := args[i]
 	switch {
 	case c == '"':
-		end := skipString(args, i)
-		return end, kind == kindAny || kind == kindString
+		return textutil.SkipJSONValue(args, i), kind == kindAny || kind == kindString
 	case c == 't' || c == 'f':
 		end := i + 4
 		if c == 'f' {
@@ -220,7 +221,7 @@ func valueOfKind(args []byte, i int, kind jsonKind) (int, bool) {
 	case c == 'n':
 		return i + 4, kind == kindAny
 	case (c == '{' || c == '[') && kind == kindAny:
-		return skipNested(args, i), true
+		return textutil.SkipJSONValue(args, i), true
 	}
 	return i, false
 }
@@ -228,38 +229,6 @@ func valueOfKind(args []byte, i int, kind jsonKind) (int, bool) {
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
-	}
-	return i
-}
-
-// skipString returns the end of the valid JSON string at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return i
-}
-
-// skipNested returns the end of the valid JSON object or array at b[i].
-func skipNested(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = skipString(b, i) - 1
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		}
 	}
 	return i
 }

@@ -103,3 +103,45 @@ func IsJSONObject(raw []byte) bool {
 	}
 	return false
 }
+
+// SkipJSONValue returns the index just after the JSON value at raw[i] (for a
+// number or literal: the separator or blank that ends it), or -1 when raw
+// ends inside a string, object or array. raw must be valid JSON (checked
+// or decoded beforehand): this only finds where values end, for scanners
+// that read a document's top level without decoding it.
+func SkipJSONValue(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			for i++; i < len(raw) && raw[i] != '"'; i++ {
+				if raw[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(raw) {
+				return -1
+			}
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	if depth == 0 {
+		return i
+	}
+	return -1
+}

@@ -156,3 +156,26 @@ func TestIsJSONObject(t *testing.T) {
 		}
 	}
 }
+
+func TestSkipJSONValue(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		i    int
+		want int
+	}{
+		{`"a\"b",1`, 0, 6},
+		{`{"a":[1,{"b":"]"}]} x`, 0, 19},
+		{`[1,2] `, 0, 5},
+		{`123,`, 0, 3},
+		{`true}`, 0, 4},
+		{`{"a":1,"b":"x"}`, 5, 6},
+		{`{"a":1,"b":"x"}`, 11, 14},
+		{`"open`, 0, -1},
+		{`{"a":[1`, 0, -1},
+		{`12`, 0, 2},
+	} {
+		if got := SkipJSONValue([]byte(tt.raw), tt.i); got != tt.want {
+			t.Errorf("SkipJSONValue(%q, %d) = %d, want %d", tt.raw, tt.i, got, tt.want)
+		}
+	}
+}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // serveAll runs diffServer on in through Stdio and returns its output lines
@@ -169,7 +171,7 @@ func TestStdioCloseUnblocksRead(t *testing.T) {
 
 // Writes from many goroutines come out one message per line, whole.
 func TestStdioConcurrentWrites(t *testing.T) {
-	var out safeBuffer
+	var out testutil.SyncBuffer
 	inR, inW := io.Pipe()
 	defer inW.Close()
 	conn, err := Stdio(inR, &out, time.Second).Connect(context.Background())
@@ -204,23 +206,6 @@ func TestStdioConcurrentWrites(t *testing.T) {
 	}
 }
 
-type safeBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *safeBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *safeBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // FuzzStdioInput: whatever the client sends, the server does not panic and
 // every line it writes is JSON.
 func FuzzStdioInput(f *testing.F) {
@@ -238,7 +223,7 @@ func FuzzStdioInput(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		var out safeBuffer
+		var out testutil.SyncBuffer
 		srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct{ Text string }) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil

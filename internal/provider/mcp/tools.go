@@ -282,7 +282,7 @@ func memberOf(raw []byte, key string) (val []byte, ok bool) {
 			i++
 		}
 		start := i
-		if i = skipValue(raw, i); i < 0 {
+		if i = textutil.SkipJSONValue(raw, i); i < 0 {
 			return nil, false
 		}
 		if string(k) == key {
@@ -290,40 +290,4 @@ func memberOf(raw []byte, key string) (val []byte, ok bool) {
 		}
 	}
 	return nil, false
-}
-
-// skipValue returns the index just after the valid JSON value at raw[i]
-// (before any separator), or -1.
-func skipValue(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	if depth == 0 {
-		return i
-	}
-	return -1
 }
