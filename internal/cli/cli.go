@@ -84,6 +84,7 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	scrubbed := *env
 	scrubbed.Stdout, scrubbed.Stderr = redact.Default.Writer(env.Stdout), redact.Default.Writer(env.Stderr)
 	env = &scrubbed
+	args = hoistGlobalFlags(args)
 	for _, c := range commands() {
 		if c.name == args[0] {
 			return c.run(ctx, env, args[1:])
@@ -94,13 +95,48 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	return ExitUsage
 }
 
+// globalValueFlags are the flags every loading command shares that take a
+// value; with globalBoolFlags they may come before the command name.
+var (
+	globalValueFlags = map[string]bool{"config": true, "mode": true}
+	globalBoolFlags  = map[string]bool{"json": true}
+)
+
+// hoistGlobalFlags moves the shared flags written before the command name
+// (`agent-tools --config x.yaml doctor`, the form people type) behind the
+// command's own arguments, where its FlagSet parses them. Anything else
+// before the name is left in place, so the command is still reported as
+// unknown.
+func hoistGlobalFlags(args []string) []string {
+	var lead []string
+	i := 0
+	for i < len(args) && strings.HasPrefix(args[i], "-") && args[i] != "-" && args[i] != "--" {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		switch {
+		case globalValueFlags[name] && !hasValue && i+1 < len(args):
+			lead = append(lead, args[i], args[i+1])
+			i += 2
+		case globalValueFlags[name] && hasValue, globalBoolFlags[name]:
+			lead = append(lead, args[i])
+			i++
+		default:
+			return args
+		}
+	}
+	if len(lead) == 0 || i == len(args) {
+		return args
+	}
+	return append(append([]string{}, args[i:]...), lead...)
+}
+
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "agent-tools: one MCP server for every tool your team already has.")
 	fmt.Fprintln(w, "\nUsage: agent-tools <command> [flags]\n\nCommands:")
 	for _, c := range commands() {
 		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nRun 'agent-tools <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\n--config FILE, --mode MODE and --json may also come before the command.")
+	fmt.Fprintln(w, "Run 'agent-tools <command> -h' for a command's flags.")
 }
 
 // flags is a FlagSet with the options most commands share.

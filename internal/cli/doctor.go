@@ -15,7 +15,7 @@ import (
 )
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "doctor", "doctor [--config FILE] [--json]").withJSON()
+	f := newFlags(env, "doctor", "doctor [--config FILE] [--mode MODE] [--json]").withJSON().withMode()
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
