@@ -48,6 +48,12 @@ type Options struct {
 	ConfigFile string
 	// ConfigYAML is the same config as a value, parsed and validated exactly
 	// like the file.
+	//
+	// With either, the runtime serves what the program registers and what
+	// the config names: the repository scripts (./.agents/tools) and prompts
+	// that the agent-tools binary picks up by default are served only when
+	// the config has a local: or prompts: section, and the built-ins only
+	// with BuiltIns.
 	ConfigYAML []byte
 	// ProjectDir is the directory relative paths resolve against (default:
 	// the working directory).
@@ -65,6 +71,11 @@ type Options struct {
 	// DecisionsFile is where "always allow" answers are kept (default: next
 	// to ConfigFile; with no config file they last as long as the process).
 	DecisionsFile string
+	// BuiltIns also serves the runtime's own tools: runtime_status
+	// (version, mode, providers) and execute_javascript (a sandbox whose
+	// tools.call takes the same pipeline). Off by default: an embedding
+	// program serves what it registers.
+	BuiltIns bool
 	// Watch reloads ConfigFile when it changes (what `agent-tools serve`
 	// does); the enabled set survives a reload.
 	Watch bool
@@ -180,6 +191,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 		ConfigPath: r.opts.ConfigFile, Config: cfg, ProjectDir: r.opts.ProjectDir, Mode: r.opts.Mode,
 		Env: r.opts.LookupEnv, Logger: r.opts.Logger, AuditDefault: r.opts.AuditLog,
 		Middleware: r.opts.ext.Middleware, Tracer: r.tracer(), Providers: ps, Disabled: off, Decisions: store,
+		Explicit: !r.opts.ext.FindConfig, BuiltIns: r.opts.BuiltIns, // the binary keeps zero-config's scripts; an embedder serves what it names
 	})
 	if err != nil {
 		return err
@@ -213,10 +225,7 @@ func (r *Runtime) config() (*config.Config, error) {
 		cfg.Path = "" // a value, not a file: nothing to watch
 		return cfg, nil
 	}
-	cfg := config.Default(dir)
-	cfg.Local.Enabled = false // an embedded service serves its own tools, not ./.agents/tools
-	cfg.Prompts.Dir = ""
-	return cfg, nil
+	return config.Default(dir), nil // app.Options.Explicit turns off its scripts and prompts
 }
 
 // openDecisions opens the decisions store; a corrupt one is reported and

@@ -530,3 +530,66 @@ func TestLifecycle(t *testing.T) {
 		t.Errorf("Call after Close: %v", err)
 	}
 }
+
+// TestEmbedderServesOnlyWhatItNames: the repository's scripts and prompts
+// that the binary serves by default are not published by an embedding
+// program unless its config names them (a booking service run from a
+// checkout must not serve that checkout's test/lint/bench scripts).
+func TestEmbedderServesOnlyWhatItNames(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, ".agents", "tools", "wipe")
+	if err := os.MkdirAll(filepath.Dir(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, []byte("#!/bin/sh\n# @description Wipe everything.\necho wiped\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := func(body string) string {
+		p := filepath.Join(dir, fmt.Sprintf("cfg-%d.yaml", len(body)))
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name      string
+		o         agenttools.Options
+		wantLocal bool
+		wantBuilt bool // runtime_status and execute_javascript
+	}{
+		{"no config", agenttools.Options{}, false, false},
+		{"built-ins asked for", agenttools.Options{BuiltIns: true}, false, true},
+		{"ConfigYAML without local", agenttools.Options{ConfigYAML: []byte("mode: flat\n")}, false, false},
+		{"ConfigFile without local", agenttools.Options{ConfigFile: cfgFile("mode: flat\n")}, false, false},
+		{"ConfigYAML naming local", agenttools.Options{ConfigYAML: []byte("local:\n  requireConfirm: true\n")}, true, false},
+		{"ConfigFile naming local", agenttools.Options{ConfigFile: cfgFile("local: {dir: .agents/tools}\n")}, true, false},
+		{"local named but disabled", agenttools.Options{ConfigYAML: []byte("local: {enabled: false}\n")}, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.ProjectDir = dir
+			rt := newRT(t, tc.o)
+			if err := rt.RegisterTool("booking", "create", "Book.", nil, noop); err != nil {
+				t.Fatal(err)
+			}
+			start(t, rt)
+			tools, err := rt.NewSession(agenttools.SessionOptions{}).Tools()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var local, built, booking bool
+			for _, tl := range tools {
+				local = local || tl.Provider == "local"
+				built = built || tl.Provider == "builtin"
+				booking = booking || tl.Name == "booking_create"
+			}
+			if local != tc.wantLocal || built != tc.wantBuilt || !booking {
+				t.Errorf("local scripts served = %v (want %v), built-ins = %v (want %v), registered tool served = %v; tools: %v",
+					local, tc.wantLocal, built, tc.wantBuilt, booking, tools)
+			}
+			_, err = rt.Call(context.Background(), "wipe", map[string]any{agenttools.ConfirmArg: true})
+			if !tc.wantLocal && code(err) != "UNKNOWN_TOOL" {
+				t.Errorf("calling an unnamed script: %v, want UNKNOWN_TOOL", err)
+			}
+		})
+	}
+}

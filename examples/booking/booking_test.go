@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -279,4 +281,27 @@ func TestRunRefusesPublicAddrWithoutAuth(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "BOOKING_TOKEN") {
 		t.Fatalf("run = %v", err)
 	}
+}
+
+// TestServesOnlyItsTools: run from the repository root (as `go run
+// ./examples/booking` is), /mcp lists exactly the README's tools, not the
+// checkout's own .agents/tools scripts.
+func TestServesOnlyItsTools(t *testing.T) {
+	t.Chdir("../..")
+	if _, err := os.Stat(".agents/tools"); err != nil {
+		t.Skip("no .agents/tools in the repository root to leak: ", err)
+	}
+	_, ts := newServer(t, Options{})
+	got := connect(t, ts, "").tools()
+	const want = "booking_check_availability booking_create booking_cancel booking_list_agenda clients_list clients_create"
+	if !sameWords(got, want) {
+		t.Errorf("/mcp lists %q, want the README's %q", got, want)
+	}
+}
+
+func sameWords(a, b string) bool {
+	x, y := strings.Fields(a), strings.Fields(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
 }

@@ -68,6 +68,15 @@ type Options struct {
 	Disabled []string
 	// Decisions remembers a person's "always allow" answers (nil: none).
 	Decisions pipeline.Decisions
+	// Explicit is an embedding program's runtime: it serves only what it
+	// registers or its config names. The repository's scripts
+	// (./.agents/tools) and prompts (./.agents/prompts) that zero-config
+	// and the binary pick up by default are served only when the config has
+	// a local: or prompts: section, and the built-ins only with BuiltIns.
+	Explicit bool
+	// BuiltIns serves runtime_status and execute_javascript in an Explicit
+	// runtime (the binary always serves them).
+	BuiltIns bool
 }
 
 // App is a loaded runtime. The live generation (config, registry, call
@@ -96,6 +105,24 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 
 // LoadConfig finds and loads the config as Options say.
 func LoadConfig(o Options) (*config.Config, error) {
+	cfg, err := loadConfig(o)
+	if err == nil && o.Explicit {
+		explicitOnly(cfg)
+	}
+	return cfg, err
+}
+
+// explicitOnly turns off the defaults an embedder did not ask for.
+func explicitOnly(cfg *config.Config) {
+	if !cfg.Sets("local") {
+		cfg.Local.Enabled = false
+	}
+	if !cfg.Sets("prompts") {
+		cfg.Prompts.Dir = ""
+	}
+}
+
+func loadConfig(o Options) (*config.Config, error) {
 	if o.Config != nil {
 		return o.Config, nil
 	}
@@ -219,7 +246,9 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		g.closers = append(g.closers, closeAudit)
 	}
 	g.withEmbeddings(cfg.Index.Embeddings)
-	g.add(builtin.New(builtin.Options{Status: a.status}))
+	if !o.Explicit || o.BuiltIns {
+		g.add(builtin.New(builtin.Options{Status: a.status}))
+	}
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{
 			Dir: cfg.Local.Dir, ProjectDir: cfg.Dir, RequireConfirm: cfg.Local.RequireConfirm,

@@ -237,6 +237,17 @@ func Default(projectDir string) *Config {
 	return c
 }
 
+// Sets reports whether the file wrote the key at path ("local",
+// "prompts.dir"), as opposed to a default filling it in. Configs built in
+// code set nothing.
+func (c *Config) Sets(path string) bool {
+	if c == nil || c.meta == nil {
+		return false
+	}
+	_, ok := c.meta.key[path]
+	return ok
+}
+
 func defaults() *Config {
 	return &Config{
 		Mode:   DefaultMode,
