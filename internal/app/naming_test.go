@@ -71,3 +71,26 @@ export async function run(tools, args) {
 		})
 	}
 }
+
+// TestLocalRename: local: takes rename: like every provider kind, so the
+// hint that suggests it for a script (a flat name too long, a collision)
+// can be followed.
+func TestLocalRename(t *testing.T) {
+	p := newProject(t)
+	long := "deploy-" + strings.Repeat("x", 70)
+	p.script(t, long, "#!/bin/sh\n# @description Deploys.\n# @readonly\necho deployed\n")
+	p.file(t, "agent-tools.yaml", "local:\n  rename: {"+long+": deploy}\n")
+	a, _ := p.connect(t, "flat", nil)
+	tool, ok := a.Registry().Lookup("deploy")
+	if !ok || tool.Name != long || tool.Provider != "local" {
+		t.Fatalf("the renamed script: %+v, found %v", tool, ok)
+	}
+	if _, ok := a.Registry().Lookup(long); ok {
+		t.Errorf("the script is still reachable by its own name")
+	}
+	for _, d := range a.Diagnostics() {
+		if d.Status == "failed" || strings.Contains(d.Reason, "rename") {
+			t.Errorf("doctor: %+v", d)
+		}
+	}
+}

@@ -82,6 +82,9 @@ type Local struct {
 	Enabled        bool     `json:"enabled" yaml:"enabled"`
 	Timeout        Duration `json:"timeout" yaml:"timeout"`
 	Description    string   `json:"description,omitempty" yaml:"description,omitempty"`
+	// Rename maps a script's own name to the name to use instead, as a
+	// provider's rename: does (naming.go).
+	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
 }
 
 // Provider is one entry of providers:. The keys every kind shares are

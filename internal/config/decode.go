@@ -489,7 +489,7 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 var (
 	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
 	promptsKeys = []string{"dir"}
-	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
+	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
 	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout"}
@@ -696,6 +696,8 @@ func (d *decoder) local(v *yaml.Node, path string, l *Local) {
 			if s, ok := d.str(v, p, false); ok {
 				l.Description = s
 			}
+		case "rename":
+			l.Rename = d.renameKey(v, p) // naming.go
 		}
 	})
 }
@@ -760,7 +762,7 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 		case "skills":
 			setStr(&p.Skills)(v, kp)
 		case "rename":
-			d.renameKey(v, kp, &p) // naming.go
+			p.Rename = d.renameKey(v, kp) // naming.go
 		default:
 			specific = append(specific, later{key, k, v, kp})
 		}

@@ -16,6 +16,8 @@ import (
 //	providers:
 //	  - id: hub
 //	    rename: {"Very_Long_Server_Name__get_thing": get_thing}
+//	local:
+//	  rename: {deploy-to-production-cluster: deploy_prod}
 
 // Defaults of the naming settings.
 const (
@@ -54,10 +56,14 @@ func (c *Config) FlatMaxNameLength() int {
 	return DefaultFlatMaxNameLength
 }
 
-// Renames gathers every enabled provider's rename: provider id → the
-// tool's own name → the name to use instead.
+// Renames gathers every enabled provider's rename (the local scripts'
+// under "local"): provider id → the tool's own name → the name to use
+// instead.
 func (c *Config) Renames() map[string]map[string]string {
 	out := map[string]map[string]string{}
+	if c.Local.Enabled && len(c.Local.Rename) > 0 {
+		out[LocalID] = c.Local.Rename
+	}
 	for _, p := range c.Providers {
 		if p.Enabled && len(p.Rename) > 0 {
 			out[p.ID] = p.Rename
@@ -95,12 +101,16 @@ func (d *decoder) flatKey(v *yaml.Node, p string, c *Config) {
 	})
 }
 
-// renameKey decodes a provider's `rename: {original: new}`. A new name must
-// be non-empty, differ from the original and be given to one tool only.
-func (d *decoder) renameKey(v *yaml.Node, kp string, p *Provider) {
+// LocalID is the id of the repository-scripts provider (local:).
+const LocalID = "local"
+
+// renameKey decodes a `rename: {original: new}` of a provider or of
+// local:. A new name must be non-empty, differ from the original and be
+// given to one tool only.
+func (d *decoder) renameKey(v *yaml.Node, kp string) map[string]string {
 	m := d.stringMap(v, kp)
 	if m == nil {
-		return
+		return nil
 	}
 	targets := map[string]string{}
 	for _, orig := range sortedKeys(m) {
@@ -120,5 +130,5 @@ func (d *decoder) renameKey(v *yaml.Node, kp string, p *Provider) {
 		}
 		targets[nw] = orig
 	}
-	p.Rename = m
+	return m
 }

@@ -22,6 +22,14 @@ func TestNamingSettings(t *testing.T) {
 		{name: "flat limit", yaml: "flat: {maxNameLength: 128}\n", scheme: naming.Readable, maxLen: 128, renames: map[string]map[string]string{}},
 		{name: "rename", yaml: ev + "    rename: {\"Long_Server__get-thing\": get_thing}\n", scheme: naming.Readable, maxLen: 64,
 			renames: map[string]map[string]string{"ev": {"Long_Server__get-thing": "get_thing"}}},
+		{name: "local rename", yaml: "local:\n  rename: {deploy-to-production: deploy_prod}\n", scheme: naming.Readable, maxLen: 64,
+			renames: map[string]map[string]string{"local": {"deploy-to-production": "deploy_prod"}}},
+		{name: "local rename while disabled", yaml: "local:\n  enabled: false\n  rename: {a: b}\n", scheme: naming.Readable, maxLen: 64,
+			renames: map[string]map[string]string{}},
+		{name: "local rename to itself", yaml: "local:\n  rename: {a: a}\n", errs: []string{
+			`agent-tools.yaml:2:11: local.rename.a: rename of "a": the new name is the same`}},
+		{name: "local rename not a map", yaml: "local:\n  rename: x\n", errs: []string{
+			`agent-tools.yaml:2:11: local.rename: want a mapping, got a string`}},
 		{name: "unknown scheme", yaml: "naming: pretty\n", errs: []string{
 			`agent-tools.yaml:1:9: naming: unknown naming scheme "pretty" (want readable or lossless)`}},
 		{name: "empty scheme", yaml: "naming: \"\"\n", errs: []string{
@@ -74,7 +82,7 @@ func TestNamingSettings(t *testing.T) {
 
 func FuzzNamingSettings(f *testing.F) {
 	for _, s := range []string{"naming: lossless\n", "flat: {maxNameLength: 9}\n", "naming: 3\nflat: 1\n",
-		"providers:\n  - {id: ev, kind: mcp, command: x, rename: {a: b, c: \"\"}}\n"} {
+		"providers:\n  - {id: ev, kind: mcp, command: x, rename: {a: b, c: \"\"}}\n", "local: {rename: {a: b, c: b}}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
