@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -591,5 +592,58 @@ func TestEmbedderServesOnlyWhatItNames(t *testing.T) {
 				t.Errorf("calling an unnamed script: %v, want UNKNOWN_TOOL", err)
 			}
 		})
+	}
+}
+
+// TestInProcessRetryAsTaught: the retry a CONFIRMATION_REQUIRED error
+// teaches an in-process caller (its Body's retry.arguments) confirms the
+// call in every policy.confirm mode that lets an agent confirm, the
+// token included; a confirmation of the wrong type teaches rather than
+// being read as "not confirmed".
+func TestInProcessRetryAsTaught(t *testing.T) {
+	for _, mode := range []string{"agent", "token"} {
+		t.Run(mode, func(t *testing.T) {
+			rt := newRT(t, agenttools.Options{ConfigYAML: []byte("policy: {confirm: " + mode + "}\n")})
+			var runs atomic.Int32
+			rt.RegisterTool("svc", "write", "Write.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+				runs.Add(1)
+				return "written", nil
+			})
+			start(t, rt)
+			ctx := context.Background()
+			_, err := rt.Call(ctx, "svc_write", map[string]any{"n": 1})
+			var te *agenttools.ToolError
+			if !errors.As(err, &te) || te.Code != "CONFIRMATION_REQUIRED" {
+				t.Fatalf("first call: %v", err)
+			}
+			retry, _ := te.Body["error"].(map[string]any)["retry"].(map[string]any)
+			if retry["tool"] != "svc_write" {
+				t.Fatalf("retry = %v", retry)
+			}
+			res, err := rt.Call(ctx, "svc_write", retry["arguments"])
+			if err != nil || res.Text != "written" || runs.Load() != 1 {
+				t.Fatalf("the taught retry %v: %v %v (runs %d)", retry["arguments"], res, err, runs.Load())
+			}
+			_, err = rt.Call(ctx, "svc_write", map[string]any{"n": 1, agenttools.ConfirmArg: 7})
+			if code(err) != "INVALID_ARGUMENTS" || runs.Load() != 1 {
+				t.Errorf("a confirmation of the wrong type: %v (runs %d)", err, runs.Load())
+			}
+		})
+	}
+}
+
+// TestInProcessMissHints: an in-process caller that names a tool the way
+// another mode or scheme spells it gets the same teaching as MCP and CLI.
+func TestInProcessMissHints(t *testing.T) {
+	rt := newRT(t, agenttools.Options{})
+	rt.RegisterTool("svc", "read", "Read.", nil, noop)
+	start(t, rt)
+	_, err := rt.Call(context.Background(), "svc_raed", nil)
+	var te *agenttools.ToolError
+	if !errors.As(err, &te) || te.Code != "UNKNOWN_TOOL" {
+		t.Fatalf("%v", err)
+	}
+	if dym, _ := te.Body["error"].(map[string]any)["did_you_mean"].([]string); !slices.Contains(dym, "svc_read") {
+		t.Errorf("did_you_mean = %v", te.Body)
 	}
 }

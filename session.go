@@ -1,20 +1,21 @@
 package agenttools
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sync/atomic"
 
-	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 // ConfirmArg is the argument that confirms a call which changes state, as
-// in flat mode over MCP: {"agent_tools_confirm": true, ...the tool's own}.
-const ConfirmArg = "agent_tools_confirm"
+// in flat mode over MCP: {"agent_tools_confirm": true, ...the tool's own},
+// or under policy.confirm: token the token a CONFIRMATION_REQUIRED error
+// returned (its Body's retry carries it).
+const ConfirmArg = facade.ConfirmArg
 
 // Approval is a person's answer to a confirmation request.
 type Approval = policy.Approval
@@ -153,11 +154,10 @@ func (s *Session) Call(ctx context.Context, name string, args any) (*Result, err
 	if err != nil {
 		return nil, err
 	}
-	req := &pipeline.Request{Session: s.opts.ID, Client: s.opts.Client, Via: "in-process", Tool: name, Shape: inProcessShape{}}
-	req.Args, req.Confirm = splitConfirm(raw)
-	if s.opts.Confirm != nil {
-		req.AskHuman = s.opts.Confirm
-	}
+	// The facade's builder: the same confirmation parser (true, or the
+	// token under policy.confirm: token) and miss hints as every front door.
+	req := a.Facade.Request(facade.Caller{Session: s.opts.ID, Client: s.opts.Client, Via: "in-process", Tool: name,
+		Args: raw, Shape: inProcessShape{}, AskHuman: s.opts.Confirm})
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: s.opts.ID, Client: s.opts.Client, User: s.opts.User})
 	resp := a.Call(ctx, req)
 	if resp.Err != nil {
@@ -195,24 +195,6 @@ func rawArgs(args any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("agenttools: encoding the arguments: %w", err)
 	}
 	return b, nil
-}
-
-// splitConfirm takes ConfirmArg out of the arguments.
-func splitConfirm(raw json.RawMessage) (json.RawMessage, bool) {
-	if !bytes.Contains(raw, []byte(ConfirmArg)) {
-		return raw, false // the common case: nothing to take out
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return raw, false // not an object: Validate says so
-	}
-	c, ok := m[ConfirmArg]
-	if !ok {
-		return raw, false
-	}
-	delete(m, ConfirmArg)
-	out, _ := json.Marshal(m)
-	return out, string(c) == "true"
 }
 
 // inProcessShape renders the retry of a call in the in-process API's terms.

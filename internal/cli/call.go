@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/policy"
 )
 
 // cliShape renders the retry of a call as the command to type.
@@ -46,15 +46,9 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	req := &pipeline.Request{
-		Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
-		Args: json.RawMessage(*argsJSON), Shape: cliShape{},
-	}
-	a.Facade.Teach(req) // a name from another mode, scheme or provider points at the right one
-	if *confirm {
-		// A person typed --confirm: that is a human confirmation in every mode.
-		req.AskHuman = func(context.Context, string) (policy.Approval, error) { return policy.ApprovedOnce, nil }
-	}
+	// A person typed --confirm: that is a human confirmation in every mode.
+	req := a.Facade.Request(facade.Caller{Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
+		Args: json.RawMessage(*argsJSON), Shape: cliShape{}, Human: *confirm})
 	resp := a.Call(ctx, req)
 	if f.json {
 		out := map[string]any{"ok": !resp.Failed()}
