@@ -91,7 +91,7 @@ func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pi
 			}
 			pre[nameKey] = v
 			delete(pre, alias)
-			raw, _ = json.Marshal(pre)
+			raw, _ = textutil.MarshalJSON(pre)
 		}
 	}
 	m, de := decodeArgs(raw, via, nameKey, "arguments", "confirm")
@@ -175,7 +175,7 @@ func withShape(e *toolerr.Error, raw json.RawMessage, nameKey, alias string, sha
 	if spread && name != "<tool name>" {
 		e.Message += "; the tool's own arguments go inside `arguments`"
 	}
-	b, _ := json.Marshal(args)
+	b, _ := textutil.MarshalJSON(args)
 	return e.With("correct_shape", shape.Call(name, b, confirm))
 }
 
@@ -385,7 +385,7 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 	if json.Unmarshal(c, &confirm) != nil || confirm == nil {
 		confirm = struct{}{} // rejected by setConfirm: never silently "not confirmed"
 	}
-	out, _ := json.Marshal(m)
+	out, _ := textutil.MarshalJSON(m)
 	return out, confirm
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -501,7 +502,7 @@ func render(resp *pipeline.Response) *mcp.CallToolResult {
 
 // jsonResult renders a meta-tool's own answer as JSON text plus structuredContent.
 func jsonResult(v any) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
+	b, err := textutil.MarshalJSON(v)
 	if err != nil {
 		return render(&pipeline.Response{Err: toolerr.New(toolerr.BackendError, "", "encoding result: %v", err)})
 	}

@@ -222,7 +222,7 @@ func TestCallErrorsTeach(t *testing.T) {
 		{"mutation needs confirm", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "CONFIRMATION_REQUIRED", `"retry":{"arguments":{"arguments":{"owner":"a","repo":"b"},"confirm":true,"toolName":"delete_repo"},"tool":"agent_tools_gh_call"}`, 0},
 		{"confirmed", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}, "confirm": true}, "", "delete_repo", 1},
 		{"nested toolName", map[string]any{"arguments": map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}}, "MISSING_TOOL_NAME", `"correct_shape":{"arguments":{"arguments":{"owner":"a"},"toolName":"get_repo"},"tool":"agent_tools_gh_call"}`, 0},
-		{"no name", map[string]any{"arguments": map[string]any{}}, "MISSING_TOOL_NAME", `"toolName":"\u003ctool name\u003e"`, 0},
+		{"no name", map[string]any{"arguments": map[string]any{}}, "MISSING_TOOL_NAME", `"toolName":"<tool name>"`, 0},
 		{"unknown tool", map[string]any{"toolName": "get_rpo", "arguments": map[string]any{}}, "UNKNOWN_TOOL", `"did_you_mean":["get_repo"]`, 0},
 		{"canonical name accepted", map[string]any{"toolName": "gh_get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "", "get_repo", 1},
 		{"wrong type", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": 1, "repo": "b"}}, "INVALID_ARGUMENTS", `"path":"/owner"`, 0},

@@ -153,7 +153,7 @@ func TestMissesTeachAcrossProvidersAndModes(t *testing.T) {
 		{"text canonical call", facade.Text, "agent_tools_exec", map[string]any{"command": "call ev_echo message=hi"}, []string{`ev:echo {"message":"hi"}`}, false},
 		{"text lossless name", facade.Text, "agent_tools_exec", map[string]any{"command": "call ev_getz2dzsum a=1"},
 			[]string{`"command":"ev call get-sum a=1"`}, true},
-		{"text help", facade.Text, "agent_tools_exec", map[string]any{"command": "help"}, []string{`call \u003ccanonical-name\u003e key=value`, `"commands"`}, false},
+		{"text help", facade.Text, "agent_tools_exec", map[string]any{"command": "help"}, []string{`call <canonical-name> key=value`, `"commands"`}, false},
 		{"text provider search", facade.Text, "agent_tools_exec", map[string]any{"command": "ev search sum"}, []string{"ev discover sum"}, true},
 	}
 	for _, tt := range tests {

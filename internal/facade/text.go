@@ -14,6 +14,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -185,11 +186,11 @@ func (c *Command) arguments(schema json.RawMessage) (json.RawMessage, error) {
 			}
 			obj[p.Key] = json.RawMessage(strconv.FormatBool(b))
 		default:
-			s, _ := json.Marshal(p.Value)
+			s, _ := textutil.MarshalJSON(p.Value)
 			obj[p.Key] = s
 		}
 	}
-	return json.Marshal(obj)
+	return textutil.MarshalJSON(obj)
 }
 
 func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line string) *mcp.CallToolResult {
@@ -197,7 +198,7 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 	if err != nil {
 		// Keyed on the exact text: different bad commands are different
 		// calls for the loop guard (only the same one repeated escalates).
-		text, _ := json.Marshal(map[string]string{"command": line})
+		text, _ := textutil.MarshalJSON(map[string]string{"command": line})
 		req := &pipeline.Request{Via: execTool, Args: text, Shape: textShape{},
 			Malformed: toolerr.New(toolerr.InvalidArguments, "Commands look like: "+textUsage, "%v", err)}
 		return f.call(ctx, mreq, req) // audited and loop-guarded like any call

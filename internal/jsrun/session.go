@@ -16,6 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/dop251/goja"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 //go:embed prelude.js
@@ -252,7 +254,7 @@ func (s *Session) cap(out *Output, result string) {
 		out.Result = json.RawMessage("null")
 	case utf8.RuneCountInString(result) > max || !json.Valid([]byte(result)):
 		cut := cutRunes(result, max)
-		b, _ := json.Marshal(cut)
+		b, _ := textutil.MarshalJSON(cut)
 		out.Result, out.Truncated = b, true
 		result = cut
 	default:

@@ -95,7 +95,7 @@ func missingToolName(req *Request) *toolerr.Error {
 					rest[kk] = v
 				}
 			}
-			args, _ = json.Marshal(rest)
+			args, _ = textutil.MarshalJSON(rest)
 		}
 		e.Message = "the tool name " + strconvQuote(name) + " was nested inside `arguments`"
 		if req.Shape != nil {
@@ -109,7 +109,7 @@ func missingToolName(req *Request) *toolerr.Error {
 	return e
 }
 
-func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+func strconvQuote(s string) string { b, _ := textutil.MarshalJSON(s); return string(b) }
 
 func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 	var candidates []string

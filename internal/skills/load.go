@@ -2,7 +2,6 @@ package skills
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Skill is one loaded skill file.
@@ -150,7 +150,7 @@ func (s *Skill) setMeta(v any) error {
 	case string:
 		s.Meta.Args = strings.TrimSpace(a)
 	case map[string]any, []any:
-		b, err := json.Marshal(a)
+		b, err := textutil.MarshalJSON(a)
 		if err != nil {
 			return loadErr("meta.args cannot be encoded: %v", err)
 		}

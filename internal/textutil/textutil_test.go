@@ -1,6 +1,7 @@
 package textutil
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -177,5 +178,20 @@ func TestSkipJSONValue(t *testing.T) {
 		if got := SkipJSONValue([]byte(tt.raw), tt.i); got != tt.want {
 			t.Errorf("SkipJSONValue(%q, %d) = %d, want %d", tt.raw, tt.i, got, tt.want)
 		}
+	}
+}
+
+func TestMarshalJSONKeepsHTML(t *testing.T) {
+	v := map[string]any{"s": "<prefix> && <anonymous>", "raw": json.RawMessage(`{"a":"<b>&"}`)}
+	b, err := MarshalJSON(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"raw":{"a":"<b>&"},"s":"<prefix> && <anonymous>"}`; string(b) != want {
+		t.Errorf("MarshalJSON = %s, want %s", b, want)
+	}
+	b, _ = MarshalJSONIndent(map[string]string{"k": "<v>"}, "", "  ")
+	if want := "{\n  \"k\": \"<v>\"\n}"; string(b) != want {
+		t.Errorf("MarshalJSONIndent = %q, want %q", b, want)
 	}
 }

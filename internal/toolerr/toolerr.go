@@ -3,9 +3,10 @@
 package toolerr
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Code is a stable, documented error code that models and clients branch on.
@@ -66,9 +67,9 @@ func (e *Error) Body() map[string]any {
 
 // JSON renders the envelope as indented-free JSON text.
 func (e *Error) JSON() string {
-	b, err := json.Marshal(e.Body())
+	b, err := textutil.MarshalJSON(e.Body())
 	if err != nil { // only reachable with an unmarshalable detail: keep the essentials
-		b, _ = json.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "hint": e.Hint}})
+		b, _ = textutil.MarshalJSON(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "hint": e.Hint}})
 	}
 	return string(b)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // ID is the provider id of the built-in tools.
@@ -70,7 +71,7 @@ func (p *Provider) Call(ctx context.Context, t catalog.Tool, args json.RawMessag
 		if p.opts.Status != nil {
 			st = p.opts.Status(ctx)
 		}
-		b, err := json.MarshalIndent(st, "", "  ")
+		b, err := textutil.MarshalJSONIndent(st, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("encoding status: %w", err)
 		}

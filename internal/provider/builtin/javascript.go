@@ -12,6 +12,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -69,7 +70,7 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	}
 	out, err := jsrun.Run(ctx, code, lim)
 	if err == nil {
-		b, err := json.Marshal(out)
+		b, err := textutil.MarshalJSON(out)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}

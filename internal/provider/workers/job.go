@@ -16,9 +16,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/toolerr"
-
 	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 // result is the job envelope (seed 003's result format, SPEC §4.6).
@@ -353,7 +352,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	}
 	j.res.DurationMS = time.Since(j.start).Milliseconds()
 	shown := j.res.shown()
-	b, _ := json.Marshal(shown)
+	b, _ := textutil.MarshalJSON(shown)
 	return &provider.Result{Text: string(b), Structured: shown}, nil
 }
 
