@@ -64,7 +64,7 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	} else if resp.Err != nil {
 		printError(env, resp)
 	} else {
-		fmt.Fprint(env.Stdout, resp.Result.Text)
+		fmt.Fprint(env.Stdout, printable(resp.Result.Text))
 		if !strings.HasSuffix(resp.Result.Text, "\n") {
 			fmt.Fprintln(env.Stdout)
 		}
@@ -80,28 +80,28 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 func printError(env *Env, resp *pipeline.Response) {
 	e := resp.Err
 	if out, ok := e.Details["output"].(string); ok && out != "" {
-		fmt.Fprint(env.Stdout, out)
+		fmt.Fprint(env.Stdout, printable(out))
 		if !strings.HasSuffix(out, "\n") {
 			fmt.Fprintln(env.Stdout)
 		}
 	}
-	fmt.Fprintf(env.Stderr, "error %s: %s\n", e.Code, e.Message)
+	fmt.Fprintf(env.Stderr, "error %s: %s\n", e.Code, printable(e.Message))
 	if e.Hint != "" {
-		fmt.Fprintf(env.Stderr, "hint: %s\n", e.Hint)
+		fmt.Fprintf(env.Stderr, "hint: %s\n", printable(e.Hint))
 	}
 	if s, ok := e.Details["did_you_mean"].([]string); ok && len(s) > 0 {
-		fmt.Fprintf(env.Stderr, "did you mean: %s\n", strings.Join(s, ", "))
+		fmt.Fprintf(env.Stderr, "did you mean: %s\n", printable(strings.Join(s, ", ")))
 	}
 	for _, k := range []string{"retry", "correct_shape"} {
 		if m, ok := e.Details[k].(map[string]any); ok {
 			if c, ok := m["command"].(string); ok {
-				fmt.Fprintf(env.Stderr, "run: %s\n", c)
+				fmt.Fprintf(env.Stderr, "run: %s\n", printable(c))
 			}
 		}
 	}
 	if ps, ok := e.Details["problems"].([]pipeline.Problem); ok {
 		for _, p := range ps {
-			fmt.Fprintf(env.Stderr, "  %s: %s\n", p.Path, p.Message)
+			fmt.Fprintf(env.Stderr, "  %s: %s\n", printable(p.Path), printable(p.Message))
 		}
 	}
 }

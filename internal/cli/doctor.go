@@ -62,7 +62,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		if item == "" {
 			item = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Provider, item, d.Status, d.Reason)
+		// Reasons quote upstreams (a --version line, stderr): never raw control bytes.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", printable(d.Provider), printable(oneLine(item, 200)), d.Status, printable(oneLine(d.Reason, 1000)))
 	}
 	tw.Flush()
 	return status

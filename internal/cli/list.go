@@ -154,8 +154,9 @@ func yesNo(b bool) string {
 	return "no"
 }
 
+// oneLine is s on one line of at most n runes, safe for a terminal.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = printable(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"
 	}
