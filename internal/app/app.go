@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/skills"
 	"github.com/agent-tools/agent-tools/internal/stack"
 	"github.com/agent-tools/agent-tools/internal/state"
+	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // DefaultTimeout bounds a call when neither the tool nor its provider sets a deadline.
@@ -367,9 +369,43 @@ func (a *App) Diagnostics() []provider.Diagnostic {
 	g := a.current()
 	out := append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
 	out = append(out, semanticDiagnostics(g.reg)...)
-	_, _, problems := prompts.NewDir(g.cfg.Prompts.Dir, nil).Load()
+	return append(out, promptDiagnostics(g)...)
+}
+
+// promptDiagnostics are doctor's prompt lines: every prompt file served
+// (ok) or skipped (why), then each upstream's prompts.
+func promptDiagnostics(g *generation) []provider.Diagnostic {
+	var out []provider.Diagnostic
+	ps, _, problems := prompts.NewDir(g.cfg.Prompts.Dir, nil).Load()
+	for _, p := range ps {
+		reason := "served as prompt " + p.Name
+		if p.Description != "" {
+			reason += ": " + p.Description
+		}
+		out = append(out, provider.Diagnostic{Provider: "prompts", Item: p.Name, Status: "ok", Reason: reason})
+	}
 	for _, p := range problems {
 		out = append(out, provider.Diagnostic{Provider: "prompts", Item: p.File, Status: "skipped", Reason: p.Reason})
+	}
+	for _, st := range g.reg.Providers() {
+		p, _, ok := g.reg.Provider(st.Info.ID)
+		if !ok {
+			continue // disabled: its prompts are not served
+		}
+		up, ok := provider.As[interface{ UpstreamPrompts() []*mcp.Prompt }](p)
+		if !ok {
+			continue
+		}
+		var names []string
+		for _, pr := range up.UpstreamPrompts() {
+			if pr != nil && pr.Name != "" {
+				names = append(names, pr.Name)
+			}
+		}
+		if len(names) > 0 {
+			out = append(out, provider.Diagnostic{Provider: st.Info.ID, Item: "prompts", Status: "ok",
+				Reason: fmt.Sprintf("%d upstream prompts served: %s", len(names), textutil.Clip(strings.Join(names, ", "), 300))})
+		}
 	}
 	return out
 }

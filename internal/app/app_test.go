@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 type project struct {
@@ -220,16 +223,45 @@ func TestPromptsServed(t *testing.T) {
 	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "review"}); err == nil || !strings.Contains(err.Error(), "needs argument(s): path") {
 		t.Fatalf("missing argument: %v", err)
 	}
-	var skipped bool
+	var skipped, served bool
 	for _, d := range a.Diagnostics() {
 		skipped = skipped || (d.Provider == "prompts" && d.Item == "broken.md" && d.Status == "skipped")
+		served = served || (d.Provider == "prompts" && d.Item == "review" && d.Status == "ok" && strings.Contains(d.Reason, "Review a path."))
 	}
-	if !skipped {
-		t.Fatal("doctor does not report the broken prompt")
+	if !skipped || !served {
+		t.Fatalf("doctor lists the broken prompt: %v, the served one: %v", skipped, served)
 	}
 	// Saved while serving: listed at the next prompts/list.
 	p.file(t, ".agents/prompts/ship.md", "Ship it.")
 	if res, _ := cs.ListPrompts(context.Background(), nil); len(res.Prompts) != 2 {
 		t.Fatalf("new prompt not listed: %+v", res.Prompts)
 	}
+}
+
+// promptUpstream is a provider whose upstream serves prompts.
+type promptUpstream struct{}
+
+func (promptUpstream) Info() catalog.ProviderInfo                    { return catalog.ProviderInfo{ID: "up", Kind: "mcp"} }
+func (promptUpstream) Tools(context.Context) ([]catalog.Tool, error) { return nil, nil }
+func (promptUpstream) Call(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
+	return nil, nil
+}
+func (promptUpstream) UpstreamPrompts() []*mcp.Prompt {
+	return []*mcp.Prompt{{Name: "summarize"}, {Name: "triage"}}
+}
+
+// TestDoctorListsUpstreamPrompts: doctor covers every prompt, the
+// upstreams' included.
+func TestDoctorListsUpstreamPrompts(t *testing.T) {
+	a, err := app.New(context.Background(), app.Options{ProjectDir: t.TempDir(), AuditDefault: io.Discard, Providers: []provider.Provider{promptUpstream{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, d := range a.Diagnostics() {
+		if d.Provider == "up" && d.Item == "prompts" && d.Status == "ok" && strings.Contains(d.Reason, "2 upstream prompts served: summarize, triage") {
+			return
+		}
+	}
+	t.Fatalf("doctor: %+v", a.Diagnostics())
 }
