@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -41,7 +40,11 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "agent-tools: --args is not valid JSON: %s\n", *argsJSON)
 		return ExitUsage
 	}
-	a, code := load(ctx, env, f, stderrLog(env, slog.LevelWarn), nil)
+	// Load warnings about other tools (a skipped script, a slow upstream)
+	// are said once, after the result, as list does.
+	log, flush := deferredLog(env)
+	defer flush()
+	a, code := load(ctx, env, f, log, nil)
 	if a == nil {
 		return code
 	}
@@ -49,7 +52,12 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	// A person typed --confirm: that is a human confirmation in every mode.
 	req := a.Facade.Request(facade.Caller{Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
 		Args: json.RawMessage(*argsJSON), Shape: cliShape{}, Human: *confirm})
-	resp := a.Call(ctx, req)
+	callCtx, stop := ctx, func() {}
+	if env.Progress && !f.json {
+		callCtx, stop = progressLine(ctx, env.Stderr, pos[0], env.ProgressEvery)
+	}
+	resp := a.Call(callCtx, req)
+	stop()
 	if f.json {
 		out := map[string]any{"ok": !resp.Failed()}
 		if resp.Err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/internal/app"
@@ -37,6 +38,10 @@ type Env struct {
 	LookupEnv func(string) (string, bool)
 	// Dir is the working directory (the project served).
 	Dir string
+	// Progress shows a running call's progress on Stderr (Main: when
+	// stderr is a terminal), every ProgressEvery (0: 2s, as MCP clients get it).
+	Progress      bool
+	ProgressEvery time.Duration
 }
 
 type command struct {
@@ -66,7 +71,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintln(stderr, "agent-tools:", err)
 		return ExitFailed
 	}
-	return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, LookupEnv: os.LookupEnv, Dir: wd}, args)
+	return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, LookupEnv: os.LookupEnv, Dir: wd,
+		Progress: stderr == io.Writer(os.Stderr) && isTerminal(os.Stderr)}, args)
 }
 
 // Run is Main with an explicit environment (tests use it).

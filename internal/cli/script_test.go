@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -16,7 +17,8 @@ import (
 // own commands:
 //
 //	agent-tools ARGS...  runs the command; `!` expects a non-zero status.
-//	                     Stdin is the file $CLI_STDIN when set, else empty.
+//	                     Stdin is the file $CLI_STDIN when set, else empty;
+//	                     $CLI_PROGRESS_MS shows progress every that many ms.
 //	status N             checks the last agent-tools exit status.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -39,6 +41,11 @@ func runScripted(ts *testscript.TestScript, neg bool, args []string) {
 			v := ts.Getenv(k)
 			return v, v != ""
 		},
+	}
+	if ms := ts.Getenv("CLI_PROGRESS_MS"); ms != "" { // as if stderr were a terminal
+		n, err := strconv.Atoi(ms)
+		ts.Check(err)
+		env.Progress, env.ProgressEvery = true, time.Duration(n)*time.Millisecond
 	}
 	code := Run(context.Background(), env, args)
 	ts.Setenv("CLI_STATUS", strconv.Itoa(code))
