@@ -44,7 +44,7 @@ func runInit(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitFailed
 	}
-	fmt.Fprintf(env.Stdout, "wrote %s\nnext: put executable scripts in .agents/tools/, then run 'agent-tools doctor'\n", path)
+	fmt.Fprintf(env.Stdout, "wrote %s\nnext: put executable scripts in .agents/tools/ or uncomment a provider example (mcp, openapi, cli, workers), then run 'agent-tools doctor'\n", path)
 	return ExitOK
 }
 

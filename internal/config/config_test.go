@@ -20,6 +20,7 @@ var testEnv = map[string]string{
 	"EV_KEY":            "ev-secret-value",
 	"REMOTE_TOKEN":      "remote-secret-value",
 	"AGENT_TOOLS_TOKEN": "http-secret-value",
+	"TASKS_API_KEY":     "tasks-secret-value",
 	"EMPTY":             "",
 	"T":                 "45s",
 	"FLAG":              "false",
@@ -536,12 +537,21 @@ func TestStarter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("uncommented starter does not parse: %v\n%s", err, b.String())
 	}
-	if n < 20 || len(c.Providers) != 3 || c.Providers[2].Skills == "" || len(c.Server.HTTP.Tokens) != 1 || len(c.Policy.Allow) != 1 {
+	kinds := map[string]bool{}
+	for _, p := range c.Providers {
+		kinds[p.Kind] = true
+	}
+	for _, k := range Kinds { // init shows an example of every kind
+		if !kinds[k] {
+			t.Errorf("the starter has no example of kind %s", k)
+		}
+	}
+	if n < 20 || len(c.Providers) != 6 || c.Providers[2].Skills == "" || len(c.Server.HTTP.Tokens) != 1 || len(c.Policy.Allow) != 1 {
 		t.Errorf("uncommented %d lines: %+v", n, c)
 	}
 	// Without the referenced variables, the examples name them.
 	_, err = Parse(FileName, []byte(b.String()), func(string) (string, bool) { return "", false })
-	for _, v := range []string{"EV_KEY", "REMOTE_TOKEN", "AGENT_TOOLS_TOKEN"} {
+	for _, v := range []string{"EV_KEY", "REMOTE_TOKEN", "AGENT_TOOLS_TOKEN", "TASKS_API_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), "environment variable "+v+" is not set") {
 			t.Errorf("missing %s not reported: %v", v, err)
 		}

@@ -57,6 +57,30 @@ providers:
 #    kind: mcp
 #    command: ops-mcp-server
 #    skills: skills/ops            # *.js files exporting meta and run(tools, args)
+#
+#  - id: tasks                     # a REST API from its OpenAPI document
+#    kind: openapi                 # (examples/tasks.yaml, examples/github.yaml)
+#    spec: ./tasks.openapi.yaml    # a file or an https:// URL
+#    baseURL: http://127.0.0.1:8080/api
+#    auth:
+#      header: { X-Api-Key: "${TASKS_API_KEY}" }
+#    exclude: ["*_delete_*"]       # operations left out
+#
+#  - id: git                       # command-line tools, run without a shell
+#    kind: cli                     # (examples/git.yaml, examples/gh-cli.yaml)
+#    allow: [git]                  # the only programs its tools may run
+#    tools:
+#      - name: log
+#        description: The last commits, one line each.
+#        argv: [git, log, --oneline, "-n", "{limit}"]
+#        params:
+#          limit: { type: integer, description: How many, default: 20 }
+#        readonly: true
+#
+#  - id: codex                     # delegate a task to a coding-agent CLI you
+#    kind: workers                 # are logged into: codex, claude, gemini, agy
+#    preset: codex
+#    timeout: 30m
 
 # Markdown prompts (front matter: name, description, arguments) served as
 # MCP prompts.
