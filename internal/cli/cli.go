@@ -42,6 +42,9 @@ type Env struct {
 	// stderr is a terminal), every ProgressEvery (0: 2s, as MCP clients get it).
 	Progress      bool
 	ProgressEvery time.Duration
+	// StartWait bounds how long doctor, list and search wait for a
+	// provider that is still starting (0: app.DefaultStartWait).
+	StartWait time.Duration
 }
 
 type command struct {

@@ -25,7 +25,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
-	diags := append(a.Diagnostics(), readOnlyHints(a.Registry())...)
+	never := awaitProviders(ctx, env, a)
+	diags := append(append(a.Diagnostics(), never...), readOnlyHints(a.Registry())...)
 	// Names (SPEC §3.6): flat names clients refuse, policy rules that match nothing.
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)

@@ -29,6 +29,13 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
+	status := ExitOK
+	if never := awaitProviders(ctx, env, a); len(never) > 0 {
+		status = ExitFailed // a listing without them is not the whole list
+		for _, d := range never {
+			log.Warn("tools missing from the list", "provider", d.Provider, "reason", d.Reason)
+		}
+	}
 	tools := a.Registry().Tools("")
 	if f.json {
 		type row struct {
@@ -43,7 +50,10 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		for _, t := range tools {
 			rows = append(rows, row{t.Canonical, t.Provider, t.Name, t.ReadOnly, t.Description, t.InputSchema})
 		}
-		return writeJSON(env.Stdout, rows)
+		if code := writeJSON(env.Stdout, rows); code != ExitOK {
+			return code
+		}
+		return status
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPROVIDER\tREAD-ONLY\tDESCRIPTION")
@@ -51,7 +61,7 @@ func runList(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Canonical, t.Provider, yesNo(t.ReadOnly), oneLine(t.Description, 80))
 	}
 	tw.Flush()
-	return ExitOK
+	return status
 }
 
 func runSearch(ctx context.Context, env *Env, args []string) int {
@@ -73,6 +83,9 @@ func runSearch(ctx context.Context, env *Env, args []string) int {
 		return code
 	}
 	defer a.Close()
+	for _, d := range awaitProviders(ctx, env, a) {
+		log.Warn("tools missing from the search", "provider", d.Provider, "reason", d.Reason)
+	}
 	hits := a.Registry().Search(query, index.Options{Limit: *limit})
 	type row struct {
 		Rank        int     `json:"rank"`

@@ -18,7 +18,8 @@ import (
 //
 //	agent-tools ARGS...  runs the command; `!` expects a non-zero status.
 //	                     Stdin is the file $CLI_STDIN when set, else empty;
-//	                     $CLI_PROGRESS_MS shows progress every that many ms.
+//	                     $CLI_PROGRESS_MS shows progress every that many ms;
+//	                     $CLI_START_WAIT_MS bounds the wait for starting providers.
 //	status N             checks the last agent-tools exit status.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
@@ -46,6 +47,11 @@ func runScripted(ts *testscript.TestScript, neg bool, args []string) {
 		n, err := strconv.Atoi(ms)
 		ts.Check(err)
 		env.Progress, env.ProgressEvery = true, time.Duration(n)*time.Millisecond
+	}
+	if ms := ts.Getenv("CLI_START_WAIT_MS"); ms != "" {
+		n, err := strconv.Atoi(ms)
+		ts.Check(err)
+		env.StartWait = time.Duration(n) * time.Millisecond
 	}
 	code := Run(context.Background(), env, args)
 	ts.Setenv("CLI_STATUS", strconv.Itoa(code))
