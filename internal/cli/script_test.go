@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // TestScripts runs the command scripts in testdata/script with agent-tools
@@ -69,4 +71,6 @@ func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(m.Run()) }
+func TestMain(m *testing.M) { os.Exit(testutil.RunIsolated(m)) }
+
+func TestUserDirsIsolated(t *testing.T) { testutil.CheckIsolated(t) }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 // The test binary doubles as an upstream MCP server on stdio: with
@@ -17,7 +19,7 @@ func TestMain(m *testing.M) {
 		runUpstream()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testutil.RunIsolated(m)) // tool-list caches out of the user's
 }
 
 type noArgs struct{}

@@ -23,6 +23,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/cli"
+	"github.com/agent-tools/agent-tools/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -30,7 +31,7 @@ func TestMain(m *testing.M) {
 		runUpstream(mode)
 		os.Exit(0)
 	}
-	code := m.Run()
+	code := testutil.RunIsolated(m) // the upstreams' tool-list caches out of the user's
 	if testing.Verbose() {
 		printTable()
 	}

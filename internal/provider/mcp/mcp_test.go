@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 		runTestServer(mode)
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	os.Exit(testutil.RunIsolated(m)) // tool-list caches out of the user's
 }
 
 // hostEnv is the "host" environment the child's minimal one is drawn from.
