@@ -42,16 +42,34 @@ step "go vet"
 go vet ./...
 
 # --- race run and skip summary (helper F): go vet ran above, so the tests
-# skip their own vet pass; test2json output goes through
-# scripts/testsummary, which prints failures in full, then every skipped
-# test with its reason and the slowest packages.
-step "go test -race"
+# skip their own vet pass. The race build of every package is made once,
+# then two shards run at once: the packages whose tests mostly wait (fault
+# injection against misbehaving upstreams, the npm peers), followed by the
+# heavy interop that skips under -race (GitHub's OpenAPI document,
+# PocketBase), beside everything else, whose time is mostly compiling and
+# linking race test binaries: the waiting overlaps the CPU work instead of
+# adding to it. Each shard's results and failures print as they come
+# (scripts/testsummary -live); at the end, every skipped test with its
+# reason and the slowest packages.
+step "go test -race (two shards) and the heavy interop without -race"
 go build -o "$tmp/testsummary" ./scripts/testsummary
-go test -race -count=1 -vet=off -json ./... | "$tmp/testsummary"
+go build -race ./...
+waiting_pkgs=(./internal/faults ./interop)
+others=$(go list ./... | grep -v -e '/internal/faults$' -e '/interop$')
+race() { go test -race -count=1 -vet=off -json "$@"; }
+fail_event() { echo "{\"Action\":\"fail\",\"Package\":\"$1\"}"; } # go test failed outside its JSON
+{
+  race "${waiting_pkgs[@]}" || fail_event "go test -race ${waiting_pkgs[*]}"
+  go test -count=1 -vet=off -json -run 'GitHub|PocketBase' ./internal/provider/openapi/ || fail_event "heavy interop"
+} | tee "$tmp/waiting.json" | "$tmp/testsummary" -live &
+waiting=$!
+race_status=0
+# shellcheck disable=SC2086 # one package path per word
+race $others | tee "$tmp/others.json" | "$tmp/testsummary" -live || race_status=$?
+wait "$waiting" || race_status=$?
+cat "$tmp/others.json" "$tmp/waiting.json" | "$tmp/testsummary" -report || race_status=$?
+[ "$race_status" -eq 0 ] || { echo "go test failed"; exit 1; }
 # --- end race run
 
 step "deploy/ (its own module: Kubernetes manifests against the API types)"
 (cd deploy && go vet ./... && go test -count=1 ./...)
-
-step "go test (heavy interop that skips under -race: GitHub's OpenAPI document, PocketBase)"
-go test -count=1 -vet=off -run 'GitHub|PocketBase' ./internal/provider/openapi/

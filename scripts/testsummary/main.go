@@ -2,12 +2,15 @@
 // person needs from it: each package's result line as `go test` prints it,
 // the full output of every failed test, then every skipped test with its
 // reason (a skip is otherwise invisible) and the slowest packages. It exits
-// 1 when a test or a build failed. scripts/test.sh pipes the suite into it.
+// 1 when a test or a build failed. scripts/test.sh pipes the suite into it:
+// with -live while the shards run (results and failures as they come), then
+// with -report over the saved streams (skips and slowest packages).
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -36,8 +39,18 @@ type pkgTime struct {
 	elapsed float64
 }
 
+// parts say what summarize prints.
+type parts struct{ live, report bool }
+
 func main() {
-	failed, err := summarize(os.Stdin, os.Stdout)
+	live := flag.Bool("live", false, "print only results and failures (no skip and time report)")
+	report := flag.Bool("report", false, "print only the skip and time report")
+	flag.Parse()
+	p := parts{live: true, report: true}
+	if *live != *report {
+		p = parts{live: *live, report: *report}
+	}
+	failed, err := summarizeParts(os.Stdin, os.Stdout, p)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testsummary:", err)
 		os.Exit(2)
@@ -48,6 +61,14 @@ func main() {
 }
 
 func summarize(in io.Reader, out io.Writer) (failed bool, err error) {
+	return summarizeParts(in, out, parts{live: true, report: true})
+}
+
+func summarizeParts(in io.Reader, realOut io.Writer, p parts) (failed bool, err error) {
+	out := realOut
+	if !p.live {
+		out = io.Discard
+	}
 	output := map[key]*strings.Builder{}
 	var skips []skip
 	var times []pkgTime
@@ -104,8 +125,10 @@ func summarize(in io.Reader, out io.Writer) (failed bool, err error) {
 	if err := sc.Err(); err != nil {
 		return true, err
 	}
-	printSkips(out, skips)
-	printSlowest(out, times, 10)
+	if p.report {
+		printSkips(realOut, skips)
+		printSlowest(realOut, times, 10)
+	}
 	return failed, nil
 }
 

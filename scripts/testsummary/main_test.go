@@ -54,3 +54,20 @@ func TestSummarizePasses(t *testing.T) {
 		t.Fatalf("failed=%v err=%v out=%s", failed, err, out.String())
 	}
 }
+
+func TestSummarizeParts(t *testing.T) {
+	in := `{"Action":"output","Package":"p","Test":"TestA","Output":"    a_test.go:9: needs redis\n"}
+{"Action":"skip","Package":"p","Test":"TestA"}
+{"Action":"output","Package":"p","Output":"ok  \tp\t1.0s\n"}
+{"Action":"pass","Package":"p","Elapsed":1}
+`
+	var live, report strings.Builder
+	summarizeParts(strings.NewReader(in), &live, parts{live: true})
+	summarizeParts(strings.NewReader(in), &report, parts{report: true})
+	if !strings.Contains(live.String(), "ok  \tp") || strings.Contains(live.String(), "SKIP") {
+		t.Errorf("live:\n%s", live.String())
+	}
+	if strings.Contains(report.String(), "ok  \tp") || !strings.Contains(report.String(), "SKIP p TestA: a_test.go:9: needs redis") {
+		t.Errorf("report:\n%s", report.String())
+	}
+}
