@@ -94,3 +94,22 @@ func TestLocalRename(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalRenameHint: doctor's fix for a script whose flat name is too
+// long names the place the config takes it, local:, and following it
+// clears the warning.
+func TestLocalRenameHint(t *testing.T) {
+	p := newProject(t)
+	long := "deploy-" + strings.Repeat("x", 70)
+	p.script(t, long, "#!/bin/sh\n# @description Deploys.\n# @readonly\necho deployed\n")
+	a, _ := p.connect(t, "flat", nil)
+	var hint string
+	for _, d := range a.Registry().FlatNameDiagnostics(true) {
+		if d.Item == long {
+			hint = d.Reason
+		}
+	}
+	if !strings.Contains(hint, "under `local:`") {
+		t.Fatalf("the flat-name hint for a script: %q", hint)
+	}
+}

@@ -67,8 +67,17 @@ type Conflict struct {
 
 // Reason explains the conflict and its fix, for doctor and errors.
 func (c Conflict) Reason() string {
-	return fmt.Sprintf("its name %q is already taken by tool %q of provider %q; it cannot be called until the operator renames one of them: add `rename: {%q: <new name>}` to provider %q",
-		c.Name, c.Owner.Name, c.Owner.Provider, c.Tool.Name, c.Tool.Provider)
+	return fmt.Sprintf("its name %q is already taken by tool %q of provider %q; it cannot be called until the operator renames one of them: add `rename: {%q: <new name>}` %s",
+		c.Name, c.Owner.Name, c.Owner.Provider, c.Tool.Name, renameAt(c.Tool.Provider))
+}
+
+// renameAt says where a provider's rename: goes in the config: the local
+// scripts' under local:, every other provider's in its providers: entry.
+func renameAt(id string) string {
+	if id == "local" {
+		return "under `local:`"
+	}
+	return fmt.Sprintf("to provider %q", id)
 }
 
 // Conflicts lists the tools kept without a name, in provider order.
@@ -131,8 +140,8 @@ func (r *Registry) flatNamesLocked(e *entry, flat bool) []provider.Diagnostic {
 			continue
 		}
 		out = append(out, provider.Diagnostic{Provider: id, Item: t.Name, Status: "warning",
-			Reason: fmt.Sprintf("flat name %q: %s. Fix: add `rename: {%q: <shorter name>}` to provider %q, or use mode progressive or search (names there have no limit)",
-				t.Canonical, strings.Join(broken, "; "), t.Name, id)})
+			Reason: fmt.Sprintf("flat name %q: %s. Fix: add `rename: {%q: <shorter name>}` %s, or use mode progressive or search (names there have no limit)",
+				t.Canonical, strings.Join(broken, "; "), t.Name, renameAt(id))})
 	}
 	if !flat && over+claude > 0 {
 		out = append(out, provider.Diagnostic{Provider: id, Item: "names", Status: "ok",
