@@ -95,6 +95,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 	default:
 		out["next"] = "Call " + callVia + " with the name and arguments of the best result."
 	}
+	f.unavailableNote(out, o, len(results)) // unavailable.go: a down upstream is not an empty one
 	return out
 }
 

@@ -123,12 +123,25 @@ func (f *Facade) missError(req *pipeline.Request) *toolerr.Error {
 			return e
 		}
 	}
+	if e := f.metaMiss(req); e != nil { // unavailable.go: another mode's meta tool
+		return e
+	}
 	if e := f.skillMiss(req); e != nil {
 		return e
 	}
 	seen := f.locate(req.Tool)
 	if len(seen) == 0 {
-		return f.nearMiss(req)
+		if e := f.nearMiss(req); e != nil {
+			return e
+		}
+		if req.Provider != "" {
+			return nil
+		}
+		e, bare := f.downFor(req.Tool) // unavailable.go: a down upstream's name
+		if e == nil {
+			e = f.bareDown(req, bare)
+		}
+		return e
 	}
 	s := seen[0]
 	for _, x := range seen { // prefer the provider the call named
@@ -228,12 +241,7 @@ func (f *Facade) unavailable(id string) *toolerr.Error {
 		if p.Info.ID != id || p.Err == nil || p.Tools > 0 {
 			continue
 		}
-		if te, ok := toolerr.As(p.Err); ok && te.Code == toolerr.ProviderUnavailable {
-			return te
-		}
-		return toolerr.New(toolerr.ProviderUnavailable,
-			"It is retried on the next call; if it keeps failing, tell the user (agent-tools doctor shows why).",
-			"provider %q is unavailable: %v", id, p.Err)
+		return unavailableErr(p) // unavailable.go
 	}
 	return nil
 }

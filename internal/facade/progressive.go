@@ -191,7 +191,10 @@ func (f *Facade) listPage(id, via string, a discoverArgs) *mcp.CallToolResult {
 	out := map[string]any{"provider": id, "total": len(tools), "tools": page,
 		"next": "Call " + metaName(id, "call") + "({toolName, arguments}) with a name from this list."}
 	if end < len(tools) {
+		// Said in "next" too: a model reads the instruction, not every key.
 		out["next_cursor"] = strconv.Itoa(end)
+		out["next"] = fmt.Sprintf("This page shows tools %d-%d of %d; for more, call %s again with cursor %q, or with a query to rank them. ",
+			start+1, end, len(tools), via, strconv.Itoa(end)) + out["next"].(string)
 	}
 	return jsonResult(out)
 }
