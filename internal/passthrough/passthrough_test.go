@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -278,6 +279,12 @@ type ptHarness struct {
 
 func newPTHarness(t *testing.T, requireConfirm bool) *ptHarness {
 	t.Helper()
+	return newPTHarnessWith(t, requireConfirm, policy.Rules{}, nil)
+}
+
+// newPTHarnessWith is newPTHarness with policy rules and an audit log.
+func newPTHarnessWith(t *testing.T, requireConfirm bool, rules policy.Rules, audit io.Writer) *ptHarness {
+	t.Helper()
 	u := newUpstream()
 	prov := newUpProvider(t, catalog.ProviderInfo{ID: "up", Kind: "mcp", Description: "Upstream", HostLocal: true, RequireConfirm: requireConfirm}, u)
 	pre := newUpProvider(t, catalog.ProviderInfo{ID: "pre", Kind: "mcp", Description: "Prefixed upstream", RequireConfirm: true}, newUpstream())
@@ -287,8 +294,8 @@ func newPTHarness(t *testing.T, requireConfirm bool) *ptHarness {
 			t.Fatal(err)
 		}
 	}
-	run := pipeline.New(pipeline.Options{Catalog: reg, Guard: policy.NewLoopGuard(), Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
-	fac := facade.New(reg, run, facade.Options{Mode: facade.Flat, Version: "test"})
+	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, AuditTo: audit, Guard: policy.NewLoopGuard(), Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
+	fac := facade.New(reg, run, facade.Options{Mode: facade.Flat, Version: "test", Rules: rules})
 	reg.OnChange(fac.Sync)
 	reg.Refresh(context.Background())
 	fac.Sync()
