@@ -1,9 +1,12 @@
 package facade_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -147,5 +150,51 @@ func TestDiscoverPageSaysMore(t *testing.T) {
 	json.Unmarshal([]byte(text), &out)
 	if strings.Contains(out.Next, "cursor") {
 		t.Errorf("last page still points at a cursor: %s", text)
+	}
+}
+
+// TestFlatPublishesWhatTheUpstreamSaid is issue 23 "Also": a flat tool of
+// an upstream MCP server carries its outputSchema, title, icons, _meta and
+// annotations (with the runtime's own view of read-only).
+func TestFlatPublishesWhatTheUpstreamSaid(t *testing.T) {
+	up := providertest.New(catalog.ProviderInfo{ID: "ev", Kind: "mcp", RequireConfirm: true})
+	yes := false
+	full := providertest.Tool("full", "Does it all.", `{"type":"object"}`, false)
+	full.Title = "Full"
+	full.OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
+	full.Upstream = &catalog.UpstreamTool{Annotations: &mcp.ToolAnnotations{IdempotentHint: true, ReadOnlyHint: true, DestructiveHint: &yes},
+		Icons: json.RawMessage(`[{"src":"https://example.test/i.png"}]`), Meta: json.RawMessage(`{"vendor/x":"y"}`)}
+	up.SetTools(full, providertest.Tool("plain", "Plain.", `{"type":"object"}`, true))
+	h := newHarness(t, setup{mode: facade.Flat, extra: []provider.Provider{up}})
+	res, err := h.cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*mcp.Tool{}
+	for _, tl := range res.Tools {
+		got[tl.Name] = tl
+	}
+	f := got["ev_full"]
+	if f == nil {
+		t.Fatalf("tools = %v", h.names())
+	}
+	b, _ := json.Marshal(f)
+	for _, want := range []string{`"title":"Full"`, `"outputSchema":{"properties":{"n":{"type":"integer"}},"type":"object"}`,
+		`"icons":[{"src":"https://example.test/i.png"}]`, `"_meta":{"vendor/x":"y"}`, `"idempotentHint":true`,
+		`"destructiveHint":false`, `"openWorldHint":true`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("ev_full lacks %s: %s", want, b)
+		}
+	}
+	// Not read-only to the runtime (no trustAnnotations): it says so, whatever the upstream hinted.
+	if f.Annotations.ReadOnlyHint {
+		t.Errorf("readOnlyHint published from an untrusted annotation: %s", b)
+	}
+	if p := got["ev_plain"]; p == nil || p.OutputSchema != nil || p.Icons != nil || p.Meta != nil {
+		t.Errorf("a tool that says nothing more: %+v", p)
+	}
+	// Other kinds of providers publish as before.
+	if g := got["gh_get_repo"]; g == nil || g.Icons != nil || g.Meta != nil {
+		t.Errorf("gh_get_repo = %+v", g)
 	}
 }

@@ -235,6 +235,7 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 				switch r := res.(type) {
 				case *mcp.InitializeResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, true)
+					r.ServerInfo = pt.serverInfo(ctx, r.ServerInfo)
 				case *mcp.DiscoverResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, false)
 				}
@@ -294,6 +295,40 @@ func result[R mcp.Result](r R, err error) (mcp.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// serverInfo is the runtime's server info with the description and website
+// of what it forwards (flat mode publishes what the upstream said): the one
+// forwarded upstream's, or the descriptions of several. A copy: the SDK
+// hands out its own Implementation to every session.
+func (pt *Passthrough) serverInfo(ctx context.Context, own *mcp.Implementation) *mcp.Implementation {
+	if own == nil || own.Description != "" || own.WebsiteURL != "" {
+		return own
+	}
+	var descs, sites []string
+	for _, r := range pt.forwarded() {
+		wctx, cancel := context.WithTimeout(ctx, initWait)
+		init := r.pt.UpstreamInit(wctx) // known by now: advertise asked first
+		cancel()
+		if init == nil || init.ServerInfo == nil {
+			continue
+		}
+		if d := strings.TrimSpace(init.ServerInfo.Description); d != "" {
+			descs = append(descs, d)
+		}
+		if u := strings.TrimSpace(init.ServerInfo.WebsiteURL); u != "" {
+			sites = append(sites, u)
+		}
+	}
+	if len(descs) == 0 && len(sites) == 0 {
+		return own
+	}
+	c := *own
+	c.Description = strings.Join(descs, "\n\n")
+	if len(sites) == 1 { // a website is one upstream's: never a guess among several
+		c.WebsiteURL = sites[0]
+	}
+	return &c
 }
 
 // advertise adds to initialize's (or server/discover's) answer what the

@@ -46,7 +46,7 @@ func newUpstream() *upstream { return newUpstreamPaged(0) }
 
 func newUpstreamPaged(pageSize int) *upstream {
 	u := &upstream{slowStarted: make(chan struct{}, 4)}
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1", Description: "The test upstream.", WebsiteURL: "https://upstream.example.test"}, &mcp.ServerOptions{
 		PageSize:     pageSize,
 		Instructions: "Upstream says: be nice.",
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -397,6 +397,14 @@ func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	}
 	if !strings.Contains(ir.Instructions, "Upstream says: be nice.") {
 		t.Errorf("instructions lack the upstream's: %q", ir.Instructions)
+	}
+	// The forwarded upstream's description and website (issue 23, "Also");
+	// the name stays the runtime's.
+	if si := ir.ServerInfo; si.Name != "agent-tools" || si.Description != "The test upstream." || si.WebsiteURL != "https://upstream.example.test" {
+		t.Errorf("serverInfo = %+v", si)
+	}
+	if again := h.connect("b").cs.InitializeResult().ServerInfo; again.Description != "The test upstream." {
+		t.Errorf("second session's serverInfo = %+v", again)
 	}
 	if n := h.prov.opened.Load(); n != 0 {
 		t.Errorf("initialize opened %d passthrough sessions; they open on first use", n)
