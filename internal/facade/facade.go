@@ -227,7 +227,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 		shape = textShape{}
 	}
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
-	if req.Malformed = f.missError(req); req.Malformed == nil { // miss.go: the name may be another mode's or provider's
+	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.resolvable(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
 			With("did_you_mean", pipeline.Suggest(name, names, 3))
 	}
@@ -364,7 +364,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 			return res // a flat call of a forwarded provider's tool
 		}
 	}
-	f.teachMiss(req) // miss.go
+	f.teachMiss(ctx, req) // miss.go
 	f.bindSession(mreq, req)
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)

@@ -198,3 +198,29 @@ func TestFlatPublishesWhatTheUpstreamSaid(t *testing.T) {
 		t.Errorf("gh_get_repo = %+v", g)
 	}
 }
+
+// TestDownProviderBackOnCall: a provider that failed, and is up again when
+// a call of one of its tools arrives, answers it (the call asks every
+// provider again before saying it is unavailable).
+func TestDownProviderBackOnCall(t *testing.T) {
+	for _, tc := range []struct {
+		mode facade.Mode
+		tool string
+		args any
+	}{
+		{facade.Search, "agent_tools_call", map[string]any{"tool": "ev_echo", "arguments": map[string]any{}}},
+		{facade.Flat, "ev_echo", map[string]any{}},
+		{facade.Progressive, "agent_tools_ev_call", map[string]any{"toolName": "echo"}},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			ev := downProvider()
+			h := newHarness(t, setup{mode: tc.mode, extra: []provider.Provider{ev}})
+			ev.SetError(nil)
+			ev.SetTools(providertest.Tool("echo", "Echo.", `{"type":"object"}`, true))
+			text, e := h.call(tc.tool, tc.args)
+			if e != nil || !strings.HasPrefix(text, "echo(") {
+				t.Fatalf("got %s", text)
+			}
+		})
+	}
+}

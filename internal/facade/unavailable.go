@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,6 +111,19 @@ func (f *Facade) bareDown(req *pipeline.Request, bare *registry.ProviderStatus) 
 	return e
 }
 
+// afterRescan is the answer for a name a provider that is down may own,
+// once every provider was asked again (as the pipeline does for an unknown
+// name): a failed upstream whose backoff has passed is started again, and a
+// starting one waited for, so a call that can succeed now does (nil: the
+// pipeline resolves it); else why is computed again from what is known now.
+func (f *Facade) afterRescan(ctx context.Context, req *pipeline.Request, why func() *toolerr.Error) *toolerr.Error {
+	f.cat.Refresh(provider.WithRescan(ctx))
+	if f.resolvable(req) {
+		return nil
+	}
+	return why()
+}
+
 // unavailableNote lists the providers a search could not look into, for a
 // search with few results (or none): the tools wanted may be theirs.
 func (f *Facade) unavailableNote(out map[string]any, o index.Options, results int) {
@@ -143,7 +157,7 @@ const fewHits = 3
 // metaMiss answers a call of another mode's meta tool (issue 23 item 17:
 // agent_tools_local_call in flat mode, agent_tools_local_discover in search
 // mode) with the call this mode takes instead. nil when name is none.
-func (f *Facade) metaMiss(req *pipeline.Request) *toolerr.Error {
+func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.Error {
 	id, verb, ok := f.metaParts(req.Tool)
 	if !ok {
 		return nil
@@ -182,7 +196,7 @@ func (f *Facade) metaMiss(req *pipeline.Request) *toolerr.Error {
 				With("did_you_mean", []string{name}).
 				With("correct_shape", shape.Call(name, innerArgs, nil))
 		}
-		if e := f.missError(sub); e != nil {
+		if e := f.missError(ctx, sub); e != nil {
 			return e
 		}
 		return f.listHint(req, id, inner)
