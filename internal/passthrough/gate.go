@@ -36,6 +36,9 @@ func gated[R any](ctx context.Context, pt *Passthrough, req mcp.Request, op Op, 
 	var zero R
 	var out any
 	var err error
+	if op.Name == "" {
+		op.Name = op.Method // nothing named (a malformed request): audited under its method
+	}
 	if pt.gate == nil {
 		out, err = do(ctx)
 	} else {

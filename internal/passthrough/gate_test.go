@@ -122,3 +122,19 @@ func TestPassthroughRequestsTakeThePipeline(t *testing.T) {
 		t.Error("the audit holds the secret")
 	}
 }
+
+// TestPassthroughMalformedRequestsStillAnswer: a request that names
+// nothing is audited under its method and answered as before.
+func TestPassthroughMalformedRequestsStillAnswer(t *testing.T) {
+	audit := &testutil.SyncBuffer{}
+	h := newPTHarnessWith(t, false, policy.Rules{}, audit)
+	c := h.connect("a")
+	_, err := c.cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: ""},
+		Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+	if err == nil || !strings.Contains(err.Error(), "unknown prompt") {
+		t.Errorf("completing a prompt without a name: %v", err)
+	}
+	if !strings.Contains(audit.String(), `"tool":"completion/complete"`) {
+		t.Errorf("audit = %s", audit.String())
+	}
+}
