@@ -227,7 +227,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 		shape = textShape{}
 	}
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
-	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.resolvable(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
+	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
 			With("did_you_mean", pipeline.Suggest(name, names, 3))
 	}

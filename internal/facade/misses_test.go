@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/redact"
@@ -222,5 +223,15 @@ func TestDownProviderBackOnCall(t *testing.T) {
 				t.Fatalf("got %s", text)
 			}
 		})
+	}
+}
+
+// TestOtherModesMetaToolsHideDenied: the answer to another mode's meta
+// tool never names a tool policy hides.
+func TestOtherModesMetaToolsHideDenied(t *testing.T) {
+	h := newHarness(t, setup{mode: facade.Flat, rules: policy.Rules{Deny: []string{"gh_delete_repo"}}})
+	text, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
+	if e == nil || e["code"] != "UNKNOWN_TOOL" || strings.Contains(text, "gh_delete_repo") {
+		t.Fatalf("got %s", text)
 	}
 }

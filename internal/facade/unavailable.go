@@ -124,6 +124,20 @@ func (f *Facade) afterRescan(ctx context.Context, req *pipeline.Request, why fun
 	return why()
 }
 
+// backNow reports whether a name this server does not publish resolves now
+// to a tool policy lets clients see: an upstream that is back (Sync is
+// publishing it). A denied tool stays unknown to a client that calls it.
+func (f *Facade) backNow(req *pipeline.Request) bool {
+	if !f.resolvable(req) {
+		return false
+	}
+	t, ok := f.cat.Lookup(req.Tool)
+	if req.Provider != "" {
+		t, ok = f.cat.Find(req.Provider, req.Tool)
+	}
+	return ok && f.rules().Visible(t.Canonical)
+}
+
 // unavailableNote lists the providers a search could not look into, for a
 // search with few results (or none): the tools wanted may be theirs.
 func (f *Facade) unavailableNote(out map[string]any, o index.Options, results int) {
@@ -185,7 +199,7 @@ func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.E
 		}
 		innerArgs := args["arguments"]
 		sub := &pipeline.Request{Via: req.Via, Provider: id, Tool: inner, Args: innerArgs, Shape: req.Shape}
-		if f.resolvable(sub) {
+		if f.backNow(sub) { // a tool policy hides stays unknown
 			var t, _ = f.cat.Find(id, inner)
 			if id == "" {
 				t, _ = f.cat.Lookup(inner)
