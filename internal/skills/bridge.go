@@ -113,10 +113,27 @@ func (b *Bridge) Outcome(name string, res *provider.Result, err error, asEnvelop
 	return b.Value(res)
 }
 
-// Throw raises a JS Error carrying the envelope: message, code, tool,
-// envelope (the {"error": {...}} body) and, when the pipeline taught one,
-// correct_shape.
+// Settle is Outcome for a call that settles a Promise: the value, or the
+// Error object to reject it with.
+func (b *Bridge) Settle(name string, res *provider.Result, err error, asEnvelope func(error) *toolerr.Error) (goja.Value, *goja.Object) {
+	if err != nil {
+		return nil, b.Error(name, asEnvelope(err), false)
+	}
+	if res != nil && res.IsError {
+		return nil, b.Error(name, backendError(res), false)
+	}
+	return b.Value(res), nil
+}
+
+// Throw raises the Error that Error makes.
 func (b *Bridge) Throw(tool string, te *toolerr.Error, budget bool) {
+	panic(b.Error(tool, te, budget))
+}
+
+// Error makes a JS Error carrying the envelope: message, code, tool,
+// envelope (the {"error": {...}} body) and, when the pipeline gave them,
+// hint, correct_shape and confirm_token.
+func (b *Bridge) Error(tool string, te *toolerr.Error, budget bool) *goja.Object {
 	msg := fmt.Sprintf("tools.call(%q) failed: %s: %s", tool, te.Code, te.Message)
 	if budget {
 		msg = te.Message
@@ -142,7 +159,7 @@ func (b *Bridge) Throw(tool string, te *toolerr.Error, budget bool) {
 		}
 	}
 	b.thrown = append(b.thrown, Thrown{Obj: obj, Tool: tool, Err: te, Budget: budget})
-	panic(obj)
+	return obj
 }
 
 // Find reports whether v is an error this bridge threw.

@@ -27,6 +27,8 @@ type Options struct {
 	// (2.5 s, 30,000 characters, 200 console entries). A call's timeout_ms
 	// overrides Timeout, up to MaxJavaScriptTimeout.
 	JavaScript JavaScriptLimits
+	// Code bounds the tool calls a script makes through `tools` (code mode).
+	Code CodeOptions
 }
 
 // Provider serves the built-in tools.
