@@ -43,10 +43,10 @@ func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
 	case "", Progressive:
 		return Progressive, nil
-	case Search, Flat, Text:
+	case Search, Flat, Text, Code:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat or text)", s)
+	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat, text or code)", s)
 }
 
 // Catalog is what the facade reads from the registry.
@@ -163,6 +163,8 @@ func instructions(m Mode, confirm policy.ConfirmMode) string {
 			return "Every tool is listed directly. Tools that change state run only after a person approves them in the client."
 		}
 		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
+	case Code:
+		return "Write one execute_javascript script per task: in it, tools.search(query) finds tools (with TypeScript-style signatures), await tools.call(name, args) calls one, and only what the script returns comes back. agent_tools_search finds tools from outside a script; agent_tools_help lists the providers and the tools API."
 	case Text:
 		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
 	}
@@ -284,6 +286,8 @@ func (f *Facade) desired() map[string]toolDef {
 		defs = f.flatTools()
 	case Text:
 		defs = f.textTools()
+	case Code:
+		defs = f.codeTools()
 	default:
 		defs = f.progressiveTools()
 	}
@@ -354,6 +358,7 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
+	ctx = f.withScriptHost(ctx, mreq, req) // code.go: a script's tools.call
 	if _, flat := req.Shape.(flatShape); flat {
 		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*mcp.CallToolResult, bool) {
 			f.bindSession(mreq, req)

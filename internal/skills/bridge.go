@@ -132,7 +132,8 @@ func (b *Bridge) Throw(tool string, te *toolerr.Error, budget bool) {
 
 // Error makes a JS Error carrying the envelope: message, code, tool,
 // envelope (the {"error": {...}} body) and, when the pipeline gave them,
-// hint, correct_shape and confirm_token.
+// the teaching fields: hint, correct_shape, confirm_token, expected_schema,
+// problems and did_you_mean.
 func (b *Bridge) Error(tool string, te *toolerr.Error, budget bool) *goja.Object {
 	msg := fmt.Sprintf("tools.call(%q) failed: %s: %s", tool, te.Code, te.Message)
 	if budget {
@@ -151,7 +152,7 @@ func (b *Bridge) Error(tool string, te *toolerr.Error, budget bool) *goja.Object
 	_ = obj.Set("envelope", env)
 	if eo, ok := env.(*goja.Object); ok {
 		if inner, ok := eo.Get("error").(*goja.Object); ok {
-			for _, k := range []string{"correct_shape", "hint", "confirm_token"} {
+			for _, k := range []string{"correct_shape", "hint", "confirm_token", "expected_schema", "problems", "did_you_mean"} {
 				if v := inner.Get(k); v != nil && !goja.IsUndefined(v) {
 					_ = obj.Set(k, v)
 				}
