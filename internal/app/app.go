@@ -219,7 +219,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		g.closers = append(g.closers, closeAudit)
 	}
 	g.withEmbeddings(cfg.Index.Embeddings)
-	g.add(builtin.New(builtin.Options{Status: a.status}))
+	g.add(builtin.New(builtin.Options{Status: a.status, Code: builtin.CodeOptions{ // code mode (issue 25)
+		AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration}}))
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{
 			Dir: cfg.Local.Dir, ProjectDir: cfg.Dir, RequireConfirm: cfg.Local.RequireConfirm,

@@ -42,7 +42,7 @@ var _ provider.Provider = (*Provider)(nil)
 // New returns the built-in provider.
 func New(o Options) *Provider {
 	return &Provider{opts: o, tools: []catalog.Tool{
-		javaScriptTool(),
+		javaScriptTool(o.Code),
 		{
 			Provider:    ID,
 			Name:        StatusTool,

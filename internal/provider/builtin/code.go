@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/dop251/goja"
 
@@ -18,6 +19,7 @@ import (
 const (
 	DefaultCodeMaxCalls    = 50
 	DefaultCodeConcurrency = 4
+	DefaultCodeTimeout     = 30 * time.Second
 	// DefaultCodeSearchLimit is how many hits tools.search returns by default.
 	DefaultCodeSearchLimit = 5
 	// MaxCodeSearchLimit bounds tools.search's limit.
@@ -35,6 +37,10 @@ type CodeOptions struct {
 	// need confirmation as any call does). False: such a call throws DENIED
 	// inside the script.
 	AllowMutations bool
+	// Timeout is the wall time of a script that has `tools` when the call
+	// sets no timeout_ms (0: DefaultCodeTimeout): tool calls take longer
+	// than arithmetic.
+	Timeout time.Duration
 }
 
 func (o CodeOptions) withDefaults() CodeOptions {
@@ -43,6 +49,9 @@ func (o CodeOptions) withDefaults() CodeOptions {
 	}
 	if o.Concurrency <= 0 {
 		o.Concurrency = DefaultCodeConcurrency
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultCodeTimeout
 	}
 	return o
 }

@@ -40,7 +40,7 @@ var javaScriptSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties
 	`"required":["code"],"additionalProperties":false}`,
 	jsrun.MaxSourceLen, MaxJavaScriptTimeout.Milliseconds(), jsrun.DefaultTimeout.Milliseconds()))
 
-func javaScriptTool() catalog.Tool {
+func javaScriptTool(code CodeOptions) catalog.Tool {
 	return catalog.Tool{
 		Provider:    ID,
 		Name:        JavaScriptTool,
@@ -51,7 +51,8 @@ func javaScriptTool() catalog.Tool {
 		ReadOnly: true,
 		// The watchdog ends every run first; this only keeps the pipeline's
 		// default deadline from cutting a 10 s run short.
-		Timeout: MaxJavaScriptTimeout + 2*jsrun.Grace,
+		// A script with tools may run for code.timeout.
+		Timeout: max(MaxJavaScriptTimeout, code.withDefaults().Timeout) + 2*jsrun.Grace,
 	}
 }
 
@@ -75,6 +76,9 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	)
 	if host := scriptHostFrom(ctx); host != nil {
 		run, setup = p.installTools(host)
+		if timeout == 0 {
+			lim.Timeout = run.opts.Timeout
+		}
 	}
 	out, err := jsrun.RunWith(ctx, code, lim, setup)
 	if err == nil {
