@@ -22,7 +22,7 @@ import (
 
 // newCodeHarness serves the built-ins and a weather provider (forecast and
 // geocode read-only, alert mutating) with an audit log.
-func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, code builtin.CodeOptions) (*harness, *testutil.SyncBuffer) {
+func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options) (*harness, *testutil.SyncBuffer) {
 	t.Helper()
 	w := providertest.New(catalog.ProviderInfo{ID: "weather", Kind: "fake", Description: "Weather forecasts and places", RequireConfirm: true},
 		providertest.Tool("forecast", "Weather forecast for a city: temperature in Celsius.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`, true),
@@ -39,7 +39,7 @@ func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, code bui
 		return &provider.Result{Text: "sent"}, nil
 	}
 	reg := registry.New(nil)
-	for _, p := range []provider.Provider{builtin.New(builtin.Options{Code: code}), w} {
+	for _, p := range []provider.Provider{builtin.New(bo), w} {
 		if err := reg.Add(p); err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ const [where, wx] = await Promise.all([tools.call(geo.name, {place: "Munich"}), 
 return {lat: where.lat, temp: wx.temp, sig: f.signature};`
 
 func TestCodeModeScriptCallsToolsUnderOneParent(t *testing.T) {
-	h, audit := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.CodeOptions{})
+	h, audit := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.Options{})
 	if got := strings.Join(h.names(), ","); got != "agent_tools_help,agent_tools_search,execute_javascript" {
 		t.Fatalf("code mode publishes %s", got)
 	}
@@ -143,7 +143,7 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, _ := newCodeHarness(t, facade.Code, tc.rules, tc.code)
+			h, _ := newCodeHarness(t, facade.Code, tc.rules, builtin.Options{Code: tc.code})
 			text, e := h.call("execute_javascript", map[string]any{"code": tc.js})
 			if e != nil || !strings.Contains(text, `"result":`+tc.want) {
 				t.Fatalf("got %s %v, want result %s", text, e, tc.want)
@@ -155,7 +155,7 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 // Scripts reach tools in every mode, not only code mode: here through
 // progressive mode's builtin call.
 func TestScriptToolsInProgressiveMode(t *testing.T) {
-	h, audit := newCodeHarness(t, facade.Progressive, policy.Rules{}, builtin.CodeOptions{})
+	h, audit := newCodeHarness(t, facade.Progressive, policy.Rules{}, builtin.Options{})
 	text, e := h.call("agent_tools_builtin_call", map[string]any{"toolName": "execute_javascript",
 		"arguments": map[string]any{"code": `const r = await tools.call("weather_forecast", {city: "Oslo"}); r.sky`}})
 	if e != nil || !strings.Contains(text, `"result":"clear"`) {
@@ -168,7 +168,7 @@ func TestScriptToolsInProgressiveMode(t *testing.T) {
 }
 
 func TestCodeModeSearchAndHelp(t *testing.T) {
-	h, _ := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.CodeOptions{})
+	h, _ := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.Options{})
 	text, e := h.call("agent_tools_search", map[string]any{"query": "weather forecast for a city"})
 	if e != nil || !strings.Contains(text, `"signature":"weather_forecast(args: {city: string, days?: number}): Promise\u003cany\u003e"`) ||
 		strings.Contains(text, `"inputSchema"`) || !strings.Contains(text, "execute_javascript") {
@@ -177,5 +177,23 @@ func TestCodeModeSearchAndHelp(t *testing.T) {
 	text, e = h.call("agent_tools_help", map[string]any{})
 	if e != nil || !strings.Contains(text, "declare const tools") {
 		t.Fatalf("help: %s %v", text, e)
+	}
+}
+
+// A runaway allocation is stopped with a clear error, and the server keeps
+// serving (the next script runs).
+func TestCodeModeRunawayAllocation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates 64 MiB on purpose")
+	}
+	h, _ := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.Options{JavaScript: builtin.JavaScriptLimits{MaxHeapGrowth: 64 << 20}})
+	text, e := h.call("execute_javascript", map[string]any{"code": `const a = []; while (true) a.push(new Array(1e6))`})
+	js, _ := e["js_error"].(map[string]any)
+	if e == nil || js["kind"] != "memory" || !strings.Contains(text, "the code grew the heap by more than 64 MiB") {
+		t.Fatalf("runaway: %s", text)
+	}
+	text, e = h.call("execute_javascript", map[string]any{"code": `const r = await tools.call("weather_forecast", {city: "Rome"}); r.temp`})
+	if e != nil || !strings.Contains(text, `"result":21`) {
+		t.Fatalf("after the runaway: %s %v", text, e)
 	}
 }
