@@ -249,7 +249,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	}
 	g.withEmbeddings(cfg.Index.Embeddings)
 	if !o.Explicit || o.BuiltIns {
-		g.add(builtin.New(builtin.Options{Status: a.status}))
+		g.add(builtin.New(builtin.Options{Status: a.status, Code: builtin.CodeOptions{ // code mode
+			AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration}}))
 	}
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{

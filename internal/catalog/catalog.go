@@ -6,6 +6,8 @@ package catalog
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool is one callable backend operation, as the runtime sees it.
@@ -31,6 +33,19 @@ type Tool struct {
 	AlwaysConfirm bool `json:"alwaysConfirm,omitempty"`
 	// Timeout overrides the provider's deadline for this tool (0: provider default).
 	Timeout time.Duration `json:"-"`
+	// Upstream is what an upstream MCP server said of the tool beyond the
+	// fields above, for flat mode to publish as it is; nil when it said
+	// nothing more (one pointer: most tools have none of it).
+	Upstream *UpstreamTool `json:"upstream,omitempty"`
+}
+
+// UpstreamTool is an upstream MCP tool's own presentation: its annotations
+// (shared with the provider's list, never copied), icons and _meta as the
+// JSON it sent.
+type UpstreamTool struct {
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Icons       json.RawMessage      `json:"icons,omitempty"`
+	Meta        json.RawMessage      `json:"_meta,omitempty"`
 }
 
 // Skill is a server-side recipe a provider ships (seed 000's `meta`).

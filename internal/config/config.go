@@ -24,7 +24,7 @@ var ReservedIDs = []string{"local", "builtin", "agent"}
 
 // Enumerations accepted by the config.
 var (
-	Modes          = []string{"progressive", "search", "flat", "text"}
+	Modes          = []string{"progressive", "search", "flat", "text", "code"}
 	Kinds          = kindNames()
 	ConfirmModes   = []string{"agent", "token", "human"}
 	DefaultTimeout = Duration{60 * time.Second} // local scripts
@@ -71,6 +71,7 @@ type Config struct {
 	Audit     Audit      `json:"audit" yaml:"audit"`
 	Limits    Limits     `json:"limits" yaml:"limits"`
 	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
+	Code      Code       `json:"code,omitzero" yaml:"code,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -214,6 +215,23 @@ type Audit struct {
 type Limits struct {
 	MaxResultChars int       `json:"maxResultChars" yaml:"maxResultChars"`
 	LoopGuard      LoopGuard `json:"loopGuard" yaml:"loopGuard"`
+}
+
+// Code bounds the tool calls execute_javascript scripts make through
+// `tools` (mode code, and execute_javascript in every mode). Zero values
+// take the runtime's defaults.
+type Code struct {
+	// AllowMutations lets scripts call tools that change state (each call
+	// still asks for confirmation as a direct one would). Default false:
+	// such a call throws DENIED inside the script.
+	AllowMutations bool `json:"allowMutations,omitempty" yaml:"allowMutations,omitempty"`
+	// MaxCalls bounds tools.call per script (default 50).
+	MaxCalls int `json:"maxCalls,omitempty" yaml:"maxCalls,omitempty"`
+	// Concurrency bounds the calls in flight at once (default 4).
+	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
+	// Timeout is a script's wall time when the call sets no timeout_ms
+	// (default 30s; tool calls count).
+	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 }
 
 // LoopGuard is the repeated-failure guard (SPEC §3.5).

@@ -74,11 +74,19 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
-			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat or text)`}},
+			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat, text or code)`}},
+		{"code block malformed", "code:\n  allowMutations: yes please\n  maxCalls: -2\n  concurrency: lots\n  timeout: 5\n  budget: 3\n", []string{
+			`agent-tools.yaml:2:19: code.allowMutations: want true or false, got "yes please"`,
+			`agent-tools.yaml:3:13: code.maxCalls: must not be negative, got -2`,
+			`agent-tools.yaml:4:16: code.concurrency: want an integer, got "lots"`,
+			`agent-tools.yaml:5:12: code.timeout: want a duration such as "30s" or "1m30s", got number 5 (add a unit: 5s)`,
+			`agent-tools.yaml:6:3: code: unknown key "budget" (want allowMutations, maxCalls, concurrency or timeout)`}},
+		{"code block not a mapping", "code: true\n", []string{
+			`agent-tools.yaml:1:7: code: want a mapping, got boolean true`}},
 		{"unknown top key", "mdoe: flat\n", []string{
 			`agent-tools.yaml:1:1: unknown key "mdoe"; did you mean "mode"?`}},
 		{"unknown key no suggestion", "policy:\n  whatever: 1\n", []string{
@@ -190,7 +198,7 @@ func TestErrors(t *testing.T) {
 			`agent-tools.yaml:5:36: providers[0].args[3]: malformed reference "${A:-${B}": a default cannot contain $ or nested references`,
 			`agent-tools.yaml:5:50: providers[0].args[4]: malformed reference "${A-x}": want ${NAME} or ${NAME:-default} with NAME of letters, digits and _, not starting with a digit`}},
 		{"secrets never printed", "mode: ${BADKIND}\nlocal:\n  timeout: ${BADDUR}\nproviders:\n  - id: ev\n    kind: ${BADKIND}\n", []string{
-			`agent-tools.yaml:1:7: mode: unknown mode the value of ${BADKIND} (want progressive, search, flat or text)`,
+			`agent-tools.yaml:1:7: mode: unknown mode the value of ${BADKIND} (want progressive, search, flat, text or code)`,
 			`agent-tools.yaml:3:12: local.timeout: want a duration such as "30s" or "1m30s", got the value of ${BADDUR}`,
 			`agent-tools.yaml:6:11: providers[0].kind: unknown kind the value of ${BADKIND} (want mcp, openapi, cli or workers)`}},
 		{"empty token", "server:\n  http:\n    tokens: [\"${EMPTY}\", \"${EMPTY:-}\"]\n", []string{
@@ -469,7 +477,7 @@ func TestDefaultFindLoad(t *testing.T) {
 	}
 	os.WriteFile(path, []byte("mode: nope\n"), 0o644)
 	_, err = Load(p, lookup)
-	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat or text)"; err == nil || err.Error() != want {
+	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat, text or code)"; err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)
 	}
 }
@@ -485,7 +493,7 @@ func TestValidateCodeBuilt(t *testing.T) {
 	c.Mode = "bogus"
 	c.Providers = append(c.Providers, Provider{ID: "x", Kind: "cli", Enabled: true})
 	err := c.Validate()
-	want := "mode: unknown mode \"bogus\" (want progressive, search, flat or text)\n" +
+	want := "mode: unknown mode \"bogus\" (want progressive, search, flat, text or code)\n" +
 		"providers[0]: kind cli needs \"tools\" (a list of {name, argv, ...})"
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
@@ -650,4 +658,18 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("parsed config does not re-validate: %v\ninput: %q", err, data)
 		}
 	})
+}
+
+func TestCodeBlock(t *testing.T) {
+	c, err := parse(t, "mode: code\ncode:\n  allowMutations: true\n  maxCalls: 7\n  concurrency: 2\n  timeout: 45s\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: Duration{45 * time.Second}}
+	if c.Mode != "code" || c.Code != want {
+		t.Fatalf("mode %q code %+v, want %+v", c.Mode, c.Code, want)
+	}
+	if c, err := parse(t, "mode: search\n"); err != nil || c.Code != (Code{}) {
+		t.Fatalf("absent block: %+v %v", c, err)
+	}
 }

@@ -487,7 +487,8 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
+	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code"}
+	codeKeys    = []string{"allowMutations", "maxCalls", "concurrency", "timeout"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
@@ -555,6 +556,19 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			d.local(v, p, &c.Local)
 		case "index":
 			d.index(v, p, &c.Index)
+		case "code":
+			d.mapping(v, p, codeKeys, func(key string, _, v *yaml.Node, p string) {
+				switch key {
+				case "allowMutations":
+					d.boolean(v, p, &c.Code.AllowMutations)
+				case "maxCalls":
+					d.integer(v, p, &c.Code.MaxCalls)
+				case "concurrency":
+					d.integer(v, p, &c.Code.Concurrency)
+				case "timeout":
+					d.duration(v, p, &c.Code.Timeout)
+				}
+			})
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {

@@ -124,6 +124,9 @@ func (c *Config) validate() []Error {
 	v.httpServer(h)
 	v.auditPath()
 	v.validateCluster(c.Server)
+	v.nonNeg("code.maxCalls", c.Code.MaxCalls)
+	v.nonNeg("code.concurrency", c.Code.Concurrency)
+	v.duration("code.timeout", c.Code.Timeout)
 	l := c.Limits
 	v.nonNeg("limits.maxResultChars", l.MaxResultChars)
 	v.nonNeg("limits.loopGuard.repeatAfter", l.LoopGuard.RepeatAfter)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
@@ -316,11 +317,15 @@ func (f *Facade) flatTools() []toolDef {
 			}
 			canonical := t.Canonical
 			ro := t.ReadOnly
+			tool := &mcp.Tool{
+				Name: canonical, Title: t.Title, Description: desc, InputSchema: schema,
+				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
+			}
+			if p.Info.Kind == "mcp" {
+				upstreamFields(tool, t) // what the upstream said of it
+			}
 			defs = append(defs, toolDef{
-				tool: &mcp.Tool{
-					Name: canonical, Title: t.Title, Description: desc, InputSchema: schema,
-					Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
-				},
+				tool: tool,
 				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any
@@ -334,6 +339,44 @@ func (f *Facade) flatTools() []toolDef {
 		}
 	}
 	return defs
+}
+
+// upstreamFields adds to a flat tool what its upstream MCP server said of
+// it: its outputSchema (as the JSON it sent), icons, _meta, and its
+// annotations with the runtime's own view of read-only (it decides
+// confirmation: an upstream's readOnlyHint counts only with
+// trustAnnotations).
+func upstreamFields(tool *mcp.Tool, t catalog.Tool) {
+	if len(t.OutputSchema) > 0 {
+		tool.OutputSchema = t.OutputSchema
+	}
+	u := t.Upstream
+	if u == nil {
+		return
+	}
+	if a := u.Annotations; a != nil {
+		c := *a
+		c.ReadOnlyHint = tool.Annotations.ReadOnlyHint
+		if c.ReadOnlyHint || c.DestructiveHint == nil {
+			c.DestructiveHint = tool.Annotations.DestructiveHint
+		}
+		if c.OpenWorldHint == nil {
+			c.OpenWorldHint = tool.Annotations.OpenWorldHint
+		}
+		tool.Annotations = &c
+	}
+	if len(u.Icons) > 0 {
+		var icons []mcp.Icon
+		if json.Unmarshal(u.Icons, &icons) == nil {
+			tool.Icons = icons
+		}
+	}
+	if len(u.Meta) > 0 {
+		var meta mcp.Meta
+		if json.Unmarshal(u.Meta, &meta) == nil {
+			tool.Meta = meta
+		}
+	}
 }
 
 // flatSchema adds the confirmation property to a mutating tool's schema,

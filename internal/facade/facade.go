@@ -44,10 +44,10 @@ func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
 	case "", Progressive:
 		return Progressive, nil
-	case Search, Flat, Text:
+	case Search, Flat, Text, Code:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat or text)", s)
+	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat, text or code)", s)
 }
 
 // Catalog is what the facade reads from the registry.
@@ -115,7 +115,8 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	}
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
-	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger})
+	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger,
+		Gate: f.gateOp, Visible: func(name string) bool { return f.rules().Visible(name) }}) // gate.go
 	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
@@ -163,6 +164,8 @@ func instructions(m Mode, confirm policy.ConfirmMode) string {
 			return "Every tool is listed directly. Tools that change state run only after a person approves them in the client."
 		}
 		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
+	case Code:
+		return "Write one execute_javascript script per task: in it, tools.search(query) finds tools (with TypeScript-style signatures), await tools.call(name, args) calls one, and only what the script returns comes back. agent_tools_search finds tools from outside a script; agent_tools_help lists the providers and the tools API."
 	case Text:
 		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
 	}
@@ -227,7 +230,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) 
 		shape = textShape{}
 	}
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
-	if req.Malformed = f.missError(req); req.Malformed == nil { // miss.go: the name may be another mode's or provider's
+	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
 			With("did_you_mean", pipeline.Suggest(name, names, 3))
 	}
@@ -284,6 +287,8 @@ func (f *Facade) desired() map[string]toolDef {
 		defs = f.flatTools()
 	case Text:
 		defs = f.textTools()
+	case Code:
+		defs = f.codeTools()
 	default:
 		defs = f.progressiveTools()
 	}
@@ -354,6 +359,7 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
+	ctx = f.withScriptHost(ctx, mreq, req) // code.go: a script's tools.call
 	if _, flat := req.Shape.(flatShape); flat {
 		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*mcp.CallToolResult, bool) {
 			f.bindSession(mreq, req)
@@ -364,7 +370,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 			return res // a flat call of a forwarded provider's tool
 		}
 	}
-	f.teachMiss(req) // miss.go
+	f.teachMiss(ctx, req) // miss.go
 	f.bindSession(mreq, req)
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)

@@ -42,6 +42,7 @@ type setup struct {
 	guard         *policy.LoopGuard
 	client        *mcp.ClientOptions
 	version       string
+	extra         []provider.Provider // registered after gh
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -60,6 +61,11 @@ func newHarness(t *testing.T, s setup) *harness {
 	reg := registry.New(nil)
 	if err := reg.Add(gh); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range s.extra {
+		if err := reg.Add(p); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if s.guard == nil {
 		s.guard = policy.NewLoopGuard()

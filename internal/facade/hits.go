@@ -6,6 +6,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 )
 
 // hit is one discover/search result, shaped so one result is usually enough
@@ -22,18 +23,25 @@ type hit struct {
 	Args        any               `json:"args,omitempty"` // a skill's declared args: an object when declared as one
 	Related     []catalog.Related `json:"related,omitempty"`
 	Why         string            `json:"why,omitempty"`
+	// Signature is the TypeScript-style declaration (code mode), which
+	// replaces required and params.
+	Signature string `json:"signature,omitempty"`
 }
 
 // toolHit describes a tool; in progressive mode its name is the provider's own
 // tool name (what _call takes), elsewhere the canonical name.
 func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
 	name := t.Name // what a provider-scoped call (progressive, text) takes
-	if mode == Search || mode == Flat {
+	if mode == Search || mode == Flat || mode == Code {
 		name = t.Canonical
 	}
 	ro := t.ReadOnly
 	h := hit{Kind: "tool", Name: name, Provider: t.Provider, Description: firstLine(t.Description, descLen), ReadOnly: &ro}
-	h.Required, h.Params = schemaSummary(t.InputSchema)
+	if mode == Code {
+		h.Signature = builtin.Signature(t.Canonical, t.InputSchema, t.OutputSchema)
+	} else {
+		h.Required, h.Params = schemaSummary(t.InputSchema)
+	}
 	if withSchema {
 		h.InputSchema = t.InputSchema
 	}
@@ -72,7 +80,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			if !ok || !f.rules().Visible(t.Canonical) {
 				continue
 			}
-			th := toolHit(t, a.Schemas || len(results) < schemaHits, f.opts.Mode)
+			th := toolHit(t, a.Schemas || len(results) < schemaHits && f.opts.Mode != Code, f.opts.Mode) // code mode: the signature is enough
 			th.Why = h.Why
 			results = append(results, th)
 			scores = append(scores, h.Score)
@@ -92,9 +100,12 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 		out["next"] = "Nothing matched. Try other words, list the tools without a query, or call " + helpTool + " to see other providers."
 	case results[0].Kind == "skill":
 		out["next"] = f.skillNext(results[0], callVia)
+	case f.opts.Mode == Code:
+		out["next"] = "Call the tools from one " + codeTool + " script: await tools.call(name, args), as each signature says."
 	default:
 		out["next"] = "Call " + callVia + " with the name and arguments of the best result."
 	}
+	f.unavailableNote(out, o, len(results)) // unavailable.go: a down upstream is not an empty one
 	return out
 }
 

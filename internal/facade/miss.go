@@ -1,6 +1,7 @@
 package facade
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,34 +102,53 @@ func (f *Facade) resolvable(req *pipeline.Request) bool {
 // teachMiss sets req.Malformed when the requested tool cannot be resolved
 // and the facade knows better than edit distance what was meant. It leaves
 // everything else to the pipeline.
-func (f *Facade) teachMiss(req *pipeline.Request) {
+func (f *Facade) teachMiss(ctx context.Context, req *pipeline.Request) {
 	if req.Malformed != nil || req.Skill || req.Tool == "" || f.resolvable(req) {
 		return
 	}
-	if e := f.missError(req); e != nil {
+	if e := f.missError(ctx, req); e != nil {
 		req.Malformed = e
 	}
 }
 
 // Teach sets req.Malformed to a teaching error when req names no tool the
 // way it was called: the same lookups as MCP calls, for the CLI.
-func (f *Facade) Teach(req *pipeline.Request) { f.teachMiss(req) }
+func (f *Facade) Teach(req *pipeline.Request) { f.teachMiss(context.Background(), req) }
 
 // missError is the teaching error for a name that does not reach a tool
 // the way it was called, or nil when nothing better than the pipeline's
 // edit-distance suggestions is known.
-func (f *Facade) missError(req *pipeline.Request) *toolerr.Error {
+func (f *Facade) missError(ctx context.Context, req *pipeline.Request) *toolerr.Error {
 	if req.Provider != "" {
 		if e := f.unavailable(req.Provider); e != nil {
-			return e
+			return f.afterRescan(ctx, req, func() *toolerr.Error { return f.unavailable(req.Provider) })
 		}
+	}
+	if e := f.metaMiss(ctx, req); e != nil { // unavailable.go: another mode's meta tool
+		return e
 	}
 	if e := f.skillMiss(req); e != nil {
 		return e
 	}
 	seen := f.locate(req.Tool)
 	if len(seen) == 0 {
-		return f.nearMiss(req)
+		if e := f.nearMiss(req); e != nil {
+			return e
+		}
+		if req.Provider != "" {
+			return nil
+		}
+		down := func() *toolerr.Error { // unavailable.go: a down upstream's name
+			e, bare := f.downFor(req.Tool)
+			if e == nil {
+				e = f.bareDown(req, bare)
+			}
+			return e
+		}
+		if down() == nil {
+			return nil
+		}
+		return f.afterRescan(ctx, req, down)
 	}
 	s := seen[0]
 	for _, x := range seen { // prefer the provider the call named
@@ -228,12 +248,7 @@ func (f *Facade) unavailable(id string) *toolerr.Error {
 		if p.Info.ID != id || p.Err == nil || p.Tools > 0 {
 			continue
 		}
-		if te, ok := toolerr.As(p.Err); ok && te.Code == toolerr.ProviderUnavailable {
-			return te
-		}
-		return toolerr.New(toolerr.ProviderUnavailable,
-			"It is retried on the next call; if it keeps failing, tell the user (agent-tools doctor shows why).",
-			"provider %q is unavailable: %v", id, p.Err)
+		return unavailableErr(p) // unavailable.go
 	}
 	return nil
 }

@@ -42,8 +42,11 @@ func (f *Facade) progressiveTools() []toolDef {
 
 func (f *Facade) helpDef() toolDef {
 	desc := "List the tool providers this server has loaded (prefix and one line each) and how to reach their tools. Call it first when you do not know which provider covers a task, or when a provider you are using lacks a capability."
-	if f.opts.Mode == Search {
+	switch f.opts.Mode {
+	case Search:
 		desc = "List the tool providers this server has loaded (prefix and one line each). Use agent_tools_search to find a tool across all of them."
+	case Code:
+		desc = "List the tool providers this server has loaded (prefix and one line each) and declare the `tools` object execute_javascript scripts call them through (TypeScript)."
 	}
 	return toolDef{
 		tool: &mcp.Tool{
@@ -92,6 +95,9 @@ func (f *Facade) help() map[string]any {
 		next = "Call agent_tools_search({query}) to find a tool, then agent_tools_call({tool, arguments})."
 	case Flat:
 		next = "Every tool is listed directly under its own name."
+	case Code:
+		next = "Write one " + codeTool + " script: find tools with tools.search(query), call them with await tools.call(name, args) (Promise.all for independent calls), and return only what the answer needs."
+		return map[string]any{"providers": lines, "api": codeAPI, "next": next}
 	case Text:
 		next = "Run `<prefix> discover <words>` to find a provider's tools, then `<prefix> call <tool> key=value`; `search <words>` looks in every provider; `call <canonical-name> key=value` calls a tool by the name search returns."
 		return map[string]any{"providers": lines, "commands": textUsage, "next": next}
@@ -191,7 +197,10 @@ func (f *Facade) listPage(id, via string, a discoverArgs) *mcp.CallToolResult {
 	out := map[string]any{"provider": id, "total": len(tools), "tools": page,
 		"next": "Call " + metaName(id, "call") + "({toolName, arguments}) with a name from this list."}
 	if end < len(tools) {
+		// Said in "next" too: a model reads the instruction, not every key.
 		out["next_cursor"] = strconv.Itoa(end)
+		out["next"] = fmt.Sprintf("This page shows tools %d-%d of %d; for more, call %s again with cursor %q, or with a query to rank them. ",
+			start+1, end, len(tools), via, strconv.Itoa(end)) + out["next"].(string)
 	}
 	return jsonResult(out)
 }

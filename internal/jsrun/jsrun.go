@@ -185,15 +185,22 @@ func (e *Error) Unwrap() error { return e.Cause }
 // errors.
 func (e *Error) Thrown() goja.Value { return e.thrown }
 
-// Run runs code as a script in a fresh session and reports its completion
-// value. Code that uses top-level await or return runs as the body of an
-// async function whose last expression statement is returned.
-func Run(ctx context.Context, code string, l Limits) (*Output, error) {
+// Setup installs a host's globals (such as `tools`) on the VM goroutine
+// before the code runs; ctx is the run's context.
+type Setup func(ctx context.Context, s *Session, vm *goja.Runtime) error
+
+// RunWith is Run with the host's globals installed by setup first.
+func RunWith(ctx context.Context, code string, l Limits, setup Setup) (*Output, error) {
 	s, err := NewSession(ScriptName, l)
 	if err != nil {
 		return nil, &Error{Kind: KindInternal, Message: err.Error()}
 	}
-	return s.Exec(ctx, func(_ context.Context, vm *goja.Runtime) (goja.Value, error) {
+	return s.Exec(ctx, func(ctx context.Context, vm *goja.Runtime) (goja.Value, error) {
+		if setup != nil {
+			if err := setup(ctx, s, vm); err != nil {
+				return nil, err
+			}
+		}
 		prg, shift, err := compileMain(ScriptName, code)
 		if err != nil {
 			return nil, err
@@ -201,4 +208,11 @@ func Run(ctx context.Context, code string, l Limits) (*Output, error) {
 		s.shift = shift
 		return vm.RunProgram(prg)
 	})
+}
+
+// Run runs code as a script in a fresh session and reports its completion
+// value. Code that uses top-level await or return runs as the body of an
+// async function whose last expression statement is returned.
+func Run(ctx context.Context, code string, l Limits) (*Output, error) {
+	return RunWith(ctx, code, l, nil)
 }

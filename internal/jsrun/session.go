@@ -51,13 +51,24 @@ type Session struct {
 	encode, describe, errText goja.Callable
 	console                   *sink
 	used                      bool
+
+	// The event loop for host work started with Go: settled carries each
+	// finished piece back to the VM goroutine; pending counts what is still
+	// out (VM goroutine only); over is closed when Exec returns, so late
+	// work is dropped rather than blocking; halt is closed when the
+	// watchdog interrupts the VM, so a wait on host work ends too.
+	settled chan func() error
+	pending int
+	over    chan struct{}
+	halt    chan struct{}
 }
 
 // NewSession builds a VM with the console and the prelude installed. name is
 // the script name positions refer to (errors prefer frames in that file).
 func NewSession(name string, l Limits) (*Session, error) {
 	l = l.withDefaults()
-	s := &Session{vm: goja.New(), lim: l, name: name, console: &sink{maxEntries: l.MaxConsole, maxChars: l.MaxOutput}}
+	s := &Session{vm: goja.New(), lim: l, name: name, console: &sink{maxEntries: l.MaxConsole, maxChars: l.MaxOutput},
+		settled: make(chan func() error), over: make(chan struct{}), halt: make(chan struct{})}
 	s.vm.SetMaxCallStackSize(l.MaxCallStack)
 	v, err := s.vm.RunProgram(prelude)
 	if err != nil {
@@ -98,6 +109,23 @@ func (s *Session) Runtime() *goja.Runtime { return s.vm }
 // Limits are the session's effective limits.
 func (s *Session) Limits() Limits { return s.lim }
 
+// Go runs work off the VM goroutine (a host's I/O, such as a tool call a
+// script awaits) and then the settle function it returns on the VM goroutine,
+// between JavaScript jobs: settle resolves or rejects the Promise the host
+// handed the script. Call Go only on the VM goroutine (from a host
+// function). A run whose result is a Promise waits for outstanding work to
+// settle it; work that finishes after the run ended is dropped.
+func (s *Session) Go(work func() (settle func() error)) {
+	s.pending++
+	go func() {
+		settle := work()
+		select {
+		case s.settled <- settle:
+		case <-s.over:
+		}
+	}()
+}
+
 // Body is the work of one Exec, run on the VM goroutine. It returns the
 // value to report; a Promise is awaited (its jobs run when the body returns).
 type Body func(ctx context.Context, vm *goja.Runtime) (goja.Value, error)
@@ -109,6 +137,7 @@ func (s *Session) Exec(ctx context.Context, body Body) (*Output, error) {
 		return nil, &Error{Kind: KindInternal, Message: "jsrun: a session runs once"}
 	}
 	s.used = true
+	defer close(s.over)
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, s.lim.Timeout)
 	defer cancel()
@@ -152,6 +181,7 @@ func (s *Session) Exec(ctx context.Context, body Body) (*Output, error) {
 		if reason == nil {
 			reason = why
 			s.vm.Interrupt(why)
+			close(s.halt)
 			grace = time.After(Grace)
 		}
 	}
@@ -221,6 +251,9 @@ func (s *Session) run(ctx context.Context, body Body) (string, *Error) {
 	if v == nil {
 		return "", nil
 	}
+	if e := s.await(v); e != nil {
+		return "", e
+	}
 	if o, ok := v.(*goja.Object); ok && o.ExportType() == promiseType {
 		if p, ok := o.Export().(*goja.Promise); ok {
 			switch p.State() {
@@ -278,6 +311,31 @@ func (s *Session) cap(out *Output, result string) {
 	if out.Console == nil {
 		out.Console = []Entry{}
 	}
+}
+
+// await runs the event loop while v is a pending Promise and host work
+// started with Go is still out.
+func (s *Session) await(v goja.Value) *Error {
+	o, ok := v.(*goja.Object)
+	if !ok || o.ExportType() != promiseType {
+		return nil
+	}
+	p, ok := o.Export().(*goja.Promise)
+	if !ok {
+		return nil
+	}
+	for p.State() == goja.PromiseStatePending && s.pending > 0 {
+		select {
+		case settle := <-s.settled:
+			s.pending--
+			if err := settle(); err != nil {
+				return s.convert(err)
+			}
+		case <-s.halt: // the watchdog fired (deadline, cancellation, heap): Exec reports why
+			return &Error{Kind: KindCancelled, Message: "interrupted"}
+		}
+	}
+	return nil
 }
 
 // convert turns an error from goja or a body into an *Error.

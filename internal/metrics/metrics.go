@@ -155,6 +155,13 @@ func (m *Metrics) Middleware() pipeline.Middleware {
 			if tool == "" {
 				tool = "unresolved"
 			}
+			switch req.Via {
+			case "resources/read", "resources/subscribe", "resources/unsubscribe", "completion/complete":
+				// A forwarded request that is no tool call (passthrough
+				// Op) is counted under its MCP method, not the URI it
+				// names: URIs are unbounded label values.
+				tool = req.Via
+			}
 			if prov == "" {
 				prov = "unknown"
 			}

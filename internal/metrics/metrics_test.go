@@ -38,6 +38,8 @@ func TestMiddleware(t *testing.T) {
 		{pipeline.Request{Tool: "made_up_name_from_the_client"}, pipeline.Response{Err: toolerr.New(toolerr.UnknownTool, "", "x")}},
 		{pipeline.Request{Tool: "x"}, pipeline.Response{Err: toolerr.New(toolerr.RepeatedFailure, "", "x")}},
 		{pipeline.Request{Tool: "x"}, pipeline.Response{Err: toolerr.New(toolerr.RepeatedFailure, "", "x"), Decision: "refused"}},
+		// A forwarded resource read: counted by method, never by URI.
+		{pipeline.Request{Via: "resources/read", Resolved: catalog.Tool{Canonical: "test://t/42", Provider: "up"}}, pipeline.Response{Result: &provider.Result{}}},
 	}
 	for _, c := range calls {
 		resp := c.resp
@@ -57,6 +59,7 @@ func TestMiddleware(t *testing.T) {
 		`agent_tools_tool_calls_total{outcome="BACKEND_ERROR",provider="gh",tool="gh_get_repo"} 1`,
 		`agent_tools_tool_calls_total{outcome="CONFIRMATION_REQUIRED",provider="gh",tool="gh_get_repo"} 1`,
 		`agent_tools_tool_calls_total{outcome="UNKNOWN_TOOL",provider="unknown",tool="unresolved"} 1`,
+		`agent_tools_tool_calls_total{outcome="ok",provider="up",tool="resources/read"} 1`,
 		`agent_tools_confirmations_required_total{provider="gh"} 1`,
 		`agent_tools_loop_guard_trips_total{action="escalated"} 1`,
 		`agent_tools_loop_guard_trips_total{action="refused"} 1`,

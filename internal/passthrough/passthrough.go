@@ -97,6 +97,13 @@ type Options struct {
 	// under name (it wins a name clash, and completes to nothing).
 	LocalPrompt func(name string) bool
 	Logger      *slog.Logger
+	// Gate runs resource reads, prompt fetches, completions, subscriptions
+	// and log-level changes through the call pipeline (gate.go); nil runs
+	// them as they are.
+	Gate Gate
+	// Visible reports whether policy lets clients see a resource URI or a
+	// prompt's published name (nil: all are).
+	Visible func(name string) bool
 }
 
 // Passthrough is the forwarding state of one MCP server: one entry per
@@ -109,6 +116,8 @@ type Passthrough struct {
 	forward     bool
 	localPrompt func(string) bool
 	log         *slog.Logger
+	gate        Gate
+	isVisible   func(string) bool
 	seq         atomic.Int64
 
 	mu       sync.Mutex
@@ -129,7 +138,7 @@ func New(o Options) *Passthrough {
 	if o.LocalPrompt == nil {
 		o.LocalPrompt = func(string) bool { return false }
 	}
-	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger,
+	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, isVisible: o.Visible,
 		sessions: map[*mcp.ServerSession]*downstream{}, prompts: map[string]string{}, owners: map[string]promptOwner{}}
 }
 
@@ -226,11 +235,22 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 				switch r := res.(type) {
 				case *mcp.InitializeResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, true)
+					r.ServerInfo = pt.serverInfo(ctx, r.ServerInfo)
 				case *mcp.DiscoverResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, false)
 				}
 			}
 			return res, err
+		case "prompts/get":
+			// A prompt policy denies is hidden from prompts/list; asked for
+			// by name it is refused through the pipeline (audited, with
+			// the rule that denies it), not answered "unknown".
+			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil && !pt.visible(p.Name) {
+				return gated(ctx, pt, req, Op{Method: method, Name: p.Name, Params: p}, func(ctx context.Context) (mcp.Result, error) {
+					return next(ctx, method, req)
+				})
+			}
+			return next(ctx, method, req)
 		case "resources/list", "resources/templates/list", "resources/read", "logging/setLevel":
 		default:
 			return next(ctx, method, req)
@@ -243,13 +263,27 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 		ds := pt.downstream(ss)
 		switch p := req.GetParams().(type) {
 		case *mcp.ListResourcesParams:
-			return result(ds.listResources(ctx, ups, p))
+			res, err := ds.listResources(ctx, ups, p)
+			if err == nil {
+				res = pt.visibleResources(res)
+			}
+			return result(res, err)
 		case *mcp.ListResourceTemplatesParams:
-			return result(ds.listTemplates(ctx, ups, p))
+			res, err := ds.listTemplates(ctx, ups, p)
+			if err == nil {
+				res = pt.visibleTemplates(res)
+			}
+			return result(res, err)
 		case *mcp.ReadResourceParams:
-			return result(ds.read(ctx, ups, p))
+			return result(gated(ctx, pt, req, Op{Method: method, Name: p.URI, Provider: ds.ownerOf(p.URI), Params: p},
+				func(ctx context.Context) (*mcp.ReadResourceResult, error) { return ds.read(ctx, ups, p) }))
 		case *mcp.SetLoggingLevelParams:
-			ds.setLevel(ctx, p)
+			if _, err := gated(ctx, pt, req, Op{Method: method, Name: method, Params: p}, func(ctx context.Context) (*struct{}, error) {
+				ds.setLevel(ctx, p)
+				return nil, nil
+			}); err != nil {
+				return nil, err
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -261,6 +295,40 @@ func result[R mcp.Result](r R, err error) (mcp.Result, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// serverInfo is the runtime's server info with the description and website
+// of what it forwards (flat mode publishes what the upstream said): the one
+// forwarded upstream's, or the descriptions of several. A copy: the SDK
+// hands out its own Implementation to every session.
+func (pt *Passthrough) serverInfo(ctx context.Context, own *mcp.Implementation) *mcp.Implementation {
+	if own == nil || own.Description != "" || own.WebsiteURL != "" {
+		return own
+	}
+	var descs, sites []string
+	for _, r := range pt.forwarded() {
+		wctx, cancel := context.WithTimeout(ctx, initWait)
+		init := r.pt.UpstreamInit(wctx) // known by now: advertise asked first
+		cancel()
+		if init == nil || init.ServerInfo == nil {
+			continue
+		}
+		if d := strings.TrimSpace(init.ServerInfo.Description); d != "" {
+			descs = append(descs, d)
+		}
+		if u := strings.TrimSpace(init.ServerInfo.WebsiteURL); u != "" {
+			sites = append(sites, u)
+		}
+	}
+	if len(descs) == 0 && len(sites) == 0 {
+		return own
+	}
+	c := *own
+	c.Description = strings.Join(descs, "\n\n")
+	if len(sites) == 1 { // a website is one upstream's: never a guess among several
+		c.WebsiteURL = sites[0]
+	}
+	return &c
 }
 
 // advertise adds to initialize's (or server/discover's) answer what the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -45,7 +46,7 @@ func newUpstream() *upstream { return newUpstreamPaged(0) }
 
 func newUpstreamPaged(pageSize int) *upstream {
 	u := &upstream{slowStarted: make(chan struct{}, 4)}
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, &mcp.ServerOptions{
+	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1", Description: "The test upstream.", WebsiteURL: "https://upstream.example.test"}, &mcp.ServerOptions{
 		PageSize:     pageSize,
 		Instructions: "Upstream says: be nice.",
 		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
@@ -278,6 +279,12 @@ type ptHarness struct {
 
 func newPTHarness(t *testing.T, requireConfirm bool) *ptHarness {
 	t.Helper()
+	return newPTHarnessWith(t, requireConfirm, policy.Rules{}, nil)
+}
+
+// newPTHarnessWith is newPTHarness with policy rules and an audit log.
+func newPTHarnessWith(t *testing.T, requireConfirm bool, rules policy.Rules, audit io.Writer) *ptHarness {
+	t.Helper()
 	u := newUpstream()
 	prov := newUpProvider(t, catalog.ProviderInfo{ID: "up", Kind: "mcp", Description: "Upstream", HostLocal: true, RequireConfirm: requireConfirm}, u)
 	pre := newUpProvider(t, catalog.ProviderInfo{ID: "pre", Kind: "mcp", Description: "Prefixed upstream", RequireConfirm: true}, newUpstream())
@@ -287,8 +294,8 @@ func newPTHarness(t *testing.T, requireConfirm bool) *ptHarness {
 			t.Fatal(err)
 		}
 	}
-	run := pipeline.New(pipeline.Options{Catalog: reg, Guard: policy.NewLoopGuard(), Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
-	fac := facade.New(reg, run, facade.Options{Mode: facade.Flat, Version: "test"})
+	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, AuditTo: audit, Guard: policy.NewLoopGuard(), Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
+	fac := facade.New(reg, run, facade.Options{Mode: facade.Flat, Version: "test", Rules: rules})
 	reg.OnChange(fac.Sync)
 	reg.Refresh(context.Background())
 	fac.Sync()
@@ -390,6 +397,14 @@ func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	}
 	if !strings.Contains(ir.Instructions, "Upstream says: be nice.") {
 		t.Errorf("instructions lack the upstream's: %q", ir.Instructions)
+	}
+	// The forwarded upstream's description and website (issue 23, "Also");
+	// the name stays the runtime's.
+	if si := ir.ServerInfo; si.Name != "agent-tools" || si.Description != "The test upstream." || si.WebsiteURL != "https://upstream.example.test" {
+		t.Errorf("serverInfo = %+v", si)
+	}
+	if again := h.connect("b").cs.InitializeResult().ServerInfo; again.Description != "The test upstream." {
+		t.Errorf("second session's serverInfo = %+v", again)
 	}
 	if n := h.prov.opened.Load(); n != 0 {
 		t.Errorf("initialize opened %d passthrough sessions; they open on first use", n)

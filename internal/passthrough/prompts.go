@@ -52,6 +52,9 @@ func (pt *Passthrough) SyncPrompts() {
 					continue
 				}
 			}
+			if !pt.visible(name) {
+				continue // denied by policy: hidden, as denied tools are
+			}
 			if _, dup := want[name]; dup {
 				pt.log.Warn("upstream prompt skipped: its name is taken", "provider", r.id, "prompt", p.Name, "name", name)
 				continue
@@ -124,12 +127,14 @@ func (pt *Passthrough) getPrompt(name string) mcp.PromptHandler {
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
 		}
-		cs, err := pt.promptSession(ctx, req.Session, o)
-		if err != nil {
-			return nil, err
-		}
-		p := *req.Params
-		p.Name = o.name
-		return cs.GetPrompt(ctx, &p)
+		return gated(ctx, pt, req, Op{Method: "prompts/get", Name: name, Provider: o.ref.id, Params: req.Params}, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+			cs, err := pt.promptSession(ctx, req.Session, o)
+			if err != nil {
+				return nil, err
+			}
+			p := *req.Params
+			p.Name = o.name
+			return cs.GetPrompt(ctx, &p)
+		})
 	}
 }

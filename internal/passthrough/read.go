@@ -58,7 +58,25 @@ func (ds *downstream) read(ctx context.Context, ups []upstreamRef, p *mcp.ReadRe
 // complete is the server's CompletionHandler: a prompt's argument is
 // completed by the upstream that owns the prompt, a resource template's by
 // a forwarded upstream; the runtime's own prompts complete to nothing.
+// Each runs through the call pipeline (gate.go) under the name it
+// completes: the prompt's published name or the resource template's URI.
 func (pt *Passthrough) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	ref := req.Params.Ref
+	if ref == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion without a reference"}
+	}
+	op := Op{Method: "completion/complete", Name: ref.Name, Params: req.Params}
+	if ref.Type == "ref/resource" {
+		op.Name = ref.URI
+	} else if o, ok := pt.owner(ref.Name); ok {
+		op.Provider = o.ref.id
+	} else if pt.localPrompt(ref.Name) {
+		return pt.completeOf(ctx, req) // the runtime's own prompt: nothing forwarded
+	}
+	return gated(ctx, pt, req, op, func(ctx context.Context) (*mcp.CompleteResult, error) { return pt.completeOf(ctx, req) })
+}
+
+func (pt *Passthrough) completeOf(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
 	ref := req.Params.Ref
 	switch ref.Type {

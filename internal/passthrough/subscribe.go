@@ -16,15 +16,18 @@ func (pt *Passthrough) subscribe(ctx context.Context, req *mcp.SubscribeRequest)
 		return err
 	}
 	uri := req.Params.URI
-	return ds.route(ctx, ups, uri, func(c *upConn) error {
-		if err := c.cs.Subscribe(ctx, req.Params); err != nil {
-			return err
-		}
-		ds.mu.Lock()
-		ds.subs[uri] = c.id
-		ds.mu.Unlock()
-		return nil
+	_, err = gated(ctx, pt, req, Op{Method: "resources/subscribe", Name: uri, Provider: ds.ownerOf(uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
+		return nil, ds.route(ctx, ups, uri, func(c *upConn) error {
+			if err := c.cs.Subscribe(ctx, req.Params); err != nil {
+				return err
+			}
+			ds.mu.Lock()
+			ds.subs[uri] = c.id
+			ds.mu.Unlock()
+			return nil
+		})
 	})
+	return err
 }
 
 func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
@@ -33,8 +36,10 @@ func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequ
 		return err
 	}
 	uri := req.Params.URI
-	err = ds.route(ctx, ups, uri, func(c *upConn) error {
-		return c.cs.Unsubscribe(ctx, req.Params)
+	_, err = gated(ctx, pt, req, Op{Method: "resources/unsubscribe", Name: uri, Provider: ds.ownerOf(uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
+		return nil, ds.route(ctx, ups, uri, func(c *upConn) error {
+			return c.cs.Unsubscribe(ctx, req.Params)
+		})
 	})
 	if err == nil {
 		ds.mu.Lock()

@@ -19,6 +19,7 @@ func appendAuditLine(b []byte, rec *AuditRecord) []byte {
 	b = appendTime(b, rec.Time)
 	b = appendField(b, "replica", rec.Replica, true)
 	b = appendField(b, "request_id", rec.RequestID, false)
+	b = appendField(b, "parent", rec.Parent, true)
 	b = appendField(b, "identity", rec.Identity, true)
 	b = appendField(b, "session", rec.Session, true)
 	b = appendField(b, "client", rec.Client, true)

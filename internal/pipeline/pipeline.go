@@ -40,6 +40,9 @@ type Request struct {
 	Client   string // client name from initialize, for audit
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
+	// Parent is the RequestID of the call this one runs inside (a tool call
+	// an execute_javascript script makes), for audit.
+	Parent string
 	// TraceParent and TraceState are the W3C trace context an HTTP client
 	// sent with the call (headers), for a Tracer to continue its trace.
 	TraceParent, TraceState string

@@ -29,6 +29,12 @@ func Resolve(cat Catalog) Middleware {
 			if req.Malformed != nil {
 				return fail(req.Malformed, "invalid")
 			}
+			if req.Backend != nil && req.Resolved.Canonical != "" && !req.Skill {
+				// Resolved by the caller: a forwarded request that is no
+				// catalog tool (a resource read, a prompt fetch: passthrough
+				// Gate), audited and allowed or denied like a call.
+				return next(ctx, req)
+			}
 			cat.Refresh(ctx)
 			if req.Skill {
 				if resp := resolveSkill(cat, req); resp != nil {

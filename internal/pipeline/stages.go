@@ -195,6 +195,7 @@ type AuditRecord struct {
 	Time       time.Time `json:"time"`
 	Replica    string    `json:"replica,omitempty"`
 	RequestID  string    `json:"request_id"`
+	Parent     string    `json:"parent,omitempty"`
 	Identity   string    `json:"identity,omitempty"`
 	Session    string    `json:"session,omitempty"`
 	Client     string    `json:"client,omitempty"`
@@ -227,7 +228,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 				req.RequestID = newRequestID()
 			}
 			rec := AuditRecord{
-				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Parent: req.Parent, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
 			}

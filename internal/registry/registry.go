@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -300,11 +301,24 @@ func sameTools(a, b []catalog.Tool) bool {
 	for i := range a {
 		x, y := a[i], b[i]
 		if x.Name != y.Name || x.Title != y.Title || x.Description != y.Description || x.ReadOnly != y.ReadOnly ||
-			x.AlwaysConfirm != y.AlwaysConfirm || x.Timeout != y.Timeout || !bytes.Equal(x.InputSchema, y.InputSchema) {
+			x.AlwaysConfirm != y.AlwaysConfirm || x.Timeout != y.Timeout || !bytes.Equal(x.InputSchema, y.InputSchema) ||
+			!bytes.Equal(x.OutputSchema, y.OutputSchema) || !sameUpstream(x.Upstream, y.Upstream) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameUpstream compares what flat mode publishes of an upstream tool.
+func sameUpstream(a, b *catalog.UpstreamTool) bool {
+	if a == b {
+		return true
+	}
+	if a == nil || b == nil {
+		return false
+	}
+	return bytes.Equal(a.Icons, b.Icons) && bytes.Equal(a.Meta, b.Meta) &&
+		(a.Annotations == b.Annotations || a.Annotations != nil && b.Annotations != nil && reflect.DeepEqual(*a.Annotations, *b.Annotations))
 }
 
 func sameSkill(a, b catalog.Skill) bool {

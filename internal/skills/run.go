@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"time"
@@ -120,32 +119,21 @@ type runner struct {
 	max   int
 	calls int
 
-	parse, stringify goja.Callable
-	errorCtor        *goja.Object
-	thrown           []thrownErr // errors tools.call threw
+	bridge *Bridge // the JS side of tools.call (bridge.go)
 	// declared is the code and hint of an error the skill threw on purpose.
 	declared *toolerr.Error
 	own      map[string]bool // the provider's own tool names, loaded on the first call
 }
 
-type thrownErr struct {
-	obj    *goja.Object
-	tool   string
-	err    *toolerr.Error
-	budget bool
-}
-
 // body runs on the VM goroutine: the file's top level, then run(tools, args).
 func (r *runner) body(ctx context.Context, vm *goja.Runtime, sk *Skill, args json.RawMessage) (goja.Value, error) {
 	// Capture the built-ins before the skill's code can replace them.
-	jsonObj := vm.Get("JSON").ToObject(vm)
-	r.parse, _ = goja.AssertFunction(jsonObj.Get("parse"))
-	r.stringify, _ = goja.AssertFunction(jsonObj.Get("stringify"))
-	r.errorCtor = vm.Get("Error").ToObject(vm)
-	if r.parse == nil || r.stringify == nil {
-		return nil, errors.New("the sandbox lacks JSON")
+	b, err := NewBridge(vm)
+	if err != nil {
+		return nil, err
 	}
-	argv, err := r.parse(goja.Undefined(), vm.ToValue(string(args)))
+	r.bridge = b
+	argv, err := b.Parse(string(args))
 	if err != nil {
 		return nil, err
 	}
@@ -191,13 +179,11 @@ func (r *runner) body(ctx context.Context, vm *goja.Runtime, sk *Skill, args jso
 func (r *runner) declare(vm *goja.Runtime, v goja.Value) {
 	defer func() { _ = recover() }() // a hostile getter; the generic failure stands
 	o, ok := v.(*goja.Object)
-	if !ok || !vm.InstanceOf(o, r.errorCtor) {
+	if !ok || !vm.InstanceOf(o, r.bridge.ErrorCtor()) {
 		return
 	}
-	for _, t := range r.thrown {
-		if t.obj == o {
-			return
-		}
+	if _, ours := r.bridge.Find(o); ours {
+		return
 	}
 	code, ok := skillCodes[str(o.Get("code"))]
 	if !ok {
@@ -220,25 +206,8 @@ func str(v goja.Value) string {
 // call is tools.call(name, args).
 func (r *runner) call(ctx context.Context, vm *goja.Runtime) func(goja.FunctionCall) goja.Value {
 	return func(c goja.FunctionCall) goja.Value {
-		nameV := c.Argument(0)
-		if !goja.IsString(nameV) {
-			panic(vm.NewTypeError("tools.call(name, args): name must be a tool's canonical name (a string)"))
-		}
-		name := nameV.String()
-		raw := "{}"
-		if a := c.Argument(1); !goja.IsUndefined(a) && !goja.IsNull(a) {
-			if _, isObj := a.(*goja.Object); !isObj {
-				panic(vm.NewTypeError("tools.call(name, args): args must be an object"))
-			}
-			s, err := r.stringify(goja.Undefined(), a)
-			if err != nil {
-				panic(err)
-			}
-			raw = s.String()
-			if !strings.HasPrefix(raw, "{") {
-				panic(vm.NewTypeError("tools.call(name, args): args must be a plain object"))
-			}
-		}
+		name := r.bridge.Name("tools.call", c.Argument(0))
+		raw := r.bridge.Args("tools.call", c.Argument(1))
 		name = r.resolve(ctx, name)
 		r.calls++
 		if r.max >= 0 && r.calls > r.max {
@@ -246,26 +215,10 @@ func (r *runner) call(ctx context.Context, vm *goja.Runtime) func(goja.FunctionC
 				"The skill made more tool calls than one run allows; it likely loops. Report it, or do the task with individual calls.",
 				"skill %q exceeded its budget of %d tool calls (call to %q refused)", r.skill, r.max, name).
 				With("budget", r.max)
-			r.throw(vm, name, te, true)
+			r.bridge.Throw(name, te, true)
 		}
 		res, err := r.tools.CallTool(ctx, name, json.RawMessage(raw))
-		if err != nil {
-			r.throw(vm, name, r.callError(ctx, name, err), false)
-		}
-		if res == nil {
-			res = &provider.Result{}
-		}
-		if res.IsError {
-			r.throw(vm, name, backendError(res), false)
-		}
-		text := strings.TrimSpace(res.Text)
-		if (strings.HasPrefix(text, "{") || strings.HasPrefix(text, "[")) && json.Valid([]byte(text)) {
-			v, err := r.parse(goja.Undefined(), vm.ToValue(text))
-			if err == nil {
-				return v
-			}
-		}
-		return vm.ToValue(res.Text)
+		return r.bridge.Outcome(name, res, err, func(err error) *toolerr.Error { return CallError(ctx, name, err, "the skill's") })
 	}
 }
 
@@ -300,14 +253,15 @@ func (r *runner) toolCanonical(name string) (string, error) {
 	return naming.Canonical(r.d.info.ID, name, r.d.info.HostLocal)
 }
 
-// callError turns CallTool's error into an envelope.
-func (r *runner) callError(ctx context.Context, name string, err error) *toolerr.Error {
+// CallError turns a ToolCaller's error into an envelope; whose names the
+// deadline in messages ("the skill's").
+func CallError(ctx context.Context, name string, err error, whose string) *toolerr.Error {
 	if te, ok := toolerr.As(err); ok {
 		return te
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return toolerr.New(toolerr.Timeout, "", "call to %q did not finish before the skill's deadline", name)
+		return toolerr.New(toolerr.Timeout, "", "call to %q did not finish before %s deadline", name, whose)
 	case errors.Is(err, context.Canceled):
 		return toolerr.New(toolerr.Cancelled, "", "call to %q was cancelled", name)
 	}
@@ -321,27 +275,6 @@ func backendError(res *provider.Result) *toolerr.Error {
 		e.With(k, v)
 	}
 	return e.With("output", res.Text)
-}
-
-// throw raises a JS Error carrying the envelope: message, code, tool, envelope.
-func (r *runner) throw(vm *goja.Runtime, tool string, te *toolerr.Error, budget bool) {
-	msg := fmt.Sprintf("tools.call(%q) failed: %s: %s", tool, te.Code, te.Message)
-	if budget {
-		msg = te.Message
-	}
-	obj, err := vm.New(r.errorCtor, vm.ToValue(msg))
-	if err != nil {
-		panic(vm.NewGoError(err))
-	}
-	env, err := r.parse(goja.Undefined(), vm.ToValue(te.JSON()))
-	if err != nil {
-		env = goja.Undefined()
-	}
-	_ = obj.Set("code", string(te.Code))
-	_ = obj.Set("tool", tool)
-	_ = obj.Set("envelope", env)
-	r.thrown = append(r.thrown, thrownErr{obj: obj, tool: tool, err: te, budget: budget})
-	panic(obj)
 }
 
 // canonical is tools.canonical(toolName): the canonical name of a tool of
@@ -385,11 +318,9 @@ func (r *runner) failure(err error, expired bool) error {
 	case je.Kind == jsrun.KindCancelled:
 		return withConsole(toolerr.New(toolerr.Cancelled, "The call was cancelled by the client.", "skill %q was cancelled", r.skill))
 	}
-	if th := je.Thrown(); th != nil {
-		for _, t := range r.thrown {
-			if o, ok := th.(*goja.Object); ok && o == t.obj {
-				return withConsole(r.toolFailure(t))
-			}
+	if th := je.Thrown(); th != nil && r.bridge != nil {
+		if t, ok := r.bridge.Find(th); ok {
+			return withConsole(r.toolFailure(t))
 		}
 	}
 	if r.declared != nil {
@@ -409,15 +340,15 @@ func (r *runner) failure(err error, expired bool) error {
 
 // toolFailure is the skill's failure when one of its tool calls failed and
 // the skill did not catch it: the tool's code, with the tool's envelope.
-func (r *runner) toolFailure(t thrownErr) *toolerr.Error {
-	if t.budget {
-		return t.err
+func (r *runner) toolFailure(t Thrown) *toolerr.Error {
+	if t.Budget {
+		return t.Err
 	}
 	hint := "The skill stopped because one of its tool calls failed; read tool_error. Do not retry the skill unchanged."
-	if t.err.Code == toolerr.ConfirmationRequired {
+	if t.Err.Code == toolerr.ConfirmationRequired {
 		hint = "A tool this skill calls changes state. If the user wants this change, repeat the run_skill call with confirm: true."
 	}
-	return toolerr.New(t.err.Code, hint, "skill %q: call to %q failed: %s", r.skill, t.tool, t.err.Message).
-		With("tool", t.tool).
-		With("tool_error", t.err.Body()["error"])
+	return toolerr.New(t.Err.Code, hint, "skill %q: call to %q failed: %s", r.skill, t.Tool, t.Err.Message).
+		With("tool", t.Tool).
+		With("tool_error", t.Err.Body()["error"])
 }

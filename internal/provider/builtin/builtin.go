@@ -28,6 +28,8 @@ type Options struct {
 	// (2.5 s, 30,000 characters, 200 console entries). A call's timeout_ms
 	// overrides Timeout, up to MaxJavaScriptTimeout.
 	JavaScript JavaScriptLimits
+	// Code bounds the tool calls a script makes through `tools` (code mode).
+	Code CodeOptions
 }
 
 // Provider serves the built-in tools.
@@ -41,7 +43,7 @@ var _ provider.Provider = (*Provider)(nil)
 // New returns the built-in provider.
 func New(o Options) *Provider {
 	return &Provider{opts: o, tools: []catalog.Tool{
-		javaScriptTool(),
+		javaScriptTool(o.Code),
 		{
 			Provider:    ID,
 			Name:        StatusTool,

@@ -31,7 +31,9 @@ const javaScriptDescription = "Run JavaScript in an isolated sandbox and get bac
 	"It cannot read or write files, reach the network, run commands, or see anything but the code you pass: " +
 	"there is no require/import, fetch, process or setTimeout. Top-level await and return work. " +
 	"Limits: 2.5 s by default (timeout_ms up to 10000), 30,000 characters of output, 200 console entries, " +
-	"strings of 16M characters and arrays of 8M elements. A thrown exception or syntax error comes back as an error with its line."
+	"strings of 16M characters and arrays of 8M elements. A thrown exception or syntax error comes back as an error with its line. " +
+	"The one way out is `tools`: tools.search(query), tools.describe(name) and await tools.call(name, args) reach this server's other tools " +
+	"through the same checks as a direct call (read-only tools only, unless the server allows more)."
 
 var javaScriptSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
 	`"code":{"type":"string","minLength":1,"maxLength":%d,"description":"JavaScript source (a script, not a module). The value of its last expression statement, or of a top-level return, is the result."},`+
@@ -39,7 +41,7 @@ var javaScriptSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties
 	`"required":["code"],"additionalProperties":false}`,
 	jsrun.MaxSourceLen, MaxJavaScriptTimeout.Milliseconds(), jsrun.DefaultTimeout.Milliseconds()))
 
-func javaScriptTool() catalog.Tool {
+func javaScriptTool(code CodeOptions) catalog.Tool {
 	return catalog.Tool{
 		Provider:    ID,
 		Name:        JavaScriptTool,
@@ -50,7 +52,8 @@ func javaScriptTool() catalog.Tool {
 		ReadOnly: true,
 		// The watchdog ends every run first; this only keeps the pipeline's
 		// default deadline from cutting a 10 s run short.
-		Timeout: MaxJavaScriptTimeout + 2*jsrun.Grace,
+		// A script with tools may run for code.timeout.
+		Timeout: max(MaxJavaScriptTimeout, code.withDefaults().Timeout) + 2*jsrun.Grace,
 	}
 }
 
@@ -68,7 +71,17 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	if timeout > 0 {
 		lim.Timeout = timeout
 	}
-	out, err := jsrun.Run(ctx, code, lim)
+	var (
+		run   *scriptRun
+		setup jsrun.Setup
+	)
+	if host := scriptHostFrom(ctx); host != nil {
+		run, setup = p.installTools(host)
+		if timeout == 0 {
+			lim.Timeout = run.opts.Timeout
+		}
+	}
+	out, err := jsrun.RunWith(ctx, code, lim, setup)
 	if err == nil {
 		b, err := textutil.MarshalJSON(out)
 		if err != nil {
@@ -99,6 +112,11 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 		return nil, je
 	}
 	details := map[string]any{"js_error": jsErrorDetails(je)}
+	if t, ok := run.toolErrorOf(je); ok {
+		// A tool call the script did not catch: its envelope, so the model
+		// sees the code, hint and correct shape as for a direct call.
+		details["tool"], details["tool_error"] = t.Tool, t.Err.Body()["error"]
+	}
 	if len(je.Console) > 0 || je.Truncated {
 		details["console"] = je.Console
 		details["truncated"] = je.Truncated

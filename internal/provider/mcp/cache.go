@@ -109,10 +109,15 @@ func (c *diskCache) load() (*cached, error) {
 	if f.Version != cacheVersion {
 		return nil, nil
 	}
-	out := &cached{Tools: f.Tools, File: data}
-	if out.Tools == nil {
-		out.Tools = []*listedTool{}
+	// No tools is a miss, not a warm start: an earlier version wrote
+	// "tools":null after a call (the live list equalled the cached one),
+	// and trusting it hid the upstream's tools for good (nothing to call,
+	// so it never started again). An upstream with no tools costs a cold
+	// start, and the file is rewritten from what it sends.
+	if len(f.Tools) == 0 {
+		return nil, nil
 	}
+	out := &cached{Tools: f.Tools, File: data}
 	reformat := false
 	for _, t := range out.Tools {
 		if t == nil {
@@ -207,9 +212,11 @@ func (f *cacheFile) encode() ([]byte, error) {
 }
 
 // save writes what the upstream said unless the file already holds it.
+// tools is a list the upstream sent; nil (no such list) writes nothing, so
+// a cache is only ever replaced by a list the upstream actually sent.
 // Prompts and init may be nil (unknown).
 func (c *diskCache) save(tools []*listedTool, prompts []*sdk.Prompt, init *sdk.InitializeResult) error {
-	if c.disabled != nil {
+	if c.disabled != nil || tools == nil {
 		return nil
 	}
 	f := cacheFile{Version: cacheVersion, Provider: c.id}

@@ -123,7 +123,7 @@ func (p *Provider) connect(done chan struct{}) {
 	p.mu.Unlock()
 	close(done)
 	p.log.Info("upstream started", "transport", s.transport, "tools", len(tools), "took", time.Since(start).Round(time.Millisecond))
-	p.afterList(changed)
+	p.afterList(changed, tools)
 
 	p.bg.Add(2)
 	go func() { defer p.bg.Done(); p.watch(s) }()
@@ -209,7 +209,7 @@ func (p *Provider) listLoop(s *session) {
 			p.mu.Lock()
 			changed := p.sess == s && p.setUpstreamLocked(p.init, list)
 			p.mu.Unlock()
-			p.afterList(changed)
+			p.afterList(changed, nil)
 			continue
 		}
 		tools, err := p.listTools(ctx, s)
@@ -226,7 +226,7 @@ func (p *Provider) listLoop(s *session) {
 			changed = p.setToolsLocked(tools)
 		}
 		p.mu.Unlock()
-		p.afterList(changed)
+		p.afterList(changed, tools)
 	}
 }
 
@@ -235,7 +235,8 @@ const maxPages = 100
 
 // listTools lists the upstream's tools: each page as taken off the wire
 // (capture.go), or as the SDK decoded it, converted at once (fromSDK). No
-// SDK tool outlives it.
+// SDK tool outlives it. The list is never nil (nil means "no list the
+// upstream sent", which the cache never stores).
 func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, error) {
 	var out []*listedTool
 	params := &sdk.ListToolsParams{}
@@ -257,6 +258,9 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, er
 			out = append(out, tools...)
 		}
 		if res.NextCursor == "" {
+			if out == nil { // "tools" absent or null: an empty list
+				out = []*listedTool{}
+			}
 			return out, nil
 		}
 		params = &sdk.ListToolsParams{Cursor: res.NextCursor}
@@ -264,10 +268,17 @@ func (p *Provider) listTools(ctx context.Context, s *session) ([]*listedTool, er
 }
 
 // afterList saves what the upstream said to the cache and, when the tools
-// or prompts changed, tells the runtime.
-func (p *Provider) afterList(changed bool) {
+// or prompts changed, tells the runtime. live is the tool list the upstream
+// just sent (nil when only the prompts were re-read): it is what the cache
+// stores, not p.entries, which stays nil when a live list equal to the
+// cached one kept the tools built from the cache (setToolsLocked). Saving
+// p.entries then wrote "tools":null, and every later start saw no tools.
+func (p *Provider) afterList(changed bool, live []*listedTool) {
 	p.mu.Lock()
-	tools, prompts, init := p.entries, p.prompts, p.init
+	tools, prompts, init := live, p.prompts, p.init
+	if tools == nil {
+		tools = p.entries // nil too if no live list was kept: save skips
+	}
 	onChange := p.opts.OnChange
 	p.mu.Unlock()
 	// Before the runtime is told: when it refreshes, the cache is current.

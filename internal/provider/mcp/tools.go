@@ -193,7 +193,12 @@ func (p *Provider) convert(raw []*listedTool) ([]catalog.Tool, []provider.Diagno
 		seen[t.Name] = true
 		ct := catalog.Tool{Provider: id, Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: schema}
 		if len(t.OutputSchema) > 0 && string(t.OutputSchema) != "null" {
-			ct.OutputSchema = t.OutputSchema // carried for the typed surfaces; flat mode does not publish it yet
+			ct.OutputSchema = t.OutputSchema // flat mode publishes it
+		}
+		if t.Annotations != nil || len(t.Icons) > 0 || len(t.Meta) > 0 {
+			// Shared with the entry, as the schemas are: flat mode
+			// publishes what the upstream said.
+			ct.Upstream = &catalog.UpstreamTool{Annotations: t.Annotations, Icons: t.Icons, Meta: t.Meta}
 		}
 		if ct.Title == "" && t.Annotations != nil {
 			ct.Title = t.Annotations.Title

@@ -1,0 +1,165 @@
+package facade
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/builtin"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// Code mode publishes help, search and execute_javascript: the model finds
+// tools and calls them from one script, and reads only what the script
+// returns (issue 25).
+const Code Mode = "code"
+
+// codeTool is the name code mode publishes the interpreter under (the
+// built-in's own, host-local name).
+const codeTool = builtin.JavaScriptTool
+
+// codeAPI declares the `tools` object a script sees, for help.
+const codeAPI = `declare const tools: {
+  search(query: string, opts?: {limit?: number}): {name: string, description: string, signature: string, readOnly: boolean}[];
+  describe(name: string): {name: string, description: string, signature: string, readOnly: boolean, inputSchema: object};
+  call(name: string, args?: object, opts?: {confirm?: boolean | string}): Promise<any>; // throws Error{code, message, hint, correct_shape}
+  maxCalls: number;
+};`
+
+func (f *Facade) codeTools() []toolDef {
+	return []toolDef{f.helpDef(), f.codeSearchDef(), f.codeRunDef()}
+}
+
+func (f *Facade) codeSearchDef() toolDef {
+	d := f.searchDef()
+	d.tool.Description = "Search every provider's tools by the capability you need (\"weather forecast for a city\"), one query per step. " +
+		"Returns the best matches with their exact names and TypeScript-style signatures; then write one " + codeTool + " script that calls them with `await tools.call(name, args)`. " +
+		"Scripts can also search themselves (tools.search), so for a task of several steps search from the script."
+	d.handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		a, m, e := parseDiscover(req.Params.Arguments, searchTool, "provider")
+		var prov string
+		if e == nil {
+			e = field(m, "provider", searchTool, &prov)
+		}
+		if e == nil && a.Query == "" {
+			e = toolerr.New(toolerr.InvalidArguments, "Describe what you want to do in `query`, e.g. {\"query\": \"list open pull requests\"}.",
+				"%s needs a query", searchTool)
+		}
+		if e != nil {
+			return errorResult(e), nil
+		}
+		f.cat.Refresh(ctx)
+		o := indexOptions(prov)
+		o.Kind = "tool" // skills run through run_skill, which code mode does not publish
+		return jsonResult(f.rank(a, o, codeTool)), nil
+	}
+	return d
+}
+
+func (f *Facade) codeRunDef() toolDef {
+	var schema any = objectSchema(map[string]any{"code": prop("string", "JavaScript")}, []string{"code"})
+	desc := "Run a JavaScript script that finds and calls tools and returns only what you need."
+	if t, ok := f.cat.Lookup(codeTool); ok {
+		schema, desc = t.InputSchema, t.Description
+	}
+	desc = "Run one JavaScript script that finds tools, calls them and combines their results: only what it returns and prints comes back to you. " +
+		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\"); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
+		"Every call goes through the same policy, validation and confirmation as a direct call. " + desc
+	return toolDef{
+		tool: &mcp.Tool{
+			Name: codeTool, Description: desc, InputSchema: schema,
+			Annotations: &mcp.ToolAnnotations{Title: "Run a script that calls tools", OpenWorldHint: boolPtr(true)},
+		},
+		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			preq := &pipeline.Request{Via: codeTool, Tool: codeTool, Args: req.Params.Arguments, Shape: codeShape{}}
+			return f.call(ctx, req, preq), nil
+		},
+	}
+}
+
+// codeShape renders a call as a script would make it.
+type codeShape struct{}
+
+func (codeShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
+	call := "await tools.call(" + strconv.Quote(tool) + ", " + string(rawOrEmpty(args))
+	if confirm != nil {
+		c, _ := json.Marshal(confirm)
+		call += ", {confirm: " + string(c) + "}"
+	}
+	return map[string]any{"tool": codeTool, "arguments": map[string]any{"code": call + ")"}}
+}
+
+// scriptTarget reports whether req runs execute_javascript.
+func scriptTarget(req *pipeline.Request) bool {
+	return !req.Skill && req.Malformed == nil && req.Tool == builtin.JavaScriptTool && (req.Provider == "" || req.Provider == builtin.ID)
+}
+
+// withScriptHost lends an execute_javascript call the facade's tools: its
+// script's calls run back through the pipeline under the caller's session,
+// audited with this call's request id as their parent.
+func (f *Facade) withScriptHost(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) context.Context {
+	if !scriptTarget(req) {
+		return ctx
+	}
+	if req.RequestID == "" {
+		req.RequestID = rand.Text()[:16]
+	}
+	return builtin.WithScriptHost(ctx, &scriptHost{f: f, mreq: mreq, parent: req})
+}
+
+type scriptHost struct {
+	f      *Facade
+	mreq   *mcp.CallToolRequest
+	parent *pipeline.Request
+}
+
+var _ builtin.ScriptHost = (*scriptHost)(nil)
+
+// callable is a tool a script may see: visible to this caller, and not the
+// interpreter itself (a script does not start scripts).
+func (h *scriptHost) callable(t catalog.Tool) bool {
+	return t.Canonical != builtin.JavaScriptTool && h.f.rules().Visible(t.Canonical)
+}
+
+func (h *scriptHost) Search(_ context.Context, query string, limit int) []catalog.Tool {
+	hits := h.f.cat.Search(query, index.Options{Kind: "tool", Limit: limit + 1})
+	out := make([]catalog.Tool, 0, limit)
+	for _, hit := range hits {
+		if t, ok := h.f.cat.Lookup(hit.ID); ok && h.callable(t) && len(out) < limit {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (h *scriptHost) Describe(_ context.Context, name string) (catalog.Tool, bool) {
+	t, ok := h.f.cat.Lookup(name)
+	if !ok || !h.callable(t) {
+		return catalog.Tool{}, false
+	}
+	return t, true
+}
+
+func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage, confirm any) (*provider.Result, error) {
+	if strings.TrimSpace(name) == builtin.JavaScriptTool {
+		return nil, toolerr.New(toolerr.Denied, "Do the work in this script instead of starting another.", "a script cannot run %s", builtin.JavaScriptTool)
+	}
+	req := &pipeline.Request{Via: codeTool, Parent: h.parent.RequestID, Tool: name, Args: args, Shape: codeShape{}}
+	if e := setConfirm(req, confirm, "tools.call", h.f.tokenMode()); e != nil {
+		return nil, e
+	}
+	h.f.bindSession(h.mreq, req)
+	resp := h.f.run(ctx, req)
+	if resp.Err != nil {
+		return nil, resp.Err
+	}
+	return resp.Result, nil
+}

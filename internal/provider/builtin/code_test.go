@@ -1,0 +1,184 @@
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// fakeHost answers like the facade's host: weather and geo are read-only,
+// deploy mutates, secret is denied by policy (hidden from search and
+// describe, DENIED when called), and every call is recorded.
+type fakeHost struct {
+	mu       sync.Mutex
+	calls    []string
+	confirms []any
+	inflight atomic.Int32
+	peak     atomic.Int32
+	gate     chan struct{} // when set, calls wait on it
+	entered  chan struct{} // when set, calls say they started
+}
+
+var hostTools = map[string]catalog.Tool{
+	"weather_forecast": {Canonical: "weather_forecast", Description: "Forecast for a city.", ReadOnly: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`)},
+	"geo_lookup": {Canonical: "geo_lookup", Description: "Where a place is.", ReadOnly: true,
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"place":{"type":"string"}},"required":["place"]}`)},
+	"ops_deploy": {Canonical: "ops_deploy", Description: "Deploy.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+}
+
+func (h *fakeHost) Search(_ context.Context, q string, limit int) []catalog.Tool {
+	var out []catalog.Tool
+	for _, n := range []string{"geo_lookup", "weather_forecast", "ops_deploy"} {
+		if strings.Contains(n, strings.Fields(q)[0]) && len(out) < limit {
+			out = append(out, hostTools[n])
+		}
+	}
+	return out
+}
+
+func (h *fakeHost) Describe(_ context.Context, name string) (catalog.Tool, bool) {
+	t, ok := hostTools[name]
+	return t, ok
+}
+
+func (h *fakeHost) Call(ctx context.Context, name string, args json.RawMessage, confirm any) (*provider.Result, error) {
+	n := h.inflight.Add(1)
+	defer h.inflight.Add(-1)
+	for m := h.peak.Load(); n > m && !h.peak.CompareAndSwap(m, n); m = h.peak.Load() {
+	}
+	if h.entered != nil {
+		h.entered <- struct{}{}
+	}
+	if h.gate != nil {
+		<-h.gate
+	}
+	h.mu.Lock()
+	h.calls = append(h.calls, name)
+	h.confirms = append(h.confirms, confirm)
+	h.mu.Unlock()
+	switch name {
+	case "weather_forecast":
+		var a struct{ City string }
+		_ = json.Unmarshal(args, &a)
+		return &provider.Result{Text: `{"city":"` + a.City + `","temp":21}`}, nil
+	case "geo_lookup":
+		return &provider.Result{Text: `{"lat":48.1,"lon":11.6}`}, nil
+	case "ops_deploy":
+		if confirm == nil {
+			return nil, toolerr.New(toolerr.ConfirmationRequired, "Repeat with the confirm token.", "ops_deploy changes state").
+				With("confirm_token", "tok-1").With("correct_shape", map[string]any{"tool": "execute_javascript"})
+		}
+		return &provider.Result{Text: "deployed"}, nil
+	case "secret_read":
+		return nil, toolerr.New(toolerr.Denied, "This tool is denied by policy.", "%q is denied", name)
+	case "broken":
+		return &provider.Result{Text: "boom", IsError: true}, nil
+	}
+	return nil, toolerr.New(toolerr.UnknownTool, "Search first.", "no tool %q", name).With("correct_shape", map[string]any{"tool": "x"})
+}
+
+func runScript(t *testing.T, o Options, h *fakeHost, code string) *provider.Result {
+	t.Helper()
+	p := New(o)
+	ctx := WithScriptHost(context.Background(), h)
+	args, _ := json.Marshal(map[string]any{"code": code})
+	res, err := p.Call(ctx, tool(t, p, JavaScriptTool), args)
+	if err != nil {
+		t.Fatalf("Call: %v", err)
+	}
+	return res
+}
+
+func TestScriptTools(t *testing.T) {
+	tests := []struct {
+		name, code string
+		opts       CodeOptions
+		want       string // substring of the result text
+		isErr      bool
+		calls      int
+	}{
+		{"search then two calls combined", `
+			const [geo] = tools.search("geo");
+			const w = tools.describe("weather_forecast");
+			const [a, b] = await Promise.all([tools.call(geo.name, {place: "Munich"}), tools.call(w.name, {city: "Munich"})]);
+			return {sig: w.signature, lat: a.lat, temp: b.temp, searched: geo.signature}`, CodeOptions{},
+			`{"sig":"weather_forecast(args: {city: string, days?: number}): Promise\u003cany\u003e","lat":48.1,"temp":21,"searched":"geo_lookup(args: {place: string}): Promise\u003cany\u003e"}`, false, 2},
+		{"denied throws with its code", `let e; try { await tools.call("secret_read", {}) } catch (x) { e = x }; return [e.code, e.message, e.tool]`, CodeOptions{},
+			`["DENIED","tools.call(\"secret_read\") failed: DENIED: \"secret_read\" is denied","secret_read"]`, false, 1},
+		{"unknown tool teaches its shape", `try { await tools.call("nope") } catch (e) { return [e.code, e.correct_shape.tool, e.hint] }`, CodeOptions{},
+			`["UNKNOWN_TOOL","x","Search first."]`, false, 1},
+		{"uncaught tool error fails the run with its envelope", `await tools.call("secret_read")`, CodeOptions{}, `DENIED`, true, 1},
+		{"tool-reported error", `try { await tools.call("broken") } catch (e) { return [e.code, e.envelope.error.output] }`, CodeOptions{},
+			`["BACKEND_ERROR","boom"]`, false, 1},
+		{"mutations off by default", `try { await tools.call("ops_deploy", {}) } catch (e) { return [e.code, e.message] }`, CodeOptions{},
+			`["DENIED","tools.call(\"ops_deploy\") failed: DENIED: \"ops_deploy\" changes state, and scripts are read-only"]`, false, 0},
+		{"mutations on still need confirmation", `try { await tools.call("ops_deploy", {}) } catch (e) { return [e.code, e.confirm_token] }`, CodeOptions{AllowMutations: true},
+			`["CONFIRMATION_REQUIRED","tok-1"]`, false, 1},
+		{"confirm passes through", `await tools.call("ops_deploy", {}, {confirm: "tok-1"})`, CodeOptions{AllowMutations: true}, `deployed`, false, 1},
+		{"budget", `let n = 0; try { for (;;) { await tools.call("geo_lookup", {place: "x"}); n++ } } catch (e) { return [n, e.code, e.message] }`, CodeOptions{MaxCalls: 3},
+			`[3,"DENIED","the script exceeded its budget of 3 tool calls (call to \"geo_lookup\" refused)"]`, false, 3},
+		{"describe unknown", `try { tools.describe("nope") } catch (e) { return e.code }`, CodeOptions{}, `UNKNOWN_TOOL`, false, 0},
+		{"bad arguments", `try { tools.call("geo_lookup", 5) } catch (e) { return String(e) }`, CodeOptions{}, `TypeError: tools.call(name, args): args must be an object`, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &fakeHost{}
+			res := runScript(t, Options{Code: tc.opts}, h, tc.code)
+			if res.IsError != tc.isErr || !strings.Contains(res.Text, tc.want) {
+				t.Fatalf("isError=%v text=%s\nwant isError=%v with %s (details %v)", res.IsError, res.Text, tc.isErr, tc.want, res.Details)
+			}
+			if len(h.calls) != tc.calls {
+				t.Fatalf("host saw %d calls %v, want %d", len(h.calls), h.calls, tc.calls)
+			}
+			if tc.isErr {
+				te, _ := res.Details["tool_error"].(map[string]any)
+				if fmt.Sprint(te["code"]) != "DENIED" || res.Details["tool"] != "secret_read" {
+					t.Fatalf("details %v", res.Details)
+				}
+			}
+		})
+	}
+}
+
+// Promise.all starts every call, but no more than Concurrency run at once.
+func TestScriptToolsConcurrency(t *testing.T) {
+	h := &fakeHost{gate: make(chan struct{}), entered: make(chan struct{})}
+	done := make(chan *provider.Result)
+	go func() {
+		done <- runScript(t, Options{Code: CodeOptions{Concurrency: 2}}, h,
+			`const r = await Promise.all([1,2,3,4,5,6].map(i => tools.call("geo_lookup", {place: "p" + i}))); r.length`)
+	}()
+	<-h.entered
+	<-h.entered // two calls run at once
+	for range 4 {
+		h.gate <- struct{}{} // one finishes, the next may start
+		<-h.entered
+	}
+	h.gate <- struct{}{}
+	h.gate <- struct{}{}
+	res := <-done
+	if res.IsError || res.Text == "" || !strings.Contains(res.Text, "6") {
+		t.Fatalf("result %s", res.Text)
+	}
+	if p := h.peak.Load(); p != 2 {
+		t.Fatalf("peak concurrency %d, want 2", p)
+	}
+}
+
+// Without a host (a direct provider call), scripts have no tools.
+func TestScriptWithoutHost(t *testing.T) {
+	p := New(Options{})
+	res, err := p.Call(context.Background(), tool(t, p, JavaScriptTool), json.RawMessage(`{"code":"typeof tools"}`))
+	if err != nil || !strings.Contains(res.Text, `"undefined"`) {
+		t.Fatalf("%v %v", res, err)
+	}
+}
