@@ -114,7 +114,7 @@ func errText(err error) string {
 func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnings []string, te *toolerr.Error) {
 	if model != "" && len(p.models) > 0 && !slices.Contains(p.models, model) {
 		return nil, failure("requested_model_unavailable",
-			"Pick one of details.available_models (the provider's models: list), or ask the user to add the model to the config.",
+			"Pick one of available_models (the provider's models: list), or ask the user to add the model to the config.",
 			"model %q is not routed to provider %q", model, p.id).
 			With("available_models", p.models).With("source", "config (models:)")
 	}
@@ -129,7 +129,7 @@ func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnin
 			return nil, failure("invalid_effort", hint, "%s has no effort setting; effort %q cannot be honoured", w.Name, effort).
 				With("supported_efforts", []string{})
 		case w.Efforts != nil && !slices.Contains(w.Efforts, effort):
-			return nil, failure("invalid_effort", "Pick one of details.supported_efforts.",
+			return nil, failure("invalid_effort", "Pick one of supported_efforts.",
 				"%s does not accept effort %q", w.Name, effort).With("supported_efforts", w.Efforts)
 		case w.EffortsUnverified:
 			warnings = append(warnings, "effort unverified: "+w.Name+" has no effort list to check against")
@@ -152,12 +152,12 @@ func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnin
 	efforts, ok := cat.Models[model]
 	if !ok {
 		return nil, failure("requested_model_unavailable",
-			"Pick one of details.available_models; nothing was substituted.",
+			"Pick one of available_models; nothing was substituted.",
 			"%s does not offer model %q", w.Name, model).
 			With("available_models", cat.names()).With("source", cat.Source)
 	}
 	if effort != "" && efforts != nil && !slices.Contains(efforts, effort) {
-		return nil, failure("invalid_effort", "Pick one of details.supported_efforts for this model.",
+		return nil, failure("invalid_effort", "Pick one of supported_efforts for this model.",
 			"model %q does not accept effort %q", model, effort).
 			With("supported_efforts", efforts).With("source", cat.Source)
 	}

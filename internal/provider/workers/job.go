@@ -153,7 +153,7 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 
 	j.res = &result{JobID: j.id, Provider: p.id, Model: r.Model, Effort: r.Effort, Mode: r.Mode,
 		FilesChanged: []string{}, ScopeViolations: []string{}, TestsOrChecksRun: []string{}, Verification: []check{},
-		ConcernsOrBlockers: []string{}, Warnings: warnings, ExitCode: -1}
+		ConcernsOrBlockers: []string{}, Warnings: append([]string{}, warnings...), ExitCode: -1}
 	if p.worker.Name == "agy" {
 		j.warn("agy's flags come from seed 003 (agy is not on npm): unverified against an installed CLI")
 	}

@@ -101,7 +101,7 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 }
 
 // New builds the provider. It starts nothing and succeeds when the CLI is
-// missing (doctor says so; run answers executable_not_found).
+// missing (doctor says so; run answers EXECUTABLE_NOT_FOUND).
 func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provider, error) {
 	var w *worker
 	if spec.Preset != "" {
@@ -239,15 +239,26 @@ func (p *Provider) Close() error {
 // Diagnostics implements provider.Diagnoser for doctor (no inference).
 func (p *Provider) Diagnostics() []provider.Diagnostic {
 	var out []provider.Diagnostic
-	if path, err := p.executable(); err != nil {
+	path, err := p.executable()
+	if err != nil {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "warning",
-			Reason: "executable not found: " + p.command + " (the provider loads; run answers executable_not_found)"})
+			Reason: "executable not found: " + p.command + " (the provider loads; run answers EXECUTABLE_NOT_FOUND)"})
 	} else {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "ok", Reason: path})
 	}
-	if !p.worker.FlagsChecked && p.worker.Name != "custom" {
-		out = append(out, provider.Diagnostic{Provider: p.id, Item: "flags", Status: "warning",
-			Reason: p.worker.Name + "'s flags come from seed 003, not from an installed CLI: unverified"})
+	if p.worker.Name != "custom" {
+		verdict, why := "unverified", p.worker.Name+"'s flags come from seed 003, not from an installed CLI"
+		if p.worker.FlagsChecked && err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			verdict, why = p.checkFlags(ctx, path, p.env())
+			cancel()
+		}
+		if verdict != "verified" {
+			out = append(out, provider.Diagnostic{Provider: p.id, Item: "flags", Status: "warning", Reason: "unverified: " + why})
+		}
+	}
+	if d := p.jobs.diagnose(p.id); d != nil {
+		out = append(out, *d)
 	}
 	if _, err := (git{env: p.env()}).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: "git", Status: "warning",
