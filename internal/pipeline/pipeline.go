@@ -5,8 +5,11 @@
 //  2. LoopGuard — escalates and then refuses identical failing calls
 //  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL,
 //     UNKNOWN_SKILL: a skill run resolves to a tool-like entry, see skill.go)
-//  4. Validate  — arguments against the tool's JSON Schema (INVALID_ARGUMENTS)
-//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED)
+//  4. Validate  — arguments against the tool's JSON Schema, then the
+//     provider's own rules (provider.ArgumentValidator): INVALID_ARGUMENTS or
+//     the provider's code, before anyone is asked to confirm
+//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED);
+//     a call a provider.HumanApprover marks needs a person in every mode
 //  6. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name

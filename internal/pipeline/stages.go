@@ -33,6 +33,15 @@ func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Midd
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
 				return fail(err, "denied")
 			}
+			if reason, ok := needsHuman(req); ok {
+				// Under human-confirm semantics whatever the mode: nothing
+				// but a person's answer to this very call counts.
+				if err, decision := confirmByHuman(ctx, req, reason); err != nil {
+					return fail(err, decision)
+				}
+				req.Confirmed = true
+				return withDecision(next(ctx, req), "confirmed")
+			}
 			if !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
 				return withDecision(next(ctx, req), "allowed")
 			}
@@ -60,6 +69,41 @@ func readOnlyCall(req *Request) bool {
 	}
 	c, ok := provider.As[provider.CallClassifier](req.Backend)
 	return ok && c.ReadOnlyCall(req.Resolved, req.Args)
+}
+
+// needsHuman asks the provider whether this call needs a person's approval
+// whatever the confirm mode (provider.HumanApprover).
+func needsHuman(req *Request) (string, bool) {
+	if req.Skill || req.Backend == nil {
+		return "", false
+	}
+	h, ok := provider.As[provider.HumanApprover](req.Backend)
+	if !ok {
+		return "", false
+	}
+	return h.NeedsHumanApproval(req.Resolved, req.Args)
+}
+
+// confirmByHuman is confirm under confirm: human for one call, with the
+// provider's reason in the question; the answer is never remembered (it
+// approves these arguments, not the tool).
+func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.Error, string) {
+	if req.AskHuman == nil {
+		return toolerr.New(toolerr.Denied,
+			"This call needs a person's approval and this client cannot ask one; call again without the part that needs it, or tell the user what you wanted to do.",
+			"%q needs a person's approval: %s", req.Resolved.Canonical, reason).With("reason", reason), "denied"
+	}
+	answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
+		req.Resolved.Canonical, textutil.Clip(string(req.Args), 500), reason))
+	switch {
+	case err != nil:
+		return toolerr.New(toolerr.Denied, "Ask the user to approve the call in their client, then retry.",
+			"could not ask for approval: %v", err).With("reason", reason), "denied"
+	case !answer.Approved():
+		return toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
+			"the user declined %q", req.Resolved.Canonical).With("reason", reason), "denied"
+	}
+	return nil, ""
 }
 
 // confirm decides whether a call that needs confirmation has it; nil means

@@ -108,3 +108,84 @@ func TestFlagsVerifiedOnlyForTheExpectedCLI(t *testing.T) {
 		t.Fatalf("%s (%s)", st.Flags, st.FlagsDetail)
 	}
 }
+
+// TestValidateArgumentsBeforeConfirmation: every check run makes before a
+// process starts is also ValidateArguments' (the pipeline's validate stage),
+// so no person confirms a call that cannot run.
+func TestValidateArgumentsBeforeConfirmation(t *testing.T) {
+	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
+	routed := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Models = []string{"m1"} }
+	for _, tt := range []struct {
+		name, preset, args, code string
+		opts                     []opt
+	}{
+		{"implement without scope", "codex", `{"goal":"g","mode":"implement"}`, "INVALID_ARGUMENTS", nil},
+		{"escape", "codex", `{"goal":"g","mode":"implement","allowed_paths":["../x"]}`, "PATH_OUTSIDE_PROJECT", nil},
+		{"shell in verify", "codex", `{"goal":"g","mode":"implement","allowed_paths":["src"],"verify_commands":["a && b"]}`, "INVALID_ARGUMENTS", nil},
+		{"bad timeout", "codex", `{"goal":"g","mode":"analyze","timeout":"soon"}`, "INVALID_ARGUMENTS", nil},
+		{"bad mode", "codex", `{"goal":"g","mode":"write"}`, "INVALID_ARGUMENTS", nil},
+		{"effort gemini lacks", "gemini", `{"goal":"g","mode":"analyze","effort":"high"}`, "INVALID_EFFORT", nil},
+		{"model not routed", "codex", `{"goal":"g","mode":"analyze","model":"m2"}`, "REQUESTED_MODEL_UNAVAILABLE", []opt{routed}},
+		{"valid", "codex", `{"goal":"g","mode":"implement","allowed_paths":["src"]}`, "", nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t, tt.preset, root, tt.opts...)
+			err := p.ValidateArguments(tool("run"), json.RawMessage(tt.args))
+			if tt.code == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.code+":") {
+				t.Fatalf("got %v, want %s", err, tt.code)
+			}
+		})
+	}
+	if err := newProvider(t, "codex", root).ValidateArguments(tool("status"), json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCallVerifyCommandsNeedAPerson: verification commands are the config's;
+// a call's own need a person's approval (the shell-operator filter cannot
+// stop python3 -c "exec(...)").
+func TestCallVerifyCommandsNeedAPerson(t *testing.T) {
+	root := newRepo(t, nil)
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+		w.Verify = []string{"go test ./...", "make lint"}
+	})
+	for args, want := range map[string]bool{
+		`{"goal":"g","mode":"implement","allowed_paths":["src"],"verify_commands":["python3 -c \"exec(b64decode('aW1wb3J0IG9z'))\""]}`: true,
+		`{"goal":"g","mode":"implement","allowed_paths":["src"],"verify_commands":["go test ./...","rm -rf x"]}`:                       true,
+		`{"goal":"g","mode":"implement","allowed_paths":["src"],"verify_commands":["go  test   ./..."]}`:                               false,
+		`{"goal":"g","mode":"implement","allowed_paths":["src"]}`:                                                                      false,
+		`{"goal":"g","mode":"implement","allowed_paths":["src"],"skip_verification":true,"verify_commands":["x"]}`:                     false,
+		`{"goal":"g","mode":"analyze","verify_commands":["x"]}`:                                                                        false,
+	} {
+		reason, got := p.NeedsHumanApproval(tool("run"), json.RawMessage(args))
+		if got != want || (got && !strings.Contains(reason, "verify_commands")) {
+			t.Errorf("%s: %v %q", args, got, reason)
+		}
+	}
+	// The config's list is what runs when the call gives none.
+	if _, err := New(config.Provider{ID: "bad"}, &config.Workers{Preset: "codex", Verify: []string{"a | b"}}, provider.Deps{ProjectDir: root}); err == nil {
+		t.Fatal("a verify: entry with a shell operator was accepted")
+	}
+}
+
+// TestConfiguredVerifyRuns: with no verify_commands in the call, the config's
+// verify: list is what runs.
+func TestConfiguredVerifyRuns(t *testing.T) {
+	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+		w.Verify = []string{"test -f src/missing.go"}
+	})
+	r, te := call(t, p, map[string]any{"goal": "fake:write=src/a.go", "mode": "implement", "allowed_paths": []string{"src"}})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if strings.Join(r.TestsOrChecksRun, ",") != "test -f src/missing.go" || r.ErrorCategory != "verification_failed" {
+		t.Fatalf("%+v", r)
+	}
+}

@@ -94,22 +94,11 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 	if p.closing.Load() {
 		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
 	}
-	r, err := parseRequest(args)
-	if err != nil {
-		return nil, toolerr.New(toolerr.InvalidArguments, "Fix the arguments as the message says and call again.", "%v", err)
-	}
-	j.req = r
-	if te := j.paths(); te != nil {
-		return nil, te
-	}
-	cmds, te := j.verifyCommands()
+	cmds, timeout, te := j.prepare(args)
 	if te != nil {
 		return nil, te
 	}
-	timeout, err := r.timeout()
-	if err != nil {
-		return nil, toolerr.New(toolerr.InvalidArguments, "Give timeout as a duration such as \"10m\".", "%v", err)
-	}
+	r := j.req
 	var clamp string
 	if timeout > p.timeout {
 		clamp = fmt.Sprintf("timeout %s exceeds the provider's %s: the job runs with %s", timeout, p.timeout, p.timeout)
@@ -158,6 +147,32 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 		j.warn("agy's flags come from seed 003 (agy is not on npm): unverified against an installed CLI")
 	}
 	return j.execute(ctx, bin, timeout, cmds)
+}
+
+// prepare parses and checks the request without side effects: everything a
+// call can get wrong before any process starts. ValidateArguments runs the
+// same checks in the pipeline's validate stage, before anyone confirms.
+func (j *job) prepare(args json.RawMessage) ([][]string, time.Duration, *toolerr.Error) {
+	r, err := parseRequest(args)
+	if err != nil {
+		return nil, 0, toolerr.New(toolerr.InvalidArguments, "Fix the arguments as the message says and call again.", "%v", err)
+	}
+	j.req = r
+	if te := j.paths(); te != nil {
+		return nil, 0, te
+	}
+	cmds, te := j.verifyCommands()
+	if te != nil {
+		return nil, 0, te
+	}
+	timeout, err := r.timeout()
+	if err != nil {
+		return nil, 0, toolerr.New(toolerr.InvalidArguments, "Give timeout as a duration such as \"10m\".", "%v", err)
+	}
+	if te := j.p.checkModelStatic(r.Model, r.Effort); te != nil {
+		return nil, 0, te
+	}
+	return cmds, timeout, nil
 }
 
 // paths normalises every path of the request against the project root.
@@ -437,10 +452,13 @@ func (j *job) verify(ctx context.Context, dir string, env []string, cmds [][]str
 		return
 	}
 	if len(cmds) == 0 {
+		cmds = j.p.verify
+	}
+	if len(cmds) == 0 {
 		cmds = projectChecks(dir)
 	}
 	if len(cmds) == 0 {
-		j.warn("no verification ran: no verify_commands given and no project checks found (package.json typecheck/test, go.mod, Makefile test)")
+		j.warn("no verification ran: no verify_commands given, no verify: in the config and no project checks found (package.json typecheck/test, go.mod, Makefile test)")
 		return
 	}
 	j.res.Verification = verify(ctx, dir, env, cmds)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,10 +42,12 @@ const (
 )
 
 var (
-	_ provider.Provider       = (*Provider)(nil)
-	_ provider.Closer         = (*Provider)(nil)
-	_ provider.Diagnoser      = (*Provider)(nil)
-	_ provider.CallClassifier = (*Provider)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Closer            = (*Provider)(nil)
+	_ provider.Diagnoser         = (*Provider)(nil)
+	_ provider.CallClassifier    = (*Provider)(nil)
+	_ provider.ArgumentValidator = (*Provider)(nil)
+	_ provider.HumanApprover     = (*Provider)(nil)
 )
 
 // Provider is one workers provider: one worker CLI.
@@ -55,15 +58,17 @@ type Provider struct {
 	worker                *worker
 	command               string // executable (preset's default or override)
 	extraArgs             []string
-	envOverride           map[string]string
-	root                  string // the project root, absolute and clean
-	models                []string
-	isolation             string
-	grace                 time.Duration
-	debug                 bool
-	log                   *slog.Logger
-	jobs                  *jobLog
-	lookupEnv             func(string) (string, bool)
+	// verify are the config's verification commands (workers.<id>.verify).
+	verify      [][]string
+	envOverride map[string]string
+	root        string // the project root, absolute and clean
+	models      []string
+	isolation   string
+	grace       time.Duration
+	debug       bool
+	log         *slog.Logger
+	jobs        *jobLog
+	lookupEnv   func(string) (string, bool)
 	// progressEvery is the heartbeat period of progress notifications.
 	progressEvery time.Duration
 
@@ -134,6 +139,13 @@ func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provide
 	if spec.Preset != "" {
 		p.extraArgs = spec.Args
 	}
+	for _, c := range spec.Verify {
+		argv, err := splitCommand(c)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: verify: %w", pc.ID, err)
+		}
+		p.verify = append(p.verify, argv)
+	}
 	if strings.Contains(p.command, "/") && !filepath.IsAbs(p.command) {
 		// A relative path with a slash means the config's directory, never
 		// the job's working directory (which may be an isolated worktree).
@@ -199,6 +211,50 @@ func (p *Provider) ReadOnlyCall(tool catalog.Tool, args json.RawMessage) bool {
 		Mode string `json:"mode"`
 	}
 	return json.Unmarshal(args, &r) == nil && (r.Mode == "analyze" || r.Mode == "review")
+}
+
+// ValidateArguments implements provider.ArgumentValidator: the request's
+// own rules (implement needs allowed_paths, paths inside the project,
+// verification commands without shell operators, a valid timeout, a model
+// routed here and an effort the CLI has), checked before policy so that no
+// one confirms a run that could not start. Nothing runs and nothing is read
+// but the file system's view of the paths.
+func (p *Provider) ValidateArguments(tool catalog.Tool, args json.RawMessage) error {
+	if tool.Name != "run" {
+		return nil
+	}
+	if _, _, te := (&job{p: p}).prepare(args); te != nil {
+		te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.id+"_")
+		return te
+	}
+	return nil
+}
+
+// NeedsHumanApproval implements provider.HumanApprover: verification
+// commands the call supplies are programs the runtime itself runs, outside
+// the worker's sandbox and with the user's environment, so a person approves
+// them whatever the confirm mode. The config's verify: list (and the
+// project's own checks) need no approval.
+func (p *Provider) NeedsHumanApproval(tool catalog.Tool, args json.RawMessage) (string, bool) {
+	if tool.Name != "run" {
+		return "", false
+	}
+	var r request
+	if json.Unmarshal(args, &r) != nil || r.Mode != "implement" || r.SkipVerification {
+		return "", false
+	}
+	var extra []string
+	for _, c := range r.VerifyCommands {
+		argv, err := splitCommand(c)
+		if err != nil || !slices.ContainsFunc(p.verify, func(v []string) bool { return slices.Equal(v, argv) }) {
+			extra = append(extra, c)
+		}
+	}
+	if len(extra) == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("After the worker, the runtime itself would run these verify_commands with your environment, outside the worker's sandbox: %q. "+
+		"Only the provider's configured verify: list runs without a person's approval.", extra), true
 }
 
 // Call implements provider.Provider.
