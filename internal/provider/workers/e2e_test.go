@@ -79,7 +79,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init")
 	fakeCodex, _ := filepath.Abs("testdata/fake-codex")
-	cfg := fmt.Sprintf("providers:\n  - id: codex\n    kind: workers\n    preset: codex\n    command: %s\n    timeout: 2m\n    verify: [\"test -f src/api/retry_test.go\", \"true\"]\n", fakeCodex)
+	cfg := fmt.Sprintf("providers:\n  - id: codex\n    kind: workers\n    preset: codex\n    command: %s\n    timeout: 2m\n    isolation: worktree\n    verify: [\"test -f src/api/retry_test.go\", \"true\"]\n", fakeCodex)
 	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o644)
 	git(t, dir, "add", "agent-tools.yaml")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "config")
@@ -169,7 +169,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	git(t, dir, "checkout", "-q", "--", ".")
 	git(t, dir, "clean", "-qfd")
 
-	// 3. Two disjoint jobs run concurrently; an overlapping one is refused.
+	// 3. Two disjoint isolated jobs run concurrently; an overlapping one is refused.
 	type out struct {
 		body  map[string]any
 		isErr bool

@@ -45,6 +45,9 @@ type result struct {
 	StderrTail         string     `json:"stderr_tail"`
 	Warnings           []string   `json:"warnings"`
 	Isolation          *isolation `json:"isolation,omitempty"`
+	// Saved says where the user's uncommitted work was kept before the job
+	// (nil when the tree had none).
+	Saved *savedChanges `json:"saved_changes,omitempty"`
 }
 
 // isolation reports an implement job run in its own git worktree.
@@ -81,6 +84,8 @@ type job struct {
 	debugPrompt, debugOutput string
 	// tap reads a JSONL worker's events as they arrive (nil otherwise).
 	tap *eventTap
+	// saved is where the tree's uncommitted work was kept (nil: none).
+	saved *savedChanges
 }
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
@@ -132,6 +137,16 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 				fmt.Sprintf("Wait for job %s to finish (see <id>_status), or give allowed_paths that do not overlap its scope.", c.Holder),
 				"allowed_paths overlap the write scope of running job %s", c.Holder).
 				With("holder", c.Holder).With("holder_scopes", c.HolderScopes).With("overlapping", c.Overlapping)
+		}
+		defer release()
+	}
+	if p.isolation != "worktree" || r.Mode != "implement" {
+		release, holder := p.locks.enterTree(j.id, r.Mode == "implement")
+		if holder != "" {
+			return nil, failure("scope_conflict",
+				fmt.Sprintf("Wait for job %s to finish (see <id>_status); to run implement jobs side by side, the user can set isolation: worktree.", holder),
+				"job %s is running in the same work tree: without isolation an implement job has the tree to itself, since the runtime cannot tell which job's process wrote a file", holder).
+				With("holder", holder)
 		}
 		defer release()
 	}
@@ -232,7 +247,7 @@ func (j *job) warn(format string, args ...any) {
 func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cmds [][]string) (*provider.Result, error) {
 	p, r := j.p, j.req
 	env := p.env()
-	g := git{env: env}
+	g0 := newGit(env)
 	tmp, err := os.MkdirTemp("", "agent-tools-worker-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -246,7 +261,11 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	defer stopAfter()
 
 	workDir := p.root
-	before, gerr := g.takeSnapshot(ctx, p.root)
+	scratch := filepath.Join(tmp, "scratch")
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("scratch dir: %w", err)
+	}
+	before, g, gerr := j.snapshotBefore(ctx, g0, scratch)
 	j.res.Attribution = "git"
 	if gerr != nil {
 		j.res.Attribution = "unavailable"
@@ -314,7 +333,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 
 	// Attribution first: whatever happened, say what changed.
 	if before != nil {
-		j.attribute(context.WithoutCancel(ctx), g, before, wt)
+		j.attribute(context.WithoutCancel(ctx), g0, before, wt, scratch)
 	}
 
 	par, perr := parseOutput(p.worker.Output, p.worker.Answer, res.Stdout, string(answerFile))
@@ -365,6 +384,9 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	}
 	if wt != nil {
 		j.applyIsolated(ctx, g, before, tmp)
+		if j.res.Isolation.Applied {
+			p.recordApplied(j.id, j.res.FilesChanged)
+		}
 	}
 	j.res.DurationMS = time.Since(j.start).Milliseconds()
 	shown := j.res.shown()
@@ -388,59 +410,151 @@ func (j *job) fail(category, hint, format string, args ...any) *toolerr.Error {
 	return te
 }
 
-// attribute fills files_changed and scope_violations from git.
-func (j *job) attribute(ctx context.Context, g git, before *snapshot, wt *worktree) {
+// snapshotBefore pins git to the project's repository (found before the
+// worker runs, so the worker cannot redirect it), records its content, and
+// saves the user's uncommitted work under refs/agent-tools/saved/.
+func (j *job) snapshotBefore(ctx context.Context, g0 git, scratch string) (*snapshot, git, error) {
+	top, gitDir, common, err := g0.locate(ctx, j.p.root)
+	if err != nil {
+		return nil, g0, err
+	}
+	g, err := g0.pin(ctx, gitDir, top)
+	if err != nil {
+		return nil, g0, err
+	}
+	s, err := g.takeSnapshot(ctx, top, gitDir, common, j.p.root, scratch)
+	if err != nil {
+		return nil, g0, err
+	}
+	ref, commit, err := g.saveUncommitted(ctx, s, j.id)
+	switch {
+	case err != nil:
+		j.warn("your uncommitted changes could not be saved before the job: %v", err)
+	case ref != "":
+		s.refs[ref] = commit
+		paths, _ := g.uncommittedPaths(ctx, s)
+		j.saved = &savedChanges{Ref: ref, Commit: commit, paths: paths,
+			Restore: "git restore --source=" + ref + " --worktree -- <paths> (or: git checkout " + commit + " -- <paths>)"}
+		j.res.Saved = j.saved
+	}
+	if j.req.Mode == "implement" {
+		for _, l := range linksOut(j.p.root, j.allowed) {
+			if inScope(l.path, j.allowed, j.noTouch) {
+				j.warn("%s is a symbolic link to %s, outside the project: a write through it lands there, where attribution cannot see it", l.path, l.target)
+			}
+		}
+	}
+	return s, g, nil
+}
+
+// linksLeaving makes every changed path that is now a symbolic link out of
+// the project (root) a violation: a write through it lands outside, where
+// attribution cannot see it.
+func (j *job) linksLeaving(root string, changed []string) {
+	for _, c := range changed {
+		if strings.HasPrefix(c, outsidePrefix) {
+			continue
+		}
+		if target, out := linkOut(root, c); out {
+			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
+				fmt.Sprintf("%s is a symbolic link to %s, outside the project: writes through it are not attributed", c, target))
+		}
+	}
+}
+
+// savedChanges is where the user's uncommitted work was kept before the job.
+type savedChanges struct {
+	Ref     string   `json:"ref"`
+	Commit  string   `json:"commit"`
+	Touched []string `json:"touched"`
+	Restore string   `json:"restore"`
+	paths   []string // top-relative paths that held uncommitted changes
+}
+
+// attribute fills files_changed and scope_violations from content
+// snapshots: git pinned afresh (the worker may have changed the config), the
+// work tree hashed from a fresh index, refs, index flags and .git files
+// compared.
+func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *worktree, scratch string) {
+	var (
+		a     *attribution
+		after *snapshot
+	)
+	g, err := g0.pin(ctx, before.gitDir, before.top)
+	if err == nil {
+		after, err = g.takeSnapshot(ctx, before.top, before.gitDir, before.common, j.p.root, scratch)
+	}
+	if err == nil {
+		a, err = g.diff(ctx, before, after)
+	}
+	if err != nil {
+		j.res.Attribution = "unavailable"
+		j.warn("git attribution failed after the run: %v", err)
+		return
+	}
 	var changed []string
 	if wt != nil {
-		diff, paths, err := g.worktreeDiff(ctx, wt)
+		diff, paths, err := g.worktreeDiff(ctx, wt, scratch)
 		if err != nil {
 			j.warn("worktree diff failed: %v", err)
-			return
 		}
 		j.res.Isolation.Diff = diff
 		for _, p := range paths {
 			changed = append(changed, projectPath(before.prefix, p))
 		}
-	} else {
-		a, _, err := g.attribute(ctx, j.p.root, before)
-		if err != nil {
-			j.res.Attribution = "unavailable"
-			j.warn("git attribution failed after the run: %v", err)
-			return
+		// The project tree itself must not change while the job works in
+		// its worktree: a change there is a write by absolute path (or by
+		// someone else), never in scope.
+		applied := j.p.appliedSince(j.id, j.start)
+		for _, c := range a.Changed {
+			if applied[c] {
+				j.warn("%s was changed in the project tree by another job's applied diff: not attributed to this job", c)
+				continue
+			}
+			j.res.FilesChanged = append(j.res.FilesChanged, c)
+			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, c+" changed in the project tree, outside the job's worktree")
 		}
+		j.linksLeaving(filepath.Join(wt.dir, filepath.FromSlash(before.prefix)), changed)
+	} else {
 		changed, j.res.Commits = a.Changed, a.Commits
 		if len(a.Commits) > 0 {
 			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, fmt.Sprintf("HEAD moved: the worker made %d commit(s)", len(a.Commits)))
 		}
-		// Files inside another job's write scope during this run are that
-		// job's, not this one's (disjoint jobs share the work tree).
-		others := j.p.locks.concurrent(j.id, j.start)
-		ids := make([]string, 0, len(others))
-		for id := range others {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		kept := changed[:0:0]
-		for _, c := range changed {
-			owner := ""
-			for _, id := range ids {
-				if inScope(c, others[id], nil) && !inScope(c, j.allowed, j.noTouch) {
-					owner = id
-					break
-				}
+		if others := j.p.locks.concurrent(j.id, j.start); len(others) > 0 {
+			ids := make([]string, 0, len(others))
+			for id := range others {
+				ids = append(ids, id)
 			}
-			if owner != "" {
-				j.warn("%s changed inside the scope of concurrent job %s: not attributed to this job", c, owner)
-				continue
-			}
-			kept = append(kept, c)
+			sort.Strings(ids)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, "other jobs ran in the same tree meanwhile ("+strings.Join(ids, ", ")+"): a change may be theirs, and is reported on each")
 		}
-		changed = kept
+		j.linksLeaving(j.p.root, changed)
 	}
 	j.res.FilesChanged = append(j.res.FilesChanged, changed...)
 	for _, c := range changed {
-		if j.req.Mode != "implement" || !inScope(c, j.allowed, j.noTouch) {
+		if (j.req.Mode != "implement" || !inScope(c, j.allowed, j.noTouch)) && !slices.Contains(j.res.ScopeViolations, c) {
 			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+		}
+	}
+	// Changes git status does not show are violations in every mode.
+	for _, h := range a.Hidden {
+		j.res.ScopeViolations = append(j.res.ScopeViolations, "repository: "+h)
+	}
+	slices.Sort(j.res.FilesChanged)
+	j.res.FilesChanged = slices.Compact(j.res.FilesChanged)
+	if s := j.saved; s != nil {
+		now, _ := g.changedBetween(ctx, before.top, before.tree, after.tree)
+		for _, p := range s.paths {
+			if slices.Contains(now, p) {
+				s.Touched = append(s.Touched, projectPath(before.prefix, p))
+			}
+		}
+		if len(s.Touched) > 0 {
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, fmt.Sprintf(
+				"the job changed %d file(s) that held your uncommitted changes (%s); they were saved before the job: git restore --source=%s --worktree -- <paths>",
+				len(s.Touched), strings.Join(s.Touched, ", "), s.Ref))
 		}
 	}
 }

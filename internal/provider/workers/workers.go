@@ -72,10 +72,15 @@ type Provider struct {
 	// progressEvery is the heartbeat period of progress notifications.
 	progressEvery time.Duration
 
-	locks  scopeLocks
-	seq    atomic.Int64
-	mu     sync.Mutex
-	active map[string]*activeJob
+	locks scopeLocks
+	// applied records the paths isolated jobs applied to the project tree,
+	// so that a concurrent isolated job does not take them for its own
+	// writes by absolute path.
+	appliedMu sync.Mutex
+	applied   []appliedDiff
+	seq       atomic.Int64
+	mu        sync.Mutex
+	active    map[string]*activeJob
 	// stop is cancelled when the grace period after Close ends.
 	stop     context.Context
 	stopNow  context.CancelCauseFunc
@@ -369,4 +374,34 @@ func (p *Provider) executable() (string, error) {
 func failure(category, hint, format string, args ...any) *toolerr.Error {
 	return toolerr.New(toolerr.Code(strings.ToUpper(category)), hint, format, args...).
 		With("category", category).With("status", "failed")
+}
+
+type appliedDiff struct {
+	job   string
+	at    time.Time
+	paths []string
+}
+
+func (p *Provider) recordApplied(job string, paths []string) {
+	p.appliedMu.Lock()
+	defer p.appliedMu.Unlock()
+	p.applied = append(p.applied, appliedDiff{job: job, at: time.Now(), paths: slices.Clone(paths)})
+	if len(p.applied) > historyMax {
+		p.applied = slices.Delete(p.applied, 0, len(p.applied)-historyMax)
+	}
+}
+
+// appliedSince are the paths other jobs applied to the project tree since from.
+func (p *Provider) appliedSince(self string, from time.Time) map[string]bool {
+	p.appliedMu.Lock()
+	defer p.appliedMu.Unlock()
+	out := map[string]bool{}
+	for _, a := range p.applied {
+		if a.job != self && !a.at.Before(from) {
+			for _, x := range a.paths {
+				out[x] = true
+			}
+		}
+	}
+	return out
 }
