@@ -13,21 +13,24 @@ import (
 
 // statusReport is <id>_status: no inference, never credentials or environment.
 type statusReport struct {
-	Provider    string              `json:"provider"`
-	Worker      string              `json:"worker"`
-	ProjectDir  string              `json:"project_dir"`
-	Installed   bool                `json:"installed"`
-	Path        string              `json:"path,omitempty"`
-	Version     string              `json:"version,omitempty"`
-	Auth        string              `json:"auth"` // ok | required | unverified
-	AuthSource  string              `json:"auth_source"`
-	Flags       string              `json:"flags"` // verified | unverified
-	FlagsDetail string              `json:"flags_detail"`
-	ReadOnly    string              `json:"read_only"`
-	Efforts     []string            `json:"efforts"`
-	ModelStatus []modelStatus       `json:"model_status"`
-	ModelSource string              `json:"model_source"`
-	Isolation   string              `json:"isolation"`
+	Provider    string        `json:"provider"`
+	Worker      string        `json:"worker"`
+	ProjectDir  string        `json:"project_dir"`
+	Installed   bool          `json:"installed"`
+	Path        string        `json:"path,omitempty"`
+	Version     string        `json:"version,omitempty"`
+	Auth        string        `json:"auth"` // ok | required | unverified
+	AuthSource  string        `json:"auth_source"`
+	Flags       string        `json:"flags"` // verified | unverified
+	FlagsDetail string        `json:"flags_detail"`
+	ReadOnly    string        `json:"read_only"`
+	Efforts     []string      `json:"efforts"`
+	ModelStatus []modelStatus `json:"model_status"`
+	ModelSource string        `json:"model_source"`
+	Isolation   string        `json:"isolation"`
+	// Containment is how a job's processes are killed at its end (cgroup
+	// v2, or a process group plus a sweep by environment marker).
+	Containment string              `json:"containment"`
 	Git         gitStatus           `json:"git_verification"`
 	ActiveJobs  []activeJob         `json:"active_jobs"`
 	Scopes      map[string][]string `json:"write_scopes"`
@@ -52,7 +55,8 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 	w := p.worker
 	st := &statusReport{Provider: p.id, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
 		ReadOnly: w.ReadOnly, Efforts: w.Efforts, ModelStatus: []modelStatus{}, Isolation: or(p.isolation, "none"),
-		ActiveJobs: []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
+		Containment: proc.Containment(),
+		ActiveJobs:  []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
 	p.mu.Lock() // jobs first: the probes below take time
 	for _, a := range p.active {
 		st.ActiveJobs = append(st.ActiveJobs, *a)
