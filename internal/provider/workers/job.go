@@ -518,7 +518,15 @@ func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *workt
 		}
 		j.linksLeaving(filepath.Join(wt.dir, filepath.FromSlash(before.prefix)), changed)
 	} else {
-		changed, j.res.Commits = a.Changed, a.Commits
+		j.res.Commits = a.Commits
+		applied := j.p.appliedSince(j.id, j.start)
+		for _, c := range a.Changed {
+			if applied[c] {
+				j.warn("%s was changed by another job's applied diff: not attributed to this job", c)
+				continue
+			}
+			changed = append(changed, c)
+		}
 		if len(a.Commits) > 0 {
 			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, fmt.Sprintf("HEAD moved: the worker made %d commit(s)", len(a.Commits)))
 		}
@@ -528,7 +536,7 @@ func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *workt
 				ids = append(ids, id)
 			}
 			sort.Strings(ids)
-			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, "other jobs ran in the same tree meanwhile ("+strings.Join(ids, ", ")+"): a change may be theirs, and is reported on each")
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, "other jobs ran meanwhile ("+strings.Join(ids, ", ")+"): a change in this tree may be theirs, and is reported on each job that saw it")
 		}
 		j.linksLeaving(j.p.root, changed)
 	}

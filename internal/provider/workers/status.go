@@ -122,7 +122,7 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 		}
 		st.ModelStatus = append(st.ModelStatus, ms)
 	}
-	if _, err := (git{env: env}).run(ctx, p.root, "rev-parse", "--show-toplevel"); err == nil {
+	if _, err := newGit(env).run(ctx, p.root, "rev-parse", "--show-toplevel"); err == nil {
 		st.Git = gitStatus{Available: true, Detail: "files_changed and scope_violations are computed from git"}
 	} else {
 		st.Git = gitStatus{Detail: "not a git work tree: an empty scope_violations would be silence, not a certificate of health"}

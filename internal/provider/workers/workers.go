@@ -321,7 +321,7 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 	if d := p.jobs.diagnose(p.id); d != nil {
 		out = append(out, *d)
 	}
-	if _, err := (git{env: p.env()}).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
+	if _, err := newGit(p.env()).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: "git", Status: "warning",
 			Reason: "the project root is not in a git work tree: files_changed and scope_violations are unavailable"})
 	}
