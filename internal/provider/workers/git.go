@@ -216,13 +216,43 @@ func (g git) contentTree(ctx context.Context, dir, head, scratch string) (string
 		}
 	}
 	if _, err := gi.run(ctx, dir, "add", "-A", "--ignore-errors", "--", "."); err != nil {
-		return "", err
+		// An untracked nested repository without a commit cannot be added
+		// (not even as a gitlink): leave such repositories out and retry.
+		nested := gi.nestedRepos(ctx, dir)
+		if len(nested) == 0 {
+			return "", err
+		}
+		args := []string{"add", "-A", "--ignore-errors", "--", "."}
+		for _, n := range nested {
+			args = append(args, ":(exclude,literal)"+n)
+		}
+		if _, err := gi.run(ctx, dir, args...); err != nil {
+			return "", err
+		}
 	}
 	out, err := gi.run(ctx, dir, "write-tree")
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// nestedRepos lists the untracked directories of dir that hold a
+// repository of their own (top-relative, without the trailing slash).
+func (g git) nestedRepos(ctx context.Context, dir string) []string {
+	out, err := g.run(ctx, dir, "ls-files", "-z", "--others", "--directory", "--exclude-standard")
+	if err != nil {
+		return nil
+	}
+	var repos []string
+	for _, p := range nulPaths(out) {
+		if d, ok := strings.CutSuffix(p, "/"); ok {
+			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d), ".git")); err == nil {
+				repos = append(repos, d)
+			}
+		}
+	}
+	return repos
 }
 
 // refs lists every ref with the object it names.

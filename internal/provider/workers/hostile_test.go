@@ -214,3 +214,32 @@ func TestBackgroundWriterIsKilled(t *testing.T) {
 		t.Fatal("a background process of the job wrote after the job ended")
 	}
 }
+
+// TestEdgeRepositories: a repository without commits, and one holding an
+// untracked nested repository without commits, are still attributed.
+func TestEdgeRepositories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	unborn, _ := filepath.EvalSymlinks(t.TempDir())
+	gitIn(t, unborn, "init", "-q")
+	writeFile(t, unborn, "draft.txt", "draft\n")
+	r, te := call(t, newProvider(t, "codex", unborn), map[string]any{"goal": "fake:write=new.txt", "mode": "analyze"})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if r.Attribution != "git" || strings.Join(r.ScopeViolations, ",") != "new.txt" || r.Saved == nil {
+		t.Fatalf("unborn: %+v %+v", r, r.Saved)
+	}
+
+	nested := newRepo(t, map[string]string{"a.txt": "a\n"})
+	gitIn(t, nested, "init", "-q", "sub")
+	writeFile(t, nested, "sub/x.txt", "x\n")
+	r, te = call(t, newProvider(t, "codex", nested), map[string]any{"goal": "fake:write=b.txt", "mode": "analyze"})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if r.Attribution != "git" || strings.Join(r.ScopeViolations, ",") != "b.txt" {
+		t.Fatalf("nested: %+v %q", r, r.Warnings)
+	}
+}

@@ -269,7 +269,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	j.res.Attribution = "git"
 	if gerr != nil {
 		j.res.Attribution = "unavailable"
-		j.warn("git attribution unavailable (the project root is not in a git work tree): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed")
+		j.warn("git attribution unavailable (%s): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed", clip(gerr.Error(), 300))
 	}
 	var wt *worktree
 	if p.isolation == "worktree" && r.Mode == "implement" {
