@@ -243,3 +243,16 @@ func TestEdgeRepositories(t *testing.T) {
 		t.Fatalf("nested: %+v %q", r, r.Warnings)
 	}
 }
+
+// TestBrokenRepositoryIsNeverASuccess: a worker that makes the repository
+// unreadable after the job does not get a clean result.
+func TestBrokenRepositoryIsNeverASuccess(t *testing.T) {
+	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
+	r, te := call(t, newProvider(t, "codex", root), map[string]any{"goal": "fake:hostile=breakgit", "mode": "implement", "allowed_paths": []string{"src"}, "skip_verification": true})
+	if te != nil {
+		t.Fatal(te.JSON())
+	}
+	if r.Status != "partial" || r.ErrorCategory != "attribution_failed" || r.Attribution != "unavailable" {
+		t.Fatalf("%+v", r)
+	}
+}

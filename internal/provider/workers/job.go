@@ -86,6 +86,8 @@ type job struct {
 	tap *eventTap
 	// saved is where the tree's uncommitted work was kept (nil: none).
 	saved *savedChanges
+	// attrFailed: git could read the repository before the job, not after.
+	attrFailed bool
 }
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
@@ -379,6 +381,13 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 		j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
 			fmt.Sprintf("the worker changed %d file(s) outside its scope (see scope_violations); nothing was reverted", len(j.res.ScopeViolations)))
 	}
+	if j.attrFailed {
+		// The repository could be read before the job and not after: the
+		// worker may have broken it on purpose, so this is never a success.
+		j.res.Status, j.res.ErrorCategory = "partial", "attribution_failed"
+		j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
+			"the repository could not be read after the job (see warnings): nothing the worker changed could be checked")
+	}
 	if r.Mode == "implement" {
 		j.verify(ctx, workDir, env, cmds)
 	}
@@ -489,15 +498,16 @@ func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *workt
 		a, err = g.diff(ctx, before, after)
 	}
 	if err != nil {
-		j.res.Attribution = "unavailable"
-		j.warn("git attribution failed after the run: %v", err)
+		j.res.Attribution, j.attrFailed = "unavailable", true
+		j.warn("git attribution failed after the run: %v", clip(err.Error(), 300))
 		return
 	}
 	var changed []string
 	if wt != nil {
 		diff, paths, err := g.worktreeDiff(ctx, wt, scratch)
 		if err != nil {
-			j.warn("worktree diff failed: %v", err)
+			j.attrFailed = true
+			j.warn("worktree diff failed: %v", clip(err.Error(), 300))
 		}
 		j.res.Isolation.Diff = diff
 		for _, p := range paths {
