@@ -52,7 +52,8 @@ func newGit(env []string) git {
 	out = append(out, "GIT_CONFIG_NOSYSTEM=1", "GIT_ATTR_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "GIT_OPTIONAL_LOCKS=0",
 		"GIT_NO_REPLACE_OBJECTS=1", "GIT_PAGER=cat", "GIT_EDITOR=false", "GIT_ASKPASS=false",
 		"GIT_AUTHOR_NAME=agent-tools", "GIT_AUTHOR_EMAIL=agent-tools@localhost",
-		"GIT_COMMITTER_NAME=agent-tools", "GIT_COMMITTER_EMAIL=agent-tools@localhost")
+		"GIT_COMMITTER_NAME=agent-tools", "GIT_COMMITTER_EMAIL=agent-tools@localhost",
+		"AGENT_TOOLS_GIT_EMPTY=", "AGENT_TOOLS_GIT_FALSE=false")
 	return git{env: out}
 }
 
@@ -118,19 +119,43 @@ func (g git) pin(ctx context.Context, gitDir, top string) (git, error) {
 	if err != nil {
 		return g, err
 	}
-	pre := slices.Clone(g.pre)
-	for _, kv := range bytes.Split(out, []byte{0}) {
+	g.pre = append(slices.Clone(g.pre), programOverrides(out)...)
+	return g, nil
+}
+
+// override sets key to value ("" or "false") for one command. -c splits
+// at the first "=", so a key whose subsection holds one ([filter "a=b"])
+// goes through --config-env, which splits at the last, naming a variable
+// newGit sets.
+func override(key, value string) []string {
+	if !strings.Contains(key, "=") {
+		return []string{"-c", key + "=" + value}
+	}
+	if value == "" {
+		return []string{"--config-env=" + key + "=AGENT_TOOLS_GIT_EMPTY"}
+	}
+	return []string{"--config-env=" + key + "=AGENT_TOOLS_GIT_FALSE"}
+}
+
+// programOverrides reads `git config -z --list` (key, newline, value, NUL)
+// and returns the -c options that switch off every program the entries
+// name per path, and make every filter optional.
+func programOverrides(list []byte) []string {
+	var out []string
+	for _, kv := range bytes.Split(list, []byte{0}) {
 		key, _, _ := bytes.Cut(kv, []byte{'\n'})
 		k := string(key)
-		if programKey.MatchString(k) {
-			pre = append(pre, "-c", k+"=")
+		if k == "" {
+			continue
 		}
-		if strings.HasPrefix(strings.ToLower(k), "filter.") && strings.HasSuffix(strings.ToLower(k), ".required") {
-			pre = append(pre, "-c", k+"=false")
+		if programKey.MatchString(k) {
+			out = append(out, override(k, "")...)
+		}
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "filter.") && strings.HasSuffix(lk, ".required") {
+			out = append(out, override(k, "false")...)
 		}
 	}
-	g.pre = pre
-	return g, nil
+	return out
 }
 
 // snapshot is the state of a repository at one instant, by content: the

@@ -334,6 +334,34 @@ func TestParseIndexFlags(t *testing.T) {
 	}
 }
 
+func TestProgramOverrides(t *testing.T) {
+	in := "core.bare\nfalse\x00filter.lfs.clean\ngit-lfs clean -- %f\x00filter.Evil.Name.process\nx\x00" +
+		"filter.lfs.required\ntrue\x00diff.evil.textconv\nsh\x00diff.x.command\ny\x00merge.m.driver\nz\x00" +
+		"diff.color\nauto\x00user.name\nfilter.a.clean\x00\x00broken\x00filter.a=b.clean\nevil\x00filter.a=b.required\ntrue"
+	got := strings.Join(programOverrides([]byte(in)), " ")
+	want := "-c filter.lfs.clean= -c filter.Evil.Name.process= -c filter.lfs.required=false -c diff.evil.textconv= -c diff.x.command= -c merge.m.driver=" +
+		" --config-env=filter.a=b.clean=AGENT_TOOLS_GIT_EMPTY --config-env=filter.a=b.required=AGENT_TOOLS_GIT_FALSE"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func FuzzProgramOverrides(f *testing.F) {
+	f.Add([]byte("filter.a.clean\nx\x00diff.b.textconv\ny\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := programOverrides(b)
+		for i := 0; i < len(out); i++ {
+			switch {
+			case strings.HasPrefix(out[i], "--config-env=") && strings.Count(out[i], "=") >= 3:
+			case out[i] == "-c" && i+1 < len(out) && strings.Contains(out[i+1], "=") && !strings.Contains(strings.TrimSuffix(strings.TrimSuffix(out[i+1], "false"), "="), "="):
+				i++
+			default:
+				t.Fatalf("bad option list %q", out)
+			}
+		}
+	})
+}
+
 func FuzzParseIndexFlags(f *testing.F) {
 	f.Add([]byte("S a\x00h b\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -6,8 +6,10 @@ chmod +x .git/evil.sh
 git config core.fsmonitor "$PWD/.git/evil.sh"
 git config filter.evil.clean "sh -c 'touch $FAKE_MARKER; cat'"
 git config filter.evil.required true
+git config "filter.a=b.clean" "sh -c 'touch $FAKE_MARKER; cat'"
+git config "filter.a=b.required" true
 git config diff.evil.textconv "$PWD/.git/evil.sh"
 git config core.pager "$PWD/.git/evil.sh"
 for h in post-checkout pre-commit post-index-change reference-transaction; do cp .git/evil.sh .git/hooks/$h; done
-echo '* filter=evil diff=evil' > .gitattributes
+printf '* filter=evil diff=evil\n*.go filter=a=b\n' > .gitattributes
 echo "changed" >> src/a.go
