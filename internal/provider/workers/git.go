@@ -65,7 +65,8 @@ var gitSafety = []string{
 	"-c", "credential.helper=", "-c", "core.sshCommand=false", "-c", "core.gitProxy=", "-c", "protocol.allow=never",
 	"-c", "diff.external=", "-c", "core.alternateRefsCommand=", "-c", "uploadpack.packObjectsHook=",
 	"-c", "gc.auto=0", "-c", "maintenance.auto=false", "-c", "gpg.program=false", "-c", "commit.gpgSign=false",
-	"-c", "core.splitIndex=false", "-c", "advice.detachedHead=false",
+	"-c", "core.splitIndex=false", "-c", "advice.detachedHead=false", "-c", "submodule.recurse=false",
+	"-c", "trace2.normalTarget=false", "-c", "trace2.perfTarget=false", "-c", "trace2.eventTarget=false",
 }
 
 // command is the one place a git argv is built.
