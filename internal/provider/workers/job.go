@@ -65,7 +65,8 @@ const resultSchema = `{"type":"object","properties":{` +
 	`"files_changed":{"type":"array","items":{"type":"string"}},"scope_violations":{"type":"array","items":{"type":"string"}},` +
 	`"attribution":{"type":"string"},"tests_or_checks_run":{"type":"array","items":{"type":"string"}},"test_results":{"type":"string"},` +
 	`"verification":{"type":"array"},"concerns_or_blockers":{"type":"array","items":{"type":"string"}},"stderr_tail":{"type":"string"},` +
-	`"warnings":{"type":"array","items":{"type":"string"}}},"required":["job_id","status","provider","mode","files_changed","scope_violations"]}`
+	`"warnings":{"type":"array","items":{"type":"string"}},` +
+	`"saved_changes":{"type":"object","properties":{"ref":{"type":"string"},"commit":{"type":"string"},"touched":{"type":"array","items":{"type":"string"}},"restore":{"type":"string"}}}},"required":["job_id","status","provider","mode","files_changed","scope_violations"]}`
 
 // authRE recognises a CLI saying its user is not logged in.
 var authRE = regexp.MustCompile(`(?i)not logged in|please (run )?/?login|log ?in (is )?required|authenticat(e|ion) (required|failed)|unauthori[sz]ed|invalid api key|missing api key|auth method|\b401\b`)
@@ -442,7 +443,7 @@ func (j *job) snapshotBefore(ctx context.Context, g0 git, scratch string) (*snap
 	case ref != "":
 		s.refs[ref] = commit
 		paths, _ := g.uncommittedPaths(ctx, s)
-		j.saved = &savedChanges{Ref: ref, Commit: commit, paths: paths,
+		j.saved = &savedChanges{Ref: ref, Commit: commit, Touched: []string{}, paths: paths,
 			Restore: "git restore --source=" + ref + " --worktree -- <paths> (or: git checkout " + commit + " -- <paths>)"}
 		j.res.Saved = j.saved
 	}
