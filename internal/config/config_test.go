@@ -73,15 +73,15 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, profiles), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, profiles), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
 			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat or text)`}},
 		{"unknown top key", "mdoe: flat\n", []string{
 			`agent-tools.yaml:1:1: unknown key "mdoe"; did you mean "mode"?`}},
 		{"unknown key no suggestion", "policy:\n  whatever: 1\n", []string{
-			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow or approvalTimeout)`}},
+			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow, approvalTimeout or rules)`}},
 		{"duplicate key", "mode: flat\nmode: text\n", []string{
 			`agent-tools.yaml:2:1: duplicate key "mode" (first at line 1)`}},
 		{"duplicate env key", "providers:\n  - id: a\n    kind: mcp\n    command: x\n    env:\n      A: 1\n      A: 2\n", []string{
