@@ -41,6 +41,9 @@ type Request struct {
 	Identity string
 	Session  string // the client's session id where one exists ("" when stateless)
 	Client   string // client name from initialize, for audit
+	// Profile is the profile (view) the call came through: "" for the
+	// default endpoint. With Identity it selects the per-identity rules.
+	Profile string
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
 	// TraceParent and TraceState are the W3C trace context an HTTP client

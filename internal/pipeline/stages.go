@@ -28,10 +28,26 @@ import (
 // CONFIRMATION_REQUIRED error carried. In human mode nothing else counts. A
 // call already Confirmed (a confirmed skill's own calls) needs nothing more.
 func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Middleware {
+	return PolicyWith(rules, nil, tokens, decisions)
+}
+
+// PolicyWith is Policy with profiles and per-identity rules (access, nil
+// for none): a tool outside the caller's profile, or denied by a rule that
+// matches the caller's identity, is DENIED like a globally denied one, and
+// a matching rule's confirm mode replaces the global one.
+func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
 				return fail(err, "denied")
+			}
+			mode := rules.Confirm
+			if !access.Empty() {
+				grant := access.For(req.Identity, req.Profile)
+				if err := grant.Check(req.Resolved.Provider, req.Resolved.Canonical); err != nil {
+					return fail(err, "denied")
+				}
+				mode = grant.Confirm(mode)
 			}
 			if reason, ok := needsHuman(req); ok {
 				// Under human-confirm semantics whatever the mode: nothing
@@ -52,7 +68,7 @@ func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Midd
 				req.Confirmed = true
 				return withDecision(next(ctx, req), "remembered")
 			}
-			if err, decision := confirm(ctx, rules.Confirm, tokens, decisions, req); err != nil {
+			if err, decision := confirm(ctx, mode, tokens, decisions, req); err != nil {
 				return fail(err, decision)
 			}
 			req.Confirmed = true
@@ -242,6 +258,7 @@ type AuditRecord struct {
 	Identity   string    `json:"identity,omitempty"`
 	Session    string    `json:"session,omitempty"`
 	Client     string    `json:"client,omitempty"`
+	Profile    string    `json:"profile,omitempty"` // the profile the call came through ("" = /mcp)
 	Tool       string    `json:"tool"`
 	Provider   string    `json:"provider,omitempty"`
 	Via        string    `json:"via,omitempty"`
@@ -271,7 +288,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 				req.RequestID = newRequestID()
 			}
 			rec := AuditRecord{
-				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Identity: req.Identity, Session: req.Session, Client: req.Client, Profile: req.Profile, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
 			}
