@@ -321,6 +321,7 @@ func (f *Facade) flatTools() []toolDef {
 					Name: canonical, Title: t.Title, Description: desc, InputSchema: schema,
 					Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
 				},
+				owner: owner{p.Info.ID, canonical},
 				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any
