@@ -119,7 +119,7 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(body), `agent_tools_tool_calls_total{outcome="ok",provider="builtin",tool="runtime_status"} 1`) ||
+	if !strings.Contains(string(body), `agent_tools_tool_calls_total{outcome="ok",profile="default",provider="builtin",tool="runtime_status"} 1`) ||
 		!strings.Contains(string(body), `agent_tools_provider_up{kind="builtin",provider="builtin"} 1`) {
 		t.Errorf("metrics:\n%s", body)
 	}

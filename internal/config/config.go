@@ -72,6 +72,8 @@ type Config struct {
 	Limits    Limits     `json:"limits" yaml:"limits"`
 	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
 	Code      Code       `json:"code,omitzero" yaml:"code,omitempty"`
+	// Profiles are named views served at /mcp/p/<slug> (profiles.go).
+	Profiles map[string]Profile `json:"profiles,omitempty" yaml:"profiles,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -133,6 +135,8 @@ type Policy struct {
 	// ApprovalTimeout bounds how long a mutating call under confirm: human
 	// waits for a person in the console (0: the console's default, 2m).
 	ApprovalTimeout Duration `json:"approvalTimeout,omitzero" yaml:"approvalTimeout,omitempty"`
+	// Rules are per-identity allow/deny/confirm (profiles.go).
+	Rules []Rule `json:"rules,omitempty" yaml:"rules,omitempty"`
 }
 
 // Server configures the transports and, for replicas behind a load

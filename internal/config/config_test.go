@@ -74,9 +74,9 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code, profiles), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, code, profiles), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
 			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat, text or code)`}},
 		{"code block malformed", "code:\n  allowMutations: yes please\n  maxCalls: -2\n  concurrency: lots\n  timeout: 5\n  budget: 3\n", []string{
@@ -90,7 +90,7 @@ func TestErrors(t *testing.T) {
 		{"unknown top key", "mdoe: flat\n", []string{
 			`agent-tools.yaml:1:1: unknown key "mdoe"; did you mean "mode"?`}},
 		{"unknown key no suggestion", "policy:\n  whatever: 1\n", []string{
-			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow or approvalTimeout)`}},
+			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow, approvalTimeout or rules)`}},
 		{"duplicate key", "mode: flat\nmode: text\n", []string{
 			`agent-tools.yaml:2:1: duplicate key "mode" (first at line 1)`}},
 		{"duplicate env key", "providers:\n  - id: a\n    kind: mcp\n    command: x\n    env:\n      A: 1\n      A: 2\n", []string{

@@ -487,13 +487,13 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code"}
+	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code", "profiles"}
 	codeKeys    = []string{"allowMutations", "maxCalls", "concurrency", "timeout"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
 	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
-	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout"}
+	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout", "rules"}
 	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
 	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
@@ -569,6 +569,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 					d.duration(v, p, &c.Code.Timeout)
 				}
 			})
+		case "profiles":
+			d.profiles(v, p, c) // profiles.go
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
@@ -587,6 +589,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 					c.Policy.Allow = d.stringList(v, p)
 				case "approvalTimeout":
 					d.duration(v, p, &c.Policy.ApprovalTimeout)
+				case "rules":
+					d.rules(v, p, &c.Policy) // profiles.go
 				}
 			})
 		case "server":

@@ -40,6 +40,10 @@ type Workers struct {
 	ShutdownGrace Duration `json:"shutdownGrace,omitzero" yaml:"shutdownGrace,omitempty"`
 	// JobLog is a JSONL file of finished jobs ("" = the provider's logger only).
 	JobLog string `json:"jobLog,omitempty" yaml:"jobLog,omitempty"`
+	// Verify are the verification commands of implement jobs (one program
+	// with its arguments each, run without a shell). A call's own
+	// verify_commands need a person's approval; these do not.
+	Verify []string `json:"verify,omitempty" yaml:"verify,omitempty"`
 	// Debug also logs prompts and outputs in the job log.
 	Debug bool `json:"debug,omitempty" yaml:"debug,omitempty"`
 	// Worker declares a custom worker's protocol (no preset).
@@ -75,7 +79,7 @@ var workerDefKeys = []string{"prompt", "promptArgs", "output", "answer", "modeAr
 var workersKind = kindDef{
 	name: "workers",
 	keys: []string{"preset", "command", "args", "env", "cwd", "models", "isolation", "shutdownGrace",
-		"jobLog", "debug", "worker"},
+		"jobLog", "verify", "debug", "worker"},
 	newSpec: func() Spec { return &Workers{} },
 	decode: func(d *decoder, s Spec, key string, v *yaml.Node, kp string) {
 		w := s.(*Workers)
@@ -98,6 +102,8 @@ var workersKind = kindDef{
 			d.duration(v, kp, &w.ShutdownGrace)
 		case "jobLog":
 			d.setStr(&w.JobLog, v, kp)
+		case "verify":
+			w.Verify = d.stringList(v, kp)
 		case "debug":
 			d.boolean(v, kp, &w.Debug)
 		case "worker":
@@ -118,6 +124,7 @@ var workersKind = kindDef{
 		}
 		v.duration(pp+".shutdownGrace", w.ShutdownGrace)
 		v.nonEmptyUnique(pp+".models", w.Models, "model")
+		v.nonEmptyUnique(pp+".verify", w.Verify, "verification command")
 		if w.Preset == "" {
 			v.placeholders(pp+".args", w.Args)
 		}

@@ -40,6 +40,7 @@ func TestWorkersAllKeys(t *testing.T) {
     isolation: worktree
     shutdownGrace: 20s
     jobLog: logs/jobs.jsonl
+    verify: ["go test ./...", "make lint"]
     debug: true
     worker:
       prompt: file
@@ -66,6 +67,8 @@ func TestWorkersAllKeys(t *testing.T) {
 		t.Errorf("paths not resolved: %q %q", w.JobLog, w.Cwd)
 	case wd == nil || wd.Prompt != "file" || wd.Output != "jsonl" || wd.Answer != "item.text":
 		t.Errorf("worker: %+v", wd)
+	case !slices.Equal(w.Verify, []string{"go test ./...", "make lint"}):
+		t.Errorf("verify: %q", w.Verify)
 	case !slices.Equal(wd.ModeArgs["implement"], []string{"--write"}) || !slices.Equal(wd.Efforts, []string{"low", "high"}):
 		t.Errorf("worker lists: %+v", wd)
 	}

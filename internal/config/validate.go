@@ -108,6 +108,7 @@ func (c *Config) validate() []Error {
 		v.provider(&c.Providers[i], pp, ids)
 	}
 	v.policy()
+	v.profilesAndRules() // profiles.go
 	h := c.Server.HTTP
 	if v.bad("server.http.addr") {
 		// already reported

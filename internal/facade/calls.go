@@ -325,7 +325,8 @@ func (f *Facade) flatTools() []toolDef {
 				upstreamFields(tool, t) // what the upstream said of it
 			}
 			defs = append(defs, toolDef{
-				tool: tool,
+				tool:  tool,
+				owner: owner{p.Info.ID, canonical},
 				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any

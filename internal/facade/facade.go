@@ -74,6 +74,13 @@ type Options struct {
 	// ProgressEvery is the heartbeat interval for calls that carry a progress
 	// token (default 5s).
 	ProgressEvery time.Duration
+	// Profile is the profile this facade serves ("" = the default /mcp);
+	// View is its filter on providers and tools (nil = everything).
+	Profile string
+	View    *policy.View
+	// Access returns the current profiles and per-identity rules (nil: none);
+	// tools/list hides what the caller's identity may not call (views.go).
+	Access func() *policy.Access
 }
 
 // Facade owns one mcp.Server whose tool set follows the registry.
@@ -90,6 +97,7 @@ type Facade struct {
 
 	mu            sync.Mutex
 	current       map[string]string // MCP tool name → fingerprint of its definition
+	owners        map[string]owner  // MCP tool name → what it stands for (views.go); replaced, never mutated
 	prompts       map[string]bool   // published prompt names
 	promptsSynced bool
 }
@@ -131,7 +139,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f.pt.Hooks(sopts) // they answer only when an upstream is forwarded; initialize advertises what it offers
 	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, sopts)
 	f.pt.Attach(f.server)
-	f.server.AddReceivingMiddleware(f.refreshOnList, f.pt.Receive)
+	f.server.AddReceivingMiddleware(f.refreshOnList, f.filterList, f.pt.Receive)
 	f.server.AddSendingMiddleware(passthrough.RewriteSends)
 	f.SyncPrompts()
 	return f
@@ -244,6 +252,11 @@ func (f *Facade) Sync() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	want := f.desired()
+	owners := make(map[string]owner, len(want))
+	for n, d := range want {
+		owners[n] = d.owner
+	}
+	f.owners = owners
 	var remove []string
 	for name := range f.current {
 		if _, ok := want[name]; !ok {
@@ -276,6 +289,7 @@ type toolDef struct {
 	tool        *mcp.Tool
 	handler     mcp.ToolHandler
 	fingerprint string
+	owner       owner // views.go
 }
 
 func (f *Facade) desired() map[string]toolDef {
@@ -318,7 +332,7 @@ func (f *Facade) Tools() []*mcp.Tool {
 func (f *Facade) visibleProviders() []registry.ProviderStatus {
 	var out []registry.ProviderStatus
 	for _, p := range f.cat.Providers() {
-		if p.Enabled {
+		if p.Enabled && f.providerInView(p.Info.ID) {
 			p.Skills = f.visibleSkills(p.Info, p.Skills)
 			out = append(out, p)
 		}
@@ -340,7 +354,7 @@ func (f *Facade) visibleSkills(info catalog.ProviderInfo, skills []catalog.Skill
 
 func (f *Facade) skillVisible(info catalog.ProviderInfo, name string) bool {
 	canonical, err := registry.SkillCanonical(naming.SchemeOf(f.cat), info, name)
-	return err == nil && f.rules().Visible(canonical)
+	return err == nil && f.visible(info.ID, canonical)
 }
 
 // visibleTools are a provider's tools that policy does not deny.
@@ -350,7 +364,7 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 	// ~20 times over on every help and list (a tenth of a warm start).
 	out := make([]catalog.Tool, 0, len(all))
 	for _, t := range all {
-		if f.rules().Visible(t.Canonical) {
+		if f.visible(t.Provider, t.Canonical) {
 			out = append(out, t)
 		}
 	}
@@ -401,6 +415,7 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
 	req.Identity = identityOf(mreq)
+	req.Profile = f.opts.Profile
 	if mreq.Extra != nil && mreq.Extra.Header != nil { // HTTP: the client's trace, if it sent one
 		req.TraceParent, req.TraceState = mreq.Extra.Header.Get("traceparent"), mreq.Extra.Header.Get("tracestate")
 	}

@@ -43,6 +43,8 @@ type setup struct {
 	client        *mcp.ClientOptions
 	version       string
 	extra         []provider.Provider // registered after gh
+	profile       string              // views_test.go
+	access        *policy.Access      // views_test.go: profiles and per-identity rules
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -70,8 +72,13 @@ func newHarness(t *testing.T, s setup) *harness {
 	if s.guard == nil {
 		s.guard = policy.NewLoopGuard()
 	}
-	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: s.rules, Guard: s.guard, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second, MaxResultChars: 1000}})
-	fac := facade.New(reg, run, facade.Options{Mode: s.mode, Rules: s.rules, Version: "test", ProgressEvery: s.progressEvery})
+	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: s.rules, Access: s.access, Guard: s.guard, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second, MaxResultChars: 1000}})
+	fo := facade.Options{Mode: s.mode, Rules: s.rules, Version: "test", ProgressEvery: s.progressEvery, Profile: s.profile}
+	if s.access != nil {
+		fo.View = s.access.View(s.profile)
+		fo.Access = func() *policy.Access { return s.access }
+	}
+	fac := facade.New(reg, run, fo)
 	reg.OnChange(fac.Sync)
 	reg.Refresh(context.Background())
 	fac.Sync()

@@ -77,7 +77,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			scores = append(scores, h.Score)
 		default:
 			t, ok := f.cat.Lookup(h.ID)
-			if !ok || !f.rules().Visible(t.Canonical) {
+			if !ok || !f.visible(t.Provider, t.Canonical) {
 				continue
 			}
 			th := toolHit(t, a.Schemas || len(results) < schemaHits && f.opts.Mode != Code, f.opts.Mode) // code mode: the signature is enough

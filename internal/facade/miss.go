@@ -67,7 +67,7 @@ func (f *Facade) locate(name string) []sighting {
 	}
 	var out []sighting
 	for _, t := range f.cat.Tools("") {
-		if matches(t) && f.rules().Visible(t.Canonical) {
+		if matches(t) && f.visible(t.Provider, t.Canonical) {
 			out = append(out, sighting{tool: t})
 		}
 	}
@@ -192,7 +192,7 @@ func (f *Facade) nearMiss(req *pipeline.Request) *toolerr.Error {
 	var own, all []string
 	byName := map[string]catalog.Tool{}
 	for _, t := range f.cat.Tools("") {
-		if !f.rules().Visible(t.Canonical) {
+		if !f.visible(t.Provider, t.Canonical) {
 			continue
 		}
 		if t.Provider == req.Provider {

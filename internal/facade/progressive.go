@@ -32,9 +32,13 @@ func metaName(id, verb string) string { return "agent_tools_" + id + "_" + verb 
 func (f *Facade) progressiveTools() []toolDef {
 	defs := []toolDef{f.helpDef()}
 	for _, p := range f.visibleProviders() {
+		start := len(defs)
 		defs = append(defs, f.discoverDef(p), f.callDef(p))
 		if len(p.Skills) > 0 {
 			defs = append(defs, f.runSkillDef(p))
+		}
+		for i := start; i < len(defs); i++ {
+			defs[i].owner = owner{provider: p.Info.ID} // views.go: hidden with the provider
 		}
 	}
 	return defs

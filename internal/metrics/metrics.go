@@ -58,8 +58,8 @@ func New() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tool_calls_total",
-		Help: "Tool calls through the pipeline, by canonical tool, provider and outcome (ok or the error code).",
-	}, []string{"tool", "provider", "outcome"})
+		Help: "Tool calls through the pipeline, by canonical tool, provider, outcome (ok or the error code) and profile (default for /mcp).",
+	}, []string{"tool", "provider", "outcome", "profile"})
 	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: Namespace, Name: "tool_call_duration_seconds",
 		Help:    "Tool call latency through the pipeline (below the audit log), by provider.",
@@ -172,7 +172,11 @@ func (m *Metrics) Middleware() pipeline.Middleware {
 					outcome = string(resp.Err.Code)
 				}
 			}
-			m.calls.WithLabelValues(tool, prov, outcome).Inc()
+			profile := req.Profile // a configured slug (bounded): the facade sets nothing else
+			if profile == "" {
+				profile = "default"
+			}
+			m.calls.WithLabelValues(tool, prov, outcome, profile).Inc()
 			m.latency.WithLabelValues(prov).Observe(elapsed.Seconds())
 			if resp.Err != nil {
 				switch resp.Err.Code {

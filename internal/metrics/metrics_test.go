@@ -40,6 +40,7 @@ func TestMiddleware(t *testing.T) {
 		{pipeline.Request{Tool: "x"}, pipeline.Response{Err: toolerr.New(toolerr.RepeatedFailure, "", "x"), Decision: "refused"}},
 		// A forwarded resource read: counted by method, never by URI.
 		{pipeline.Request{Via: "resources/read", Resolved: catalog.Tool{Canonical: "test://t/42", Provider: "up"}}, pipeline.Response{Result: &provider.Result{}}},
+		{pipeline.Request{Resolved: resolved, Profile: "ops"}, pipeline.Response{Result: &provider.Result{Text: "ok"}}},
 	}
 	for _, c := range calls {
 		resp := c.resp
@@ -55,15 +56,16 @@ func TestMiddleware(t *testing.T) {
 	m.RateLimited()
 	out := scrape(t, m)
 	for _, want := range []string{
-		`agent_tools_tool_calls_total{outcome="ok",provider="gh",tool="gh_get_repo"} 1`,
-		`agent_tools_tool_calls_total{outcome="BACKEND_ERROR",provider="gh",tool="gh_get_repo"} 1`,
-		`agent_tools_tool_calls_total{outcome="CONFIRMATION_REQUIRED",provider="gh",tool="gh_get_repo"} 1`,
-		`agent_tools_tool_calls_total{outcome="UNKNOWN_TOOL",provider="unknown",tool="unresolved"} 1`,
-		`agent_tools_tool_calls_total{outcome="ok",provider="up",tool="resources/read"} 1`,
+		`agent_tools_tool_calls_total{outcome="ok",profile="default",provider="gh",tool="gh_get_repo"} 1`,
+		`agent_tools_tool_calls_total{outcome="BACKEND_ERROR",profile="default",provider="gh",tool="gh_get_repo"} 1`,
+		`agent_tools_tool_calls_total{outcome="CONFIRMATION_REQUIRED",profile="default",provider="gh",tool="gh_get_repo"} 1`,
+		`agent_tools_tool_calls_total{outcome="UNKNOWN_TOOL",profile="default",provider="unknown",tool="unresolved"} 1`,
+		`agent_tools_tool_calls_total{outcome="ok",profile="ops",provider="gh",tool="gh_get_repo"} 1`,
+		`agent_tools_tool_calls_total{outcome="ok",profile="default",provider="up",tool="resources/read"} 1`,
 		`agent_tools_confirmations_required_total{provider="gh"} 1`,
 		`agent_tools_loop_guard_trips_total{action="escalated"} 1`,
 		`agent_tools_loop_guard_trips_total{action="refused"} 1`,
-		`agent_tools_tool_call_duration_seconds_count{provider="gh"} 3`,
+		`agent_tools_tool_call_duration_seconds_count{provider="gh"} 4`,
 		`agent_tools_sessions_active 3`,
 		`agent_tools_provider_up{kind="local",provider="local"} 1`,
 		`agent_tools_provider_up{kind="mcp",provider="gh"} 0`,

@@ -59,7 +59,7 @@ func observe(m *Metrics, prov string, ok bool, seconds float64) {
 	if !ok {
 		outcome = string(toolerr.BackendError)
 	}
-	m.calls.WithLabelValues(prov+"_t", prov, outcome).Inc()
+	m.calls.WithLabelValues(prov+"_t", prov, outcome, "default").Inc()
 	m.latency.WithLabelValues(prov).Observe(seconds)
 }
 

@@ -23,6 +23,7 @@ func appendAuditLine(b []byte, rec *AuditRecord) []byte {
 	b = appendField(b, "identity", rec.Identity, true)
 	b = appendField(b, "session", rec.Session, true)
 	b = appendField(b, "client", rec.Client, true)
+	b = appendField(b, "profile", rec.Profile, true)
 	b = appendField(b, "tool", rec.Tool, false)
 	b = appendField(b, "provider", rec.Provider, true)
 	b = appendField(b, "via", rec.Via, true)

@@ -23,7 +23,7 @@ func TestAuditLineIsJSONMarshal(t *testing.T) {
 		DurationMS: 1.234, Outcome: "ok", ArgsHash: "0123456789abcdef"}
 	checkAuditLine(t, base)
 	full := base
-	full.Replica, full.Parent, full.Identity, full.Session, full.Client, full.Provider, full.Via, full.ErrorCode = "r", "p1", "alice@x", "s1", "claude-code", "gh", "flat", "TIMEOUT"
+	full.Replica, full.Parent, full.Identity, full.Session, full.Client, full.Profile, full.Provider, full.Via, full.ErrorCode = "r", "p1", "alice@x", "s1", "claude-code", "ops", "gh", "flat", "TIMEOUT"
 	checkAuditLine(t, full)
 	for _, s := range []string{"<script>&", "quote\"back\\slash", "tab\tnl\n\x01", "héllo", "\u2028", "bad\xffutf8", ""} {
 		r := full

@@ -11,7 +11,9 @@ import (
 type Options struct {
 	Catalog Catalog
 	Rules   policy.Rules
-	Guard   *policy.LoopGuard
+	// Access holds profiles and per-identity rules (nil: none).
+	Access *policy.Access
+	Guard  *policy.LoopGuard
 	// Tokens backs token-mode confirmations (default: a fresh book).
 	Tokens *policy.Tokens
 	// Decisions are a person's remembered confirmations (nil: none).
@@ -67,12 +69,12 @@ func New(o Options) Handler {
 	if o.Tracer == nil {
 		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
 		mw = append(mw, o.Extra...)
-		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), Policy(o.Rules, o.Tokens, o.Decisions), Execute(o.Execute))
+		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), PolicyWith(o.Rules, o.Access, o.Tokens, o.Decisions), Execute(o.Execute))
 		return Chain(nil, mw...)
 	}
 	// The same chain, each named stage wrapped by the tracer (inside out).
 	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog)}, {StageValidate, Validate()},
-		{StagePolicy, Policy(o.Rules, o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
+		{StagePolicy, PolicyWith(o.Rules, o.Access, o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
 	var h Handler
 	for i := len(below) - 1; i >= 0; i-- {
 		h = o.Tracer.Stage(below[i].name, below[i].mw(h))

@@ -5,8 +5,11 @@
 //  2. LoopGuard — escalates and then refuses identical failing calls
 //  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL,
 //     UNKNOWN_SKILL: a skill run resolves to a tool-like entry, see skill.go)
-//  4. Validate  — arguments against the tool's JSON Schema (INVALID_ARGUMENTS)
-//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED)
+//  4. Validate  — arguments against the tool's JSON Schema, then the
+//     provider's own rules (provider.ArgumentValidator): INVALID_ARGUMENTS or
+//     the provider's code, before anyone is asked to confirm
+//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED);
+//     a call a provider.HumanApprover marks needs a person in every mode
 //  6. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
@@ -38,6 +41,9 @@ type Request struct {
 	Identity string
 	Session  string // the client's session id where one exists ("" when stateless)
 	Client   string // client name from initialize, for audit
+	// Profile is the profile (view) the call came through: "" for the
+	// default endpoint. With Identity it selects the per-identity rules.
+	Profile string
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
 	// Parent is the RequestID of the call this one runs inside (a tool call

@@ -28,10 +28,35 @@ import (
 // CONFIRMATION_REQUIRED error carried. In human mode nothing else counts. A
 // call already Confirmed (a confirmed skill's own calls) needs nothing more.
 func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Middleware {
+	return PolicyWith(rules, nil, tokens, decisions)
+}
+
+// PolicyWith is Policy with profiles and per-identity rules (access, nil
+// for none): a tool outside the caller's profile, or denied by a rule that
+// matches the caller's identity, is DENIED like a globally denied one, and
+// a matching rule's confirm mode replaces the global one.
+func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if err := rules.Check(req.Resolved.Canonical); err != nil {
 				return fail(err, "denied")
+			}
+			mode := rules.Confirm
+			if !access.Empty() {
+				grant := access.For(req.Identity, req.Profile)
+				if err := grant.Check(req.Resolved.Provider, req.Resolved.Canonical); err != nil {
+					return fail(err, "denied")
+				}
+				mode = grant.Confirm(mode)
+			}
+			if reason, ok := needsHuman(req); ok {
+				// Under human-confirm semantics whatever the mode: nothing
+				// but a person's answer to this very call counts.
+				if err, decision := confirmByHuman(ctx, req, reason); err != nil {
+					return fail(err, decision)
+				}
+				req.Confirmed = true
+				return withDecision(next(ctx, req), "confirmed")
 			}
 			if !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
 				return withDecision(next(ctx, req), "allowed")
@@ -43,7 +68,7 @@ func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Midd
 				req.Confirmed = true
 				return withDecision(next(ctx, req), "remembered")
 			}
-			if err, decision := confirm(ctx, rules.Confirm, tokens, decisions, req); err != nil {
+			if err, decision := confirm(ctx, mode, tokens, decisions, req); err != nil {
 				return fail(err, decision)
 			}
 			req.Confirmed = true
@@ -60,6 +85,41 @@ func readOnlyCall(req *Request) bool {
 	}
 	c, ok := provider.As[provider.CallClassifier](req.Backend)
 	return ok && c.ReadOnlyCall(req.Resolved, req.Args)
+}
+
+// needsHuman asks the provider whether this call needs a person's approval
+// whatever the confirm mode (provider.HumanApprover).
+func needsHuman(req *Request) (string, bool) {
+	if req.Skill || req.Backend == nil {
+		return "", false
+	}
+	h, ok := provider.As[provider.HumanApprover](req.Backend)
+	if !ok {
+		return "", false
+	}
+	return h.NeedsHumanApproval(req.Resolved, req.Args)
+}
+
+// confirmByHuman is confirm under confirm: human for one call, with the
+// provider's reason in the question; the answer is never remembered (it
+// approves these arguments, not the tool).
+func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.Error, string) {
+	if req.AskHuman == nil {
+		return toolerr.New(toolerr.Denied,
+			"This call needs a person's approval and this client cannot ask one; call again without the part that needs it, or tell the user what you wanted to do.",
+			"%q needs a person's approval: %s", req.Resolved.Canonical, reason).With("reason", reason), "denied"
+	}
+	answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
+		req.Resolved.Canonical, textutil.Clip(string(req.Args), 500), reason))
+	switch {
+	case err != nil:
+		return toolerr.New(toolerr.Denied, "Ask the user to approve the call in their client, then retry.",
+			"could not ask for approval: %v", err).With("reason", reason), "denied"
+	case !answer.Approved():
+		return toolerr.New(toolerr.Denied, "The user declined this call; do not retry it without asking them.",
+			"the user declined %q", req.Resolved.Canonical).With("reason", reason), "denied"
+	}
+	return nil, ""
 }
 
 // confirm decides whether a call that needs confirmation has it; nil means
@@ -199,6 +259,7 @@ type AuditRecord struct {
 	Identity   string    `json:"identity,omitempty"`
 	Session    string    `json:"session,omitempty"`
 	Client     string    `json:"client,omitempty"`
+	Profile    string    `json:"profile,omitempty"` // the profile the call came through ("" = /mcp)
 	Tool       string    `json:"tool"`
 	Provider   string    `json:"provider,omitempty"`
 	Via        string    `json:"via,omitempty"`
@@ -228,7 +289,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 				req.RequestID = newRequestID()
 			}
 			rec := AuditRecord{
-				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Parent: req.Parent, Identity: req.Identity, Session: req.Session, Client: req.Client, Tool: req.Resolved.Canonical,
+				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Parent: req.Parent, Identity: req.Identity, Session: req.Session, Client: req.Client, Profile: req.Profile, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
 			}

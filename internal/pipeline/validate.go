@@ -15,6 +15,7 @@ import (
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -137,10 +138,10 @@ func Validate() Middleware {
 				if !json.Valid(args) {
 					return fail(invalidArgs(req, []Problem{{Message: "arguments are not valid JSON"}}), "invalid")
 				}
-				return next(ctx, req)
+				return providerChecks(ctx, req, next)
 			}
 			if c.flat != nil && c.flat.accepts(args) {
-				return next(ctx, req)
+				return providerChecks(ctx, req, next)
 			}
 			// One parse: the validator's own decoder checks the syntax too.
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
@@ -154,9 +155,29 @@ func Validate() Middleware {
 				}
 				return fail(invalidArgs(req, []Problem{{Message: err.Error()}}), "invalid")
 			}
-			return next(ctx, req)
+			return providerChecks(ctx, req, next)
 		}
 	}
+}
+
+// providerChecks runs the provider's own argument rules
+// (provider.ArgumentValidator) once the schema passed: still the validate
+// stage, so an invalid call fails before policy asks anyone to confirm it.
+func providerChecks(ctx context.Context, req *Request, next Handler) *Response {
+	if req.Skill || req.Backend == nil {
+		return next(ctx, req)
+	}
+	v, ok := provider.As[provider.ArgumentValidator](req.Backend)
+	if !ok {
+		return next(ctx, req)
+	}
+	if err := v.ValidateArguments(req.Resolved, req.Args); err != nil {
+		if te, ok := toolerr.As(err); ok {
+			return fail(te, "invalid")
+		}
+		return fail(invalidArgs(req, []Problem{{Message: err.Error()}}), "invalid")
+	}
+	return next(ctx, req)
 }
 
 // normaliseArgs turns absent or null arguments into {} and rejects non-objects.

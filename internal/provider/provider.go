@@ -66,6 +66,27 @@ type CallClassifier interface {
 	ReadOnlyCall(tool catalog.Tool, args json.RawMessage) bool
 }
 
+// ArgumentValidator is implemented by providers whose tools have rules the
+// JSON Schema cannot state (a workers run in mode implement needs
+// allowed_paths inside the project). The pipeline's validate stage calls it
+// after the schema and before policy, so that nobody is asked to confirm a
+// call that could never run. A nil error means valid; a *toolerr.Error is
+// the call's error as is, anything else becomes INVALID_ARGUMENTS. It must
+// be cheap and change nothing.
+type ArgumentValidator interface {
+	ValidateArguments(tool catalog.Tool, args json.RawMessage) error
+}
+
+// HumanApprover is implemented by providers some of whose calls need a
+// person's approval whatever the confirm mode (a workers run that supplies
+// its own verification commands: programs the runtime would run outside the
+// worker's sandbox). The policy then treats the call as under confirm: human:
+// only an answer from a person counts, never the agent's flag, a token, a
+// remembered decision or a confirmed skill. reason is shown to the person.
+type HumanApprover interface {
+	NeedsHumanApproval(tool catalog.Tool, args json.RawMessage) (reason string, needed bool)
+}
+
 // Starter is implemented by providers with a start phase (connections, processes).
 type Starter interface {
 	Start(ctx context.Context) error

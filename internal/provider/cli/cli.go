@@ -36,8 +36,9 @@ const Kind = "cli"
 const DefaultTimeout = 60 * time.Second
 
 var (
-	_ provider.Provider  = (*Provider)(nil)
-	_ provider.Diagnoser = (*Provider)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Diagnoser         = (*Provider)(nil)
+	_ provider.ArgumentValidator = (*Provider)(nil)
 )
 
 // Options configure a Provider; Build fills them from a config entry.
@@ -273,21 +274,39 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 
 // Call expands the tool's template with args and runs the program.
 func (p *Provider) Call(ctx context.Context, ct catalog.Tool, raw json.RawMessage) (*provider.Result, error) {
+	t, list, err := p.expand(ct, raw)
+	if err != nil {
+		return nil, err
+	}
+	return p.run(ctx, t, list)
+}
+
+// ValidateArguments implements provider.ArgumentValidator: the template's
+// own rules (the "--" rule, enums, required parameters) are checked in the
+// pipeline's validate stage, before anyone confirms the call. Expansion is
+// pure: nothing runs.
+func (p *Provider) ValidateArguments(ct catalog.Tool, raw json.RawMessage) error {
+	_, _, err := p.expand(ct, raw)
+	return err
+}
+
+// expand decodes the arguments and expands the tool's argv template.
+func (p *Provider) expand(ct catalog.Tool, raw json.RawMessage) (*tool, []string, error) {
 	t := p.byName[ct.Name]
 	if t == nil {
-		return nil, toolerr.New(toolerr.UnknownTool, "List the provider's tools again.", "%s has no tool %q", p.opts.ID, ct.Name)
+		return nil, nil, toolerr.New(toolerr.UnknownTool, "List the provider's tools again.", "%s has no tool %q", p.opts.ID, ct.Name)
 	}
 	args, err := argv.DecodeArgs(raw)
 	if err == nil {
 		var list []string
 		list, err = t.tmpl.Expand(t.params, args)
 		if err == nil {
-			return p.run(ctx, t, list)
+			return t, list, nil
 		}
 	}
 	var ae *argv.ArgError
 	if !errors.As(err, &ae) {
-		return nil, err
+		return nil, nil, err
 	}
 	hint := ae.Hint
 	if hint == "" {
@@ -297,7 +316,7 @@ func (p *Provider) Call(ctx context.Context, ct catalog.Tool, raw json.RawMessag
 	if ae.Param != "" {
 		ptr += ae.Param
 	}
-	return nil, toolerr.New(toolerr.InvalidArguments, hint, "arguments for %q: %s", ct.Name, ae.Error()).
+	return nil, nil, toolerr.New(toolerr.InvalidArguments, hint, "arguments for %q: %s", ct.Name, ae.Error()).
 		With("problems", []map[string]string{{"path": ptr, "message": ae.Msg}}).
 		With("expected_schema", t.cat.InputSchema)
 }

@@ -145,6 +145,14 @@ func TestCallShapes(t *testing.T) {
 			if tt.code == toolerr.InvalidArguments && tt.tool == "echo" && te.Details["expected_schema"] == nil {
 				t.Errorf("no expected_schema in %v", te.Details)
 			}
+			// The same rule is the pipeline's validate stage's, before
+			// confirmation (provider.ArgumentValidator); nothing runs.
+			verr := p.ValidateArguments(catalog.Tool{Name: tt.tool}, json.RawMessage(tt.args))
+			if vte, _ := toolerr.As(verr); tt.code == toolerr.InvalidArguments && (vte == nil || vte.Code != tt.code || !strings.Contains(vte.Message, tt.msg)) {
+				t.Errorf("ValidateArguments = %v", verr)
+			} else if tt.code != toolerr.InvalidArguments && tt.code != toolerr.UnknownTool && verr != nil {
+				t.Errorf("ValidateArguments rejected what only running can: %v", verr)
+			}
 		})
 	}
 

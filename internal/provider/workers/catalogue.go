@@ -112,28 +112,12 @@ func errText(err error) string {
 // substitutes: an unknown model or effort is an error carrying the options;
 // an unreadable catalogue is a warning ("unverified").
 func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnings []string, te *toolerr.Error) {
-	if model != "" && len(p.models) > 0 && !slices.Contains(p.models, model) {
-		return nil, failure("requested_model_unavailable",
-			"Pick one of details.available_models (the provider's models: list), or ask the user to add the model to the config.",
-			"model %q is not routed to provider %q", model, p.id).
-			With("available_models", p.models).With("source", "config (models:)")
+	if te := p.checkModelStatic(model, effort); te != nil {
+		return nil, te
 	}
 	w := p.worker
-	if effort != "" && !w.EffortsPerModel {
-		switch {
-		case w.Efforts == nil && !w.EffortsUnverified:
-			hint := "Call again without effort."
-			if w.Name == "agy" {
-				hint = "agy encodes the reasoning level in the model id: pick a model id for the level and call again without effort."
-			}
-			return nil, failure("invalid_effort", hint, "%s has no effort setting; effort %q cannot be honoured", w.Name, effort).
-				With("supported_efforts", []string{})
-		case w.Efforts != nil && !slices.Contains(w.Efforts, effort):
-			return nil, failure("invalid_effort", "Pick one of details.supported_efforts.",
-				"%s does not accept effort %q", w.Name, effort).With("supported_efforts", w.Efforts)
-		case w.EffortsUnverified:
-			warnings = append(warnings, "effort unverified: "+w.Name+" has no effort list to check against")
-		}
+	if effort != "" && !w.EffortsPerModel && w.EffortsUnverified {
+		warnings = append(warnings, "effort unverified: "+w.Name+" has no effort list to check against")
 	}
 	if model == "" {
 		if effort != "" && w.EffortsPerModel {
@@ -152,16 +136,45 @@ func (p *Provider) checkModel(ctx context.Context, model, effort string) (warnin
 	efforts, ok := cat.Models[model]
 	if !ok {
 		return nil, failure("requested_model_unavailable",
-			"Pick one of details.available_models; nothing was substituted.",
+			"Pick one of available_models; nothing was substituted.",
 			"%s does not offer model %q", w.Name, model).
 			With("available_models", cat.names()).With("source", cat.Source)
 	}
 	if effort != "" && efforts != nil && !slices.Contains(efforts, effort) {
-		return nil, failure("invalid_effort", "Pick one of details.supported_efforts for this model.",
+		return nil, failure("invalid_effort", "Pick one of supported_efforts for this model.",
 			"model %q does not accept effort %q", model, effort).
 			With("supported_efforts", efforts).With("source", cat.Source)
 	}
 	return warnings, nil
+}
+
+// checkModelStatic is what checkModel can decide from the config and the
+// preset alone (no catalogue, no process): a model not routed here, an
+// effort the CLI has no setting for or does not list.
+func (p *Provider) checkModelStatic(model, effort string) *toolerr.Error {
+	if model != "" && len(p.models) > 0 && !slices.Contains(p.models, model) {
+		return failure("requested_model_unavailable",
+			"Pick one of available_models (the provider's models: list), or ask the user to add the model to the config.",
+			"model %q is not routed to provider %q", model, p.id).
+			With("available_models", p.models).With("source", "config (models:)")
+	}
+	w := p.worker
+	if effort == "" || w.EffortsPerModel {
+		return nil
+	}
+	switch {
+	case w.Efforts == nil && !w.EffortsUnverified:
+		hint := "Call again without effort."
+		if w.Name == "agy" {
+			hint = "agy encodes the reasoning level in the model id: pick a model id for the level and call again without effort."
+		}
+		return failure("invalid_effort", hint, "%s has no effort setting; effort %q cannot be honoured", w.Name, effort).
+			With("supported_efforts", []string{})
+	case w.Efforts != nil && !slices.Contains(w.Efforts, effort):
+		return failure("invalid_effort", "Pick one of supported_efforts.",
+			"%s does not accept effort %q", w.Name, effort).With("supported_efforts", w.Efforts)
+	}
+	return nil
 }
 
 // catalogue reads the CLI's own model list (nil when it has none).

@@ -79,7 +79,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init")
 	fakeCodex, _ := filepath.Abs("testdata/fake-codex")
-	cfg := fmt.Sprintf("providers:\n  - id: codex\n    kind: workers\n    preset: codex\n    command: %s\n    timeout: 2m\n", fakeCodex)
+	cfg := fmt.Sprintf("providers:\n  - id: codex\n    kind: workers\n    preset: codex\n    command: %s\n    timeout: 2m\n    isolation: worktree\n    verify: [\"test -f src/api/retry_test.go\", \"true\"]\n", fakeCodex)
 	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o644)
 	git(t, dir, "add", "agent-tools.yaml")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "config")
@@ -135,6 +135,17 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	if !isErr || errCode(body) != "CONFIRMATION_REQUIRED" {
 		t.Fatalf("unconfirmed implement: %v", body)
 	}
+	// A verification command the config does not list needs a person, and
+	// this client cannot ask one: the agent's confirm does not count.
+	unlisted := map[string]any{"goal": "g", "mode": "implement", "allowed_paths": []string{"src/api"},
+		"verify_commands": []string{"python3 -c 'print(1)'"}}
+	if body, isErr := run("", unlisted, true); !isErr || errCode(body) != "DENIED" || !strings.Contains(fmt.Sprint(body), "verify_commands") {
+		t.Fatalf("unlisted verify command: %v", body)
+	}
+	// An invalid call is invalid before anyone is asked to confirm it.
+	if body, isErr := run("", map[string]any{"goal": "g", "mode": "implement"}, false); !isErr || errCode(body) != "INVALID_ARGUMENTS" {
+		t.Fatalf("implement without allowed_paths: %v", body)
+	}
 	body, isErr = run("", map[string]any{"goal": "Explain src/api", "mode": "analyze"}, false)
 	if isErr || body["status"] != "success" {
 		t.Fatalf("analyze without confirm: %v", body)
@@ -158,7 +169,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	git(t, dir, "checkout", "-q", "--", ".")
 	git(t, dir, "clean", "-qfd")
 
-	// 3. Two disjoint jobs run concurrently; an overlapping one is refused.
+	// 3. Two disjoint isolated jobs run concurrently; an overlapping one is refused.
 	type out struct {
 		body  map[string]any
 		isErr bool

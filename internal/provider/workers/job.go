@@ -44,6 +44,9 @@ type result struct {
 	StderrTail         string     `json:"stderr_tail"`
 	Warnings           []string   `json:"warnings"`
 	Isolation          *isolation `json:"isolation,omitempty"`
+	// Saved says where the user's uncommitted work was kept before the job
+	// (nil when the tree had none).
+	Saved *savedChanges `json:"saved_changes,omitempty"`
 }
 
 // isolation reports an implement job run in its own git worktree.
@@ -61,7 +64,8 @@ const resultSchema = `{"type":"object","properties":{` +
 	`"files_changed":{"type":"array","items":{"type":"string"}},"scope_violations":{"type":"array","items":{"type":"string"}},` +
 	`"attribution":{"type":"string"},"tests_or_checks_run":{"type":"array","items":{"type":"string"}},"test_results":{"type":"string"},` +
 	`"verification":{"type":"array"},"concerns_or_blockers":{"type":"array","items":{"type":"string"}},"stderr_tail":{"type":"string"},` +
-	`"warnings":{"type":"array","items":{"type":"string"}}},"required":["job_id","status","provider","mode","files_changed","scope_violations"]}`
+	`"warnings":{"type":"array","items":{"type":"string"}},` +
+	`"saved_changes":{"type":"object","properties":{"ref":{"type":"string"},"commit":{"type":"string"},"touched":{"type":"array","items":{"type":"string"}},"restore":{"type":"string"}}}},"required":["job_id","status","provider","mode","files_changed","scope_violations"]}`
 
 // authRE recognises a CLI saying its user is not logged in.
 var authRE = regexp.MustCompile(`(?i)not logged in|please (run )?/?login|log ?in (is )?required|authenticat(e|ion) (required|failed)|unauthori[sz]ed|invalid api key|missing api key|auth method|\b401\b`)
@@ -80,6 +84,10 @@ type job struct {
 	debugPrompt, debugOutput string
 	// tap reads a JSONL worker's events as they arrive (nil otherwise).
 	tap *eventTap
+	// saved is where the tree's uncommitted work was kept (nil: none).
+	saved *savedChanges
+	// attrFailed: git could read the repository before the job, not after.
+	attrFailed bool
 }
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
@@ -93,22 +101,11 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 	if p.closing.Load() {
 		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
 	}
-	r, err := parseRequest(args)
-	if err != nil {
-		return nil, toolerr.New(toolerr.InvalidArguments, "Fix the arguments as the message says and call again.", "%v", err)
-	}
-	j.req = r
-	if te := j.paths(); te != nil {
-		return nil, te
-	}
-	cmds, te := j.verifyCommands()
+	cmds, timeout, te := j.prepare(args)
 	if te != nil {
 		return nil, te
 	}
-	timeout, err := r.timeout()
-	if err != nil {
-		return nil, toolerr.New(toolerr.InvalidArguments, "Give timeout as a duration such as \"10m\".", "%v", err)
-	}
+	r := j.req
 	var clamp string
 	if timeout > p.timeout {
 		clamp = fmt.Sprintf("timeout %s exceeds the provider's %s: the job runs with %s", timeout, p.timeout, p.timeout)
@@ -145,6 +142,16 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 		}
 		defer release()
 	}
+	if p.isolation != "worktree" || r.Mode != "implement" {
+		release, holder := p.locks.enterTree(j.id, r.Mode == "implement")
+		if holder != "" {
+			return nil, failure("scope_conflict",
+				fmt.Sprintf("Wait for job %s to finish (see <id>_status); to run implement jobs side by side, the user can set isolation: worktree.", holder),
+				"job %s is running in the same work tree: without isolation an implement job has the tree to itself, since the runtime cannot tell which job's process wrote a file", holder).
+				With("holder", holder)
+		}
+		defer release()
+	}
 	if !p.track(&activeJob{ID: j.id, Mode: r.Mode, Model: r.Model, Scopes: j.allowed, Started: j.start}) {
 		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
 	}
@@ -152,11 +159,37 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 
 	j.res = &result{JobID: j.id, Provider: p.id, Model: r.Model, Effort: r.Effort, Mode: r.Mode,
 		FilesChanged: []string{}, ScopeViolations: []string{}, TestsOrChecksRun: []string{}, Verification: []check{},
-		ConcernsOrBlockers: []string{}, Warnings: warnings, ExitCode: -1}
+		ConcernsOrBlockers: []string{}, Warnings: append([]string{}, warnings...), ExitCode: -1}
 	if p.worker.Name == "agy" {
 		j.warn("agy's flags come from seed 003 (agy is not on npm): unverified against an installed CLI")
 	}
 	return j.execute(ctx, bin, timeout, cmds)
+}
+
+// prepare parses and checks the request without side effects: everything a
+// call can get wrong before any process starts. ValidateArguments runs the
+// same checks in the pipeline's validate stage, before anyone confirms.
+func (j *job) prepare(args json.RawMessage) ([][]string, time.Duration, *toolerr.Error) {
+	r, err := parseRequest(args)
+	if err != nil {
+		return nil, 0, toolerr.New(toolerr.InvalidArguments, "Fix the arguments as the message says and call again.", "%v", err)
+	}
+	j.req = r
+	if te := j.paths(); te != nil {
+		return nil, 0, te
+	}
+	cmds, te := j.verifyCommands()
+	if te != nil {
+		return nil, 0, te
+	}
+	timeout, err := r.timeout()
+	if err != nil {
+		return nil, 0, toolerr.New(toolerr.InvalidArguments, "Give timeout as a duration such as \"10m\".", "%v", err)
+	}
+	if te := j.p.checkModelStatic(r.Model, r.Effort); te != nil {
+		return nil, 0, te
+	}
+	return cmds, timeout, nil
 }
 
 // paths normalises every path of the request against the project root.
@@ -216,7 +249,7 @@ func (j *job) warn(format string, args ...any) {
 func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cmds [][]string) (*provider.Result, error) {
 	p, r := j.p, j.req
 	env := p.env()
-	g := git{env: env}
+	g0 := newGit(env)
 	tmp, err := os.MkdirTemp("", "agent-tools-worker-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -230,11 +263,15 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	defer stopAfter()
 
 	workDir := p.root
-	before, gerr := g.takeSnapshot(ctx, p.root)
+	scratch := filepath.Join(tmp, "scratch")
+	if err := os.Mkdir(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("scratch dir: %w", err)
+	}
+	before, g, gerr := j.snapshotBefore(ctx, g0, scratch)
 	j.res.Attribution = "git"
 	if gerr != nil {
 		j.res.Attribution = "unavailable"
-		j.warn("git attribution unavailable (the project root is not in a git work tree): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed")
+		j.warn("git attribution unavailable (%s): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed", clip(gerr.Error(), 300))
 	}
 	var wt *worktree
 	if p.isolation == "worktree" && r.Mode == "implement" {
@@ -298,7 +335,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 
 	// Attribution first: whatever happened, say what changed.
 	if before != nil {
-		j.attribute(context.WithoutCancel(ctx), g, before, wt)
+		j.attribute(context.WithoutCancel(ctx), g0, before, wt, scratch)
 	}
 
 	par, perr := parseOutput(p.worker.Output, p.worker.Answer, res.Stdout, string(answerFile))
@@ -344,11 +381,21 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 		j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
 			fmt.Sprintf("the worker changed %d file(s) outside its scope (see scope_violations); nothing was reverted", len(j.res.ScopeViolations)))
 	}
+	if j.attrFailed {
+		// The repository could be read before the job and not after: the
+		// worker may have broken it on purpose, so this is never a success.
+		j.res.Status, j.res.ErrorCategory = "partial", "attribution_failed"
+		j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
+			"the repository could not be read after the job (see warnings): nothing the worker changed could be checked")
+	}
 	if r.Mode == "implement" {
 		j.verify(ctx, workDir, env, cmds)
 	}
 	if wt != nil {
 		j.applyIsolated(ctx, g, before, tmp)
+		if j.res.Isolation.Applied {
+			p.recordApplied(j.id, j.res.FilesChanged)
+		}
 	}
 	j.res.DurationMS = time.Since(j.start).Milliseconds()
 	shown := j.res.shown()
@@ -372,59 +419,160 @@ func (j *job) fail(category, hint, format string, args ...any) *toolerr.Error {
 	return te
 }
 
-// attribute fills files_changed and scope_violations from git.
-func (j *job) attribute(ctx context.Context, g git, before *snapshot, wt *worktree) {
+// snapshotBefore pins git to the project's repository (found before the
+// worker runs, so the worker cannot redirect it), records its content, and
+// saves the user's uncommitted work under refs/agent-tools/saved/.
+func (j *job) snapshotBefore(ctx context.Context, g0 git, scratch string) (*snapshot, git, error) {
+	top, gitDir, common, err := g0.locate(ctx, j.p.root)
+	if err != nil {
+		return nil, g0, err
+	}
+	g, err := g0.pin(ctx, gitDir, top)
+	if err != nil {
+		return nil, g0, err
+	}
+	s, err := g.takeSnapshot(ctx, top, gitDir, common, j.p.root, scratch)
+	if err != nil {
+		return nil, g0, err
+	}
+	ref, commit, err := g.saveUncommitted(ctx, s, j.id)
+	switch {
+	case err != nil:
+		j.warn("your uncommitted changes could not be saved before the job: %v", err)
+	case ref != "":
+		s.refs[ref] = commit
+		paths, _ := g.uncommittedPaths(ctx, s)
+		j.saved = &savedChanges{Ref: ref, Commit: commit, Touched: []string{}, paths: paths,
+			Restore: "git restore --source=" + ref + " --worktree -- <paths> (or: git checkout " + commit + " -- <paths>)"}
+		j.res.Saved = j.saved
+	}
+	if j.req.Mode == "implement" {
+		for _, l := range linksOut(j.p.root, j.allowed) {
+			if inScope(l.path, j.allowed, j.noTouch) {
+				j.warn("%s is a symbolic link to %s, outside the project: a write through it lands there, where attribution cannot see it", l.path, l.target)
+			}
+		}
+	}
+	return s, g, nil
+}
+
+// linksLeaving makes every changed path that is now a symbolic link out of
+// the project (root) a violation: a write through it lands outside, where
+// attribution cannot see it.
+func (j *job) linksLeaving(root string, changed []string) {
+	for _, c := range changed {
+		if strings.HasPrefix(c, outsidePrefix) {
+			continue
+		}
+		if target, out := linkOut(root, c); out {
+			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers,
+				fmt.Sprintf("%s is a symbolic link to %s, outside the project: writes through it are not attributed", c, target))
+		}
+	}
+}
+
+// savedChanges is where the user's uncommitted work was kept before the job.
+type savedChanges struct {
+	Ref     string   `json:"ref"`
+	Commit  string   `json:"commit"`
+	Touched []string `json:"touched"`
+	Restore string   `json:"restore"`
+	paths   []string // top-relative paths that held uncommitted changes
+}
+
+// attribute fills files_changed and scope_violations from content
+// snapshots: git pinned afresh (the worker may have changed the config), the
+// work tree hashed from a fresh index, refs, index flags and .git files
+// compared.
+func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *worktree, scratch string) {
+	var (
+		a     *attribution
+		after *snapshot
+	)
+	g, err := g0.pin(ctx, before.gitDir, before.top)
+	if err == nil {
+		after, err = g.takeSnapshot(ctx, before.top, before.gitDir, before.common, j.p.root, scratch)
+	}
+	if err == nil {
+		a, err = g.diff(ctx, before, after)
+	}
+	if err != nil {
+		j.res.Attribution, j.attrFailed = "unavailable", true
+		j.warn("git attribution failed after the run: %v", clip(err.Error(), 300))
+		return
+	}
 	var changed []string
 	if wt != nil {
-		diff, paths, err := g.worktreeDiff(ctx, wt)
+		diff, paths, err := g.worktreeDiff(ctx, wt, scratch)
 		if err != nil {
-			j.warn("worktree diff failed: %v", err)
-			return
+			j.attrFailed = true
+			j.warn("worktree diff failed: %v", clip(err.Error(), 300))
 		}
 		j.res.Isolation.Diff = diff
 		for _, p := range paths {
 			changed = append(changed, projectPath(before.prefix, p))
 		}
-	} else {
-		a, _, err := g.attribute(ctx, j.p.root, before)
-		if err != nil {
-			j.res.Attribution = "unavailable"
-			j.warn("git attribution failed after the run: %v", err)
-			return
+		// The project tree itself must not change while the job works in
+		// its worktree: a change there is a write by absolute path (or by
+		// someone else), never in scope.
+		applied := j.p.appliedSince(j.id, j.start)
+		for _, c := range a.Changed {
+			if applied[c] {
+				j.warn("%s was changed in the project tree by another job's applied diff: not attributed to this job", c)
+				continue
+			}
+			j.res.FilesChanged = append(j.res.FilesChanged, c)
+			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, c+" changed in the project tree, outside the job's worktree")
 		}
-		changed, j.res.Commits = a.Changed, a.Commits
+		j.linksLeaving(filepath.Join(wt.dir, filepath.FromSlash(before.prefix)), changed)
+	} else {
+		j.res.Commits = a.Commits
+		applied := j.p.appliedSince(j.id, j.start)
+		for _, c := range a.Changed {
+			if applied[c] {
+				j.warn("%s was changed by another job's applied diff: not attributed to this job", c)
+				continue
+			}
+			changed = append(changed, c)
+		}
 		if len(a.Commits) > 0 {
 			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, fmt.Sprintf("HEAD moved: the worker made %d commit(s)", len(a.Commits)))
 		}
-		// Files inside another job's write scope during this run are that
-		// job's, not this one's (disjoint jobs share the work tree).
-		others := j.p.locks.concurrent(j.id, j.start)
-		ids := make([]string, 0, len(others))
-		for id := range others {
-			ids = append(ids, id)
-		}
-		sort.Strings(ids)
-		kept := changed[:0:0]
-		for _, c := range changed {
-			owner := ""
-			for _, id := range ids {
-				if inScope(c, others[id], nil) && !inScope(c, j.allowed, j.noTouch) {
-					owner = id
-					break
-				}
+		if others := j.p.locks.concurrent(j.id, j.start); len(others) > 0 {
+			ids := make([]string, 0, len(others))
+			for id := range others {
+				ids = append(ids, id)
 			}
-			if owner != "" {
-				j.warn("%s changed inside the scope of concurrent job %s: not attributed to this job", c, owner)
-				continue
-			}
-			kept = append(kept, c)
+			sort.Strings(ids)
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, "other jobs ran meanwhile ("+strings.Join(ids, ", ")+"): a change in this tree may be theirs, and is reported on each job that saw it")
 		}
-		changed = kept
+		j.linksLeaving(j.p.root, changed)
 	}
 	j.res.FilesChanged = append(j.res.FilesChanged, changed...)
 	for _, c := range changed {
-		if j.req.Mode != "implement" || !inScope(c, j.allowed, j.noTouch) {
+		if (j.req.Mode != "implement" || !inScope(c, j.allowed, j.noTouch)) && !slices.Contains(j.res.ScopeViolations, c) {
 			j.res.ScopeViolations = append(j.res.ScopeViolations, c)
+		}
+	}
+	// Changes git status does not show are violations in every mode.
+	for _, h := range a.Hidden {
+		j.res.ScopeViolations = append(j.res.ScopeViolations, "repository: "+h)
+	}
+	slices.Sort(j.res.FilesChanged)
+	j.res.FilesChanged = slices.Compact(j.res.FilesChanged)
+	if s := j.saved; s != nil {
+		now, _ := g.changedBetween(ctx, before.top, before.tree, after.tree)
+		for _, p := range s.paths {
+			if slices.Contains(now, p) {
+				s.Touched = append(s.Touched, projectPath(before.prefix, p))
+			}
+		}
+		if len(s.Touched) > 0 {
+			j.res.ConcernsOrBlockers = append(j.res.ConcernsOrBlockers, fmt.Sprintf(
+				"the job changed %d file(s) that held your uncommitted changes (%s); they were saved before the job: git restore --source=%s --worktree -- <paths>",
+				len(s.Touched), strings.Join(s.Touched, ", "), s.Ref))
 		}
 	}
 }
@@ -436,10 +584,13 @@ func (j *job) verify(ctx context.Context, dir string, env []string, cmds [][]str
 		return
 	}
 	if len(cmds) == 0 {
+		cmds = j.p.verify
+	}
+	if len(cmds) == 0 {
 		cmds = projectChecks(dir)
 	}
 	if len(cmds) == 0 {
-		j.warn("no verification ran: no verify_commands given and no project checks found (package.json typecheck/test, go.mod, Makefile test)")
+		j.warn("no verification ran: no verify_commands given, no verify: in the config and no project checks found (package.json typecheck/test, go.mod, Makefile test)")
 		return
 	}
 	j.res.Verification = verify(ctx, dir, env, cmds)

@@ -63,10 +63,11 @@ func TestPresetFlagsExist(t *testing.T) {
 				}
 				help += out
 			}
-			for _, f := range w.Flags {
-				if !regexp.MustCompile(`(^|[\s,])` + regexp.QuoteMeta(f) + `([\s,=<\[]|$)`).MatchString(help) {
-					t.Errorf("flag %s is not in `%s %v`", f, name, w.HelpArgs)
-				}
+			for _, f := range missingFlags(help, w.Flags) {
+				t.Errorf("flag %s is not in `%s %v`", f, name, w.HelpArgs)
+			}
+			if !mentionsWord(help, name) {
+				t.Errorf("`%s %v` does not name %s", name, w.HelpArgs, name)
 			}
 			for _, e := range w.Efforts {
 				if !regexp.MustCompile(`\b` + e + `\b`).MatchString(help) {

@@ -43,7 +43,7 @@ const runSchema = `{
     "contract": {"type": "string", "description": "Interfaces or signatures that must hold."},
     "acceptance_criteria": {"type": "array", "items": {"type": "string"}},
     "tests": {"type": "array", "items": {"type": "string"}, "description": "Tests the worker should run or write (context for the worker; never run by the runtime)."},
-    "verify_commands": {"type": "array", "items": {"type": "string"}, "description": "Commands the runtime runs after an implement job, without a shell (no | && ; > or backticks). Default: the project's own checks."},
+    "verify_commands": {"type": "array", "items": {"type": "string"}, "description": "Commands the runtime runs after an implement job, without a shell (no | && ; > or backticks). Default: the provider's configured verify list, else the project's own checks. Commands not in the configured list need a person's approval, whatever the confirm mode."},
     "skip_verification": {"type": "boolean"},
     "timeout": {"type": "string", "description": "Deadline for the worker, e.g. \"10m\" (at most the provider's timeout)."},
     "apply": {"type": "boolean", "description": "With isolation: worktree, apply the worker's diff to the project when it stays inside scope."}

@@ -3,6 +3,7 @@ package workers
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,9 +121,14 @@ func inScope(p string, allowed, noTouch []string) bool {
 type scopeLocks struct {
 	mu   sync.Mutex
 	held map[string][]string // job id → its scopes
-	// history keeps recent write scopes with their lifetimes, so that a job
-	// does not blame itself for what a concurrent job changed in its scope.
+	// history keeps recent scopes (write scopes, and read-only jobs in the
+	// tree) with their lifetimes, so that a result can name the jobs that
+	// ran beside it.
 	history []heldScope
+	// exclusive is the implement job that has a non-isolated tree to
+	// itself; shared are the read-only jobs in it (enterTree).
+	exclusive string
+	shared    map[string]bool
 }
 
 type heldScope struct {
@@ -205,4 +211,117 @@ func (l *scopeLocks) snapshot() map[string][]string {
 		out[k] = slices.Clone(v)
 	}
 	return out
+}
+
+// linkOut reports whether rel (project-relative) is a symbolic link whose
+// target, resolved against the project, lies outside root; target is where
+// it points.
+func linkOut(root, rel string) (target string, out bool) {
+	abs := filepath.Join(root, filepath.FromSlash(rel))
+	fi, err := os.Lstat(abs)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return "", false
+	}
+	target, _ = os.Readlink(abs)
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return target, true
+	}
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		// Dangling: where a write through it would create the file.
+		resolved = target
+		if !filepath.IsAbs(resolved) {
+			resolved = filepath.Join(filepath.Dir(abs), resolved)
+		}
+		if r, err := filepath.EvalSymlinks(filepath.Dir(resolved)); err == nil {
+			resolved = filepath.Join(r, filepath.Base(resolved))
+		}
+	}
+	_, in := within(realRoot, filepath.Clean(resolved))
+	return target, !in
+}
+
+// link is a symbolic link found under a scope.
+type link struct{ path, target string }
+
+// linksOutMax bounds how many entries linksOut looks at.
+const linksOutMax = 20000
+
+// linksOut lists the symbolic links under the scopes (project-relative)
+// that lead out of root; .git is skipped and the walk is bounded.
+func linksOut(root string, scopes []string) []link {
+	var out []link
+	n := 0
+	for _, sc := range scopes {
+		_ = filepath.WalkDir(filepath.Join(root, filepath.FromSlash(sc)), func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if n++; n > linksOutMax {
+				return filepath.SkipAll
+			}
+			if e.IsDir() && e.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				rel, ok := within(root, p)
+				if !ok {
+					return nil
+				}
+				if target, out2 := linkOut(root, rel); out2 {
+					out = append(out, link{rel, target})
+				}
+			}
+			return nil
+		})
+	}
+	return out
+}
+
+// enterTree admits a job to the (non-isolated) work tree: an implement job
+// (exclusive) needs it to itself, read-only jobs share it. Without a way to
+// tell which process wrote a file, two jobs writing in one tree could not be
+// told apart, so they do not run together. It returns the job in the way,
+// or a release func.
+func (l *scopeLocks) enterTree(job string, exclusive bool) (release func(), holder string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.exclusive != "" {
+		return nil, l.exclusive
+	}
+	if exclusive && len(l.shared) > 0 {
+		ids := make([]string, 0, len(l.shared))
+		for id := range l.shared {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		return nil, ids[0]
+	}
+	if exclusive {
+		l.exclusive = job
+	} else {
+		if l.shared == nil {
+			l.shared = map[string]bool{}
+		}
+		l.shared[job] = true
+		l.history = append(l.history, heldScope{job: job, start: time.Now()})
+		if len(l.history) > historyMax {
+			l.history = slices.Delete(l.history, 0, len(l.history)-historyMax)
+		}
+	}
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if exclusive {
+			l.exclusive = ""
+			return
+		}
+		delete(l.shared, job)
+		for i := range l.history {
+			if l.history[i].job == job && l.history[i].end.IsZero() {
+				l.history[i].end = time.Now()
+			}
+		}
+	}, ""
 }

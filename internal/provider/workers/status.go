@@ -13,20 +13,24 @@ import (
 
 // statusReport is <id>_status: no inference, never credentials or environment.
 type statusReport struct {
-	Provider    string              `json:"provider"`
-	Worker      string              `json:"worker"`
-	ProjectDir  string              `json:"project_dir"`
-	Installed   bool                `json:"installed"`
-	Path        string              `json:"path,omitempty"`
-	Version     string              `json:"version,omitempty"`
-	Auth        string              `json:"auth"` // ok | required | unverified
-	AuthSource  string              `json:"auth_source"`
-	Flags       string              `json:"flags"` // verified | unverified
-	ReadOnly    string              `json:"read_only"`
-	Efforts     []string            `json:"efforts"`
-	ModelStatus []modelStatus       `json:"model_status"`
-	ModelSource string              `json:"model_source"`
-	Isolation   string              `json:"isolation"`
+	Provider    string        `json:"provider"`
+	Worker      string        `json:"worker"`
+	ProjectDir  string        `json:"project_dir"`
+	Installed   bool          `json:"installed"`
+	Path        string        `json:"path,omitempty"`
+	Version     string        `json:"version,omitempty"`
+	Auth        string        `json:"auth"` // ok | required | unverified
+	AuthSource  string        `json:"auth_source"`
+	Flags       string        `json:"flags"` // verified | unverified
+	FlagsDetail string        `json:"flags_detail"`
+	ReadOnly    string        `json:"read_only"`
+	Efforts     []string      `json:"efforts"`
+	ModelStatus []modelStatus `json:"model_status"`
+	ModelSource string        `json:"model_source"`
+	Isolation   string        `json:"isolation"`
+	// Containment is how a job's processes are killed at its end (cgroup
+	// v2, or a process group plus a sweep by environment marker).
+	Containment string              `json:"containment"`
 	Git         gitStatus           `json:"git_verification"`
 	ActiveJobs  []activeJob         `json:"active_jobs"`
 	Scopes      map[string][]string `json:"write_scopes"`
@@ -51,7 +55,8 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 	w := p.worker
 	st := &statusReport{Provider: p.id, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
 		ReadOnly: w.ReadOnly, Efforts: w.Efforts, ModelStatus: []modelStatus{}, Isolation: or(p.isolation, "none"),
-		ActiveJobs: []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
+		Containment: proc.Containment(),
+		ActiveJobs:  []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}
 	p.mu.Lock() // jobs first: the probes below take time
 	for _, a := range p.active {
 		st.ActiveJobs = append(st.ActiveJobs, *a)
@@ -60,20 +65,18 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 	if st.Efforts == nil {
 		st.Efforts = []string{}
 	}
-	st.Flags = "verified"
-	if !w.FlagsChecked {
-		st.Flags = "unverified"
-		if w.Name != "custom" {
-			st.Warnings = append(st.Warnings, w.Name+"'s flags come from seed 003, not from an installed CLI")
-		}
-	}
 	env := p.env()
 	bin, err := p.executable()
+	st.Flags, st.FlagsDetail = "unverified", "the executable was not found"
 	if err != nil {
 		st.Warnings = append(st.Warnings, "executable not found: "+p.command)
 		st.AuthSource = "not installed"
 	} else {
 		st.Installed, st.Path = true, bin
+		st.Flags, st.FlagsDetail = p.checkFlags(ctx, bin, env)
+		if st.Flags != "verified" && w.Name != "custom" {
+			st.Warnings = append(st.Warnings, "flags unverified: "+st.FlagsDetail)
+		}
 		if len(w.VersionArgs) > 0 {
 			if out, code, ok := p.probe(ctx, bin, w.VersionArgs, env); ok && code == 0 {
 				st.Version = versionLine(out)
@@ -119,7 +122,7 @@ func (p *Provider) status(ctx context.Context) *statusReport {
 		}
 		st.ModelStatus = append(st.ModelStatus, ms)
 	}
-	if _, err := (git{env: env}).run(ctx, p.root, "rev-parse", "--show-toplevel"); err == nil {
+	if _, err := newGit(env).run(ctx, p.root, "rev-parse", "--show-toplevel"); err == nil {
 		st.Git = gitStatus{Available: true, Detail: "files_changed and scope_violations are computed from git"}
 	} else {
 		st.Git = gitStatus{Detail: "not a git work tree: an empty scope_violations would be silence, not a certificate of health"}
@@ -158,3 +161,51 @@ func versionLine(s string) string {
 }
 
 var versionRE = regexp.MustCompile(`\d+\.\d+\.\d+`)
+
+// checkFlags says whether the flags the runtime emits are those of the
+// binary actually configured: "verified" only when the preset's flags were
+// checked against the pinned CLI (TestPresetFlagsExist) and this binary's
+// own help names the CLI and lists every one of them. A command: that points
+// at another program (or a wrapper that hides the help) is "unverified",
+// with why.
+func (p *Provider) checkFlags(ctx context.Context, bin string, env []string) (verdict, detail string) {
+	w := p.worker
+	switch {
+	case w.Name == "custom":
+		return "unverified", "a custom worker's flags are its config's; nothing to check them against"
+	case !w.FlagsChecked:
+		return "unverified", w.Name + "'s flags come from seed 003, not from an installed CLI"
+	}
+	help, call := "", ""
+	for _, args := range w.HelpArgs {
+		call = "`" + w.Name + " " + strings.Join(args, " ") + "`"
+		out, code, ok := p.probe(ctx, bin, args, env)
+		if !ok || code != 0 {
+			return "unverified", call + " failed, so the flags could not be checked against " + bin
+		}
+		help += out
+	}
+	if !mentionsWord(help, w.Name) {
+		return "unverified", call + " of " + bin + " does not name " + w.Name + ": command: may point at another program"
+	}
+	if missing := missingFlags(help, w.Flags); len(missing) > 0 {
+		return "unverified", call + " of " + bin + " does not list " + strings.Join(missing, ", ")
+	}
+	return "verified", call + " of " + bin + " lists every flag the runtime passes"
+}
+
+// missingFlags returns the flags that do not appear as options in help.
+func missingFlags(help string, flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !regexp.MustCompile(`(^|[\s,])` + regexp.QuoteMeta(f) + `([\s,=<\[]|$)`).MatchString(help) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// mentionsWord reports whether s names word as a whole word, in any case.
+func mentionsWord(s, word string) bool {
+	return regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(word) + `\b`).MatchString(s)
+}

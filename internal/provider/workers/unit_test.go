@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -318,24 +319,61 @@ func FuzzSplitCommand(f *testing.F) {
 	})
 }
 
-func TestParsePorcelain(t *testing.T) {
-	in := " M src/a.go\x00?? new dir/file with spaces.txt\x00D  gone.txt\x00xx\x00"
-	got := strings.Join(parsePorcelain([]byte(in)), "|")
-	if got != "src/a.go|new dir/file with spaces.txt|gone.txt" {
-		t.Fatalf("%q", got)
+func TestParseIndexFlags(t *testing.T) {
+	in := "H src/a.go\x00S hidden.go\x00h assumed.txt\x00s both.txt\x00x\x00\x00"
+	got := parseIndexFlags([]byte(in))
+	want := map[string]string{"hidden.go": "skip-worktree", "assumed.txt": "assume-unchanged", "both.txt": "skip-worktree"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%v", got)
 	}
-	if len(parsePorcelain(nil)) != 0 {
+	if len(parseIndexFlags(nil)) != 0 || len(nulPaths([]byte("\x00\x00"))) != 0 {
 		t.Fatal("empty input")
+	}
+	if got := strings.Join(nulPaths([]byte("a b\x00c\x00")), "|"); got != "a b|c" {
+		t.Fatalf("%q", got)
 	}
 }
 
-func FuzzParsePorcelain(f *testing.F) {
-	f.Add([]byte(" M a\x00?? b\x00"))
+func TestProgramOverrides(t *testing.T) {
+	in := "core.bare\nfalse\x00filter.lfs.clean\ngit-lfs clean -- %f\x00filter.Evil.Name.process\nx\x00" +
+		"filter.lfs.required\ntrue\x00diff.evil.textconv\nsh\x00diff.x.command\ny\x00merge.m.driver\nz\x00" +
+		"diff.color\nauto\x00user.name\nfilter.a.clean\x00\x00broken\x00filter.a=b.clean\nevil\x00filter.a=b.required\ntrue"
+	got := strings.Join(programOverrides([]byte(in)), " ")
+	want := "-c filter.lfs.clean= -c filter.Evil.Name.process= -c filter.lfs.required=false -c diff.evil.textconv= -c diff.x.command= -c merge.m.driver=" +
+		" --config-env=filter.a=b.clean=AGENT_TOOLS_GIT_EMPTY --config-env=filter.a=b.required=AGENT_TOOLS_GIT_FALSE"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func FuzzProgramOverrides(f *testing.F) {
+	f.Add([]byte("filter.a.clean\nx\x00diff.b.textconv\ny\x00"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := programOverrides(b)
+		for i := 0; i < len(out); i++ {
+			switch {
+			case strings.HasPrefix(out[i], "--config-env=") && strings.Count(out[i], "=") >= 3:
+			case out[i] == "-c" && i+1 < len(out) && strings.Contains(out[i+1], "=") && !strings.Contains(strings.TrimSuffix(strings.TrimSuffix(out[i+1], "false"), "="), "="):
+				i++
+			default:
+				t.Fatalf("bad option list %q", out)
+			}
+		}
+	})
+}
+
+func FuzzParseIndexFlags(f *testing.F) {
+	f.Add([]byte("S a\x00h b\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if len(b) > 4096 {
 			return
 		}
-		for _, p := range parsePorcelain(b) {
+		for p, flag := range parseIndexFlags(b) {
+			if p == "" || strings.ContainsRune(p, 0) || (flag != "skip-worktree" && flag != "assume-unchanged") {
+				t.Fatalf("bad entry %q %q", p, flag)
+			}
+		}
+		for _, p := range nulPaths(b) {
 			if p == "" || strings.ContainsRune(p, 0) {
 				t.Fatalf("bad path %q", p)
 			}

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,10 +43,12 @@ const (
 )
 
 var (
-	_ provider.Provider       = (*Provider)(nil)
-	_ provider.Closer         = (*Provider)(nil)
-	_ provider.Diagnoser      = (*Provider)(nil)
-	_ provider.CallClassifier = (*Provider)(nil)
+	_ provider.Provider          = (*Provider)(nil)
+	_ provider.Closer            = (*Provider)(nil)
+	_ provider.Diagnoser         = (*Provider)(nil)
+	_ provider.CallClassifier    = (*Provider)(nil)
+	_ provider.ArgumentValidator = (*Provider)(nil)
+	_ provider.HumanApprover     = (*Provider)(nil)
 )
 
 // Provider is one workers provider: one worker CLI.
@@ -56,22 +59,29 @@ type Provider struct {
 	worker                *worker
 	command               string // executable (preset's default or override)
 	extraArgs             []string
-	envOverride           map[string]string
-	root                  string // the project root, absolute and clean
-	models                []string
-	isolation             string
-	grace                 time.Duration
-	debug                 bool
-	log                   *slog.Logger
-	jobs                  *jobLog
-	lookupEnv             func(string) (string, bool)
+	// verify are the config's verification commands (workers.<id>.verify).
+	verify      [][]string
+	envOverride map[string]string
+	root        string // the project root, absolute and clean
+	models      []string
+	isolation   string
+	grace       time.Duration
+	debug       bool
+	log         *slog.Logger
+	jobs        *jobLog
+	lookupEnv   func(string) (string, bool)
 	// progressEvery is the heartbeat period of progress notifications.
 	progressEvery time.Duration
 
-	locks  scopeLocks
-	seq    atomic.Int64
-	mu     sync.Mutex
-	active map[string]*activeJob
+	locks scopeLocks
+	// applied records the paths isolated jobs applied to the project tree,
+	// so that a concurrent isolated job does not take them for its own
+	// writes by absolute path.
+	appliedMu sync.Mutex
+	applied   []appliedDiff
+	seq       atomic.Int64
+	mu        sync.Mutex
+	active    map[string]*activeJob
 	// stop is cancelled when the grace period after Close ends.
 	stop     context.Context
 	stopNow  context.CancelCauseFunc
@@ -102,7 +112,7 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 }
 
 // New builds the provider. It starts nothing and succeeds when the CLI is
-// missing (doctor says so; run answers executable_not_found).
+// missing (doctor says so; run answers EXECUTABLE_NOT_FOUND).
 func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provider, error) {
 	var w *worker
 	if spec.Preset != "" {
@@ -134,6 +144,13 @@ func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provide
 	}
 	if spec.Preset != "" {
 		p.extraArgs = spec.Args
+	}
+	for _, c := range spec.Verify {
+		argv, err := splitCommand(c)
+		if err != nil {
+			return nil, fmt.Errorf("provider %q: verify: %w", pc.ID, err)
+		}
+		p.verify = append(p.verify, argv)
 	}
 	if strings.Contains(p.command, "/") && !filepath.IsAbs(p.command) {
 		// A relative path with a slash means the config's directory, never
@@ -202,6 +219,50 @@ func (p *Provider) ReadOnlyCall(tool catalog.Tool, args json.RawMessage) bool {
 	return json.Unmarshal(args, &r) == nil && (r.Mode == "analyze" || r.Mode == "review")
 }
 
+// ValidateArguments implements provider.ArgumentValidator: the request's
+// own rules (implement needs allowed_paths, paths inside the project,
+// verification commands without shell operators, a valid timeout, a model
+// routed here and an effort the CLI has), checked before policy so that no
+// one confirms a run that could not start. Nothing runs and nothing is read
+// but the file system's view of the paths.
+func (p *Provider) ValidateArguments(tool catalog.Tool, args json.RawMessage) error {
+	if tool.Name != "run" {
+		return nil
+	}
+	if _, _, te := (&job{p: p}).prepare(args); te != nil {
+		te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.id+"_")
+		return te
+	}
+	return nil
+}
+
+// NeedsHumanApproval implements provider.HumanApprover: verification
+// commands the call supplies are programs the runtime itself runs, outside
+// the worker's sandbox and with the user's environment, so a person approves
+// them whatever the confirm mode. The config's verify: list (and the
+// project's own checks) need no approval.
+func (p *Provider) NeedsHumanApproval(tool catalog.Tool, args json.RawMessage) (string, bool) {
+	if tool.Name != "run" {
+		return "", false
+	}
+	var r request
+	if json.Unmarshal(args, &r) != nil || r.Mode != "implement" || r.SkipVerification {
+		return "", false
+	}
+	var extra []string
+	for _, c := range r.VerifyCommands {
+		argv, err := splitCommand(c)
+		if err != nil || !slices.ContainsFunc(p.verify, func(v []string) bool { return slices.Equal(v, argv) }) {
+			extra = append(extra, c)
+		}
+	}
+	if len(extra) == 0 {
+		return "", false
+	}
+	return fmt.Sprintf("After the worker, the runtime itself would run these verify_commands with your environment, outside the worker's sandbox: %q. "+
+		"Only the provider's configured verify: list runs without a person's approval.", extra), true
+}
+
 // Call implements provider.Provider.
 func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
 	switch tool.Name {
@@ -240,17 +301,28 @@ func (p *Provider) Close() error {
 // Diagnostics implements provider.Diagnoser for doctor (no inference).
 func (p *Provider) Diagnostics() []provider.Diagnostic {
 	var out []provider.Diagnostic
-	if path, err := p.executable(); err != nil {
+	path, err := p.executable()
+	if err != nil {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "warning",
-			Reason: "executable not found: " + p.command + " (the provider loads; run answers executable_not_found)"})
+			Reason: "executable not found: " + p.command + " (the provider loads; run answers EXECUTABLE_NOT_FOUND)"})
 	} else {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "ok", Reason: path})
 	}
-	if !p.worker.FlagsChecked && p.worker.Name != "custom" {
-		out = append(out, provider.Diagnostic{Provider: p.id, Item: "flags", Status: "warning",
-			Reason: p.worker.Name + "'s flags come from seed 003, not from an installed CLI: unverified"})
+	if p.worker.Name != "custom" {
+		verdict, why := "unverified", p.worker.Name+"'s flags come from seed 003, not from an installed CLI"
+		if p.worker.FlagsChecked && err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+			verdict, why = p.checkFlags(ctx, path, p.env())
+			cancel()
+		}
+		if verdict != "verified" {
+			out = append(out, provider.Diagnostic{Provider: p.id, Item: "flags", Status: "warning", Reason: "unverified: " + why})
+		}
 	}
-	if _, err := (git{env: p.env()}).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
+	if d := p.jobs.diagnose(p.id); d != nil {
+		out = append(out, *d)
+	}
+	if _, err := newGit(p.env()).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: "git", Status: "warning",
 			Reason: "the project root is not in a git work tree: files_changed and scope_violations are unavailable"})
 	}
@@ -303,4 +375,34 @@ func (p *Provider) executable() (string, error) {
 func failure(category, hint, format string, args ...any) *toolerr.Error {
 	return toolerr.New(toolerr.Code(strings.ToUpper(category)), hint, format, args...).
 		With("category", category).With("status", "failed")
+}
+
+type appliedDiff struct {
+	job   string
+	at    time.Time
+	paths []string
+}
+
+func (p *Provider) recordApplied(job string, paths []string) {
+	p.appliedMu.Lock()
+	defer p.appliedMu.Unlock()
+	p.applied = append(p.applied, appliedDiff{job: job, at: time.Now(), paths: slices.Clone(paths)})
+	if len(p.applied) > historyMax {
+		p.applied = slices.Delete(p.applied, 0, len(p.applied)-historyMax)
+	}
+}
+
+// appliedSince are the paths other jobs applied to the project tree since from.
+func (p *Provider) appliedSince(self string, from time.Time) map[string]bool {
+	p.appliedMu.Lock()
+	defer p.appliedMu.Unlock()
+	out := map[string]bool{}
+	for _, a := range p.applied {
+		if a.job != self && !a.at.Before(from) {
+			for _, x := range a.paths {
+				out[x] = true
+			}
+		}
+	}
+	return out
 }

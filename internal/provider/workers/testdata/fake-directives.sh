@@ -11,6 +11,7 @@ run_directives() {
       fake:noauth) echo "Error: Not logged in. Please run login first." >&2; exit 1 ;;
       fake:long-answer) LONG=1 ;;
       fake:garbage) echo "<html>this is not the format you expect</html>"; exit 0 ;;
+      fake:hostile=*) sh "$here/hostile/${d#fake:hostile=}.sh" || exit 4 ;;
       fake:hang) (sleep 300; echo late > descendant-survived) & echo $! > "$FAKE_PIDFILE"; sleep 300 ;;
       fake:hang-trap) (trap '' TERM; exec sleep 300) & echo $! > "$FAKE_PIDFILE"; sleep 300 ;;
     esac

@@ -1,0 +1,117 @@
+package facade
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/policy"
+)
+
+// A facade serves one profile (Options.Profile, "" for /mcp): its view
+// (Options.View) decides which providers and tools it publishes, in its
+// listing, discover, search and help alike, and every call it makes carries
+// the profile to the pipeline, whose policy stage refuses a tool outside
+// it. Per-identity rules (Options.Access) hide, in tools/list, what the
+// caller's identity may not call.
+
+// visible reports whether a tool is listed: policy's global rules and the
+// profile's view.
+func (f *Facade) visible(provider, canonical string) bool {
+	if !f.rules().Visible(canonical) {
+		return false
+	}
+	v := f.opts.View
+	if v == nil {
+		return true
+	}
+	return f.providerInView(provider) && v.Tools.Visible(canonical)
+}
+
+// providerInView reports whether the profile's view includes a provider.
+func (f *Facade) providerInView(id string) bool {
+	v := f.opts.View
+	if v == nil || v.Providers == nil {
+		return true
+	}
+	for _, p := range v.Providers {
+		if p == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Profile is the profile this facade serves ("" for the default endpoint).
+func (f *Facade) Profile() string { return f.opts.Profile }
+
+// identityOfRequest is identityOf for any request (tools/list included).
+func identityOfRequest(req mcp.Request) string {
+	if x := req.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
+		return x.TokenInfo.UserID
+	}
+	return processIdentity
+}
+
+// filterList removes from a tools/list answer what the caller's identity
+// may not call: a flat tool by its canonical name, a provider's meta-tools
+// when none of its tools is visible to the caller.
+func (f *Facade) filterList(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil || f.opts.Access == nil {
+			return res, err
+		}
+		access := f.opts.Access()
+		lt, ok := res.(*mcp.ListToolsResult)
+		if !ok || access.Empty() {
+			return res, err
+		}
+		grant := access.For(identityOfRequest(req), f.opts.Profile)
+		if grant.Open() {
+			return res, err
+		}
+		f.mu.Lock()
+		owners := f.owners
+		f.mu.Unlock()
+		seen := map[string]bool{}
+		kept := lt.Tools[:0:0]
+		for _, t := range lt.Tools {
+			o, known := owners[t.Name]
+			switch {
+			case !known || o.provider == "":
+			case o.canonical != "":
+				if !grant.Visible(o.provider, o.canonical) {
+					continue
+				}
+			default:
+				v, done := seen[o.provider]
+				if !done {
+					v = f.anyVisible(grant, o.provider)
+					seen[o.provider] = v
+				}
+				if !v {
+					continue
+				}
+			}
+			kept = append(kept, t)
+		}
+		out := *lt
+		out.Tools = kept
+		return &out, nil
+	}
+}
+
+// anyVisible reports whether the grant reaches any listed tool of a provider.
+func (f *Facade) anyVisible(g *policy.Grant, provider string) bool {
+	for _, t := range f.visibleTools(provider) {
+		if g.Visible(provider, t.Canonical) {
+			return true
+		}
+	}
+	return false
+}
+
+// owner is which provider (and, for a flat tool, which canonical name) a
+// published MCP tool stands for; zero for the runtime's own tools.
+type owner struct{ provider, canonical string }
