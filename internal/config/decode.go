@@ -297,6 +297,8 @@ func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
 	if len(res.vars) > 0 {
 		d.meta.vars[path] = res.vars
 		d.noteSecrets(path, res)
+	} else if strings.Contains(res.value, "://") {
+		d.literalURL(res)
 	}
 	if len(res.missing) > 0 {
 		d.meta.bad[path] = true
