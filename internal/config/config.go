@@ -7,6 +7,8 @@
 package config
 
 import (
+	"github.com/agent-tools/agent-tools/internal/redact"
+
 	"errors"
 	"fmt"
 	"os"
@@ -359,7 +361,7 @@ func (c *Config) Redacted() *Config {
 	if c.Server.ClusterKey != "" {
 		r.Server.ClusterKey = "***"
 	}
-	r.Server.Redis.URL = redactURLPassword(c.Server.Redis.URL)
+	r.Server.Redis.URL = redact.MaskURL(c.Server.Redis.URL)
 	r.Index = c.Index.redacted()
 	if c.Server.HTTP.Tokens != nil {
 		r.Server.HTTP.Tokens = make([]string, len(c.Server.HTTP.Tokens))

@@ -47,7 +47,7 @@ var secretSections = map[string]bool{
 }
 
 // secretWords mark a key as secret-bearing by its own name.
-var secretWords = []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "bearer", "session", "signature"}
+var secretWords = []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "bearer", "session", "sig"}
 
 // pathKeys splits a key path (providers[2].auth.login.body."x-y") into its
 // lower-cased keys.
@@ -178,6 +178,9 @@ func userinfoName(res interpolation, user, pass string) string {
 		if res.vals[i] != "" {
 			name = strings.ReplaceAll(name, res.vals[i], "${"+v+"}")
 		}
+	}
+	if !strings.Contains(name, "${") {
+		return "***" // written literally: never name a value by itself
 	}
 	return name
 }
