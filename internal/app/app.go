@@ -97,6 +97,8 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // LoadConfig finds and loads the config as Options say.
 func LoadConfig(o Options) (*config.Config, error) {
 	if o.Config != nil {
+		// A config parsed by the embedder still carries what it interpolated.
+		registerSecrets(o.Config)
 		return o.Config, nil
 	}
 	dir := o.ProjectDir
@@ -119,12 +121,16 @@ func LoadConfig(o Options) (*config.Config, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	// Every value interpolated into a secret-bearing place is scrubbed from
-	// every output of the process from now on (internal/redact).
+	registerSecrets(cfg)
+	return cfg, nil
+}
+
+// registerSecrets: every value interpolated into a secret-bearing place is
+// scrubbed from every output of the process from now on (internal/redact).
+func registerSecrets(cfg *config.Config) {
 	for _, s := range cfg.Secrets() {
 		redact.Add(s.Name, s.Value)
 	}
-	return cfg, nil
 }
 
 // New loads the config and builds the runtime. Providers that fail to build
