@@ -7,7 +7,8 @@
 //
 // Replacement is by exact value, never partial, and covers the encodings a
 // value takes on its way out: URL query and path escaping, JSON string
-// escaping and base64 (standard and URL alphabets, at any alignment inside a
+// escaping as any common encoder writes it (also JSON inside JSON), HTML
+// escaping, and base64 (standard and URL alphabets, at any alignment inside a
 // longer base64 text, as in an "Authorization: Basic" header). Values shorter
 // than [MinLen] are not registered, so that ${LANG} or a port number does not
 // turn output into noise.
@@ -242,7 +243,8 @@ func (e *scrubbed) Unwrap() error { return e.err }
 // query and path escaped, JSON-string escaped (every way an encoder escapes:
 // Go's HTML-safe \u003c \u003e \u0026, unescaped as with SetEscapeHTML(false),
 // Gson's \u003d \u0027, ASCII-only \uXXXX, "/" as "\/"), that JSON form
-// escaped again for JSON inside JSON (up to three levels), and base64.
+// escaped again for JSON inside JSON (up to three levels), HTML-escaped
+// (text and html/template attributes), and base64.
 func forms(value string) []string {
 	out := []string{value, url.QueryEscape(value), url.PathEscape(value)}
 	level := jsonForms(value)
@@ -262,6 +264,12 @@ func forms(value string) []string {
 		out = append(out, next...)
 		level = next
 	}
+	// HTML pages (the console): html.EscapeString's and html/template's
+	// escaping of text and quoted attributes, of the value and of its JSON
+	// forms (a JSON value in an attribute).
+	for _, f := range append(jsonForms(value), value) {
+		out = append(out, htmlEscaper.Replace(f), htmlAttrEscaper.Replace(f))
+	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		for _, b := range base64Forms(enc, []byte(value)) {
 			out = append(out, b)
@@ -274,6 +282,11 @@ func forms(value string) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
+
+var (
+	htmlEscaper     = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+	htmlAttrEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;", "\x00", "\uFFFD")
+)
 
 // jsonForms is value as the inside of a JSON string, in every escaping in
 // use: Go's default (HTML-safe), unescaped HTML characters, Gson's, ASCII

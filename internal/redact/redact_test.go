@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -234,4 +235,20 @@ func FuzzStringMatchesReplacer(f *testing.F) {
 			t.Fatalf("Bytes(%q) = %q, want %q", text, got, want)
 		}
 	})
+}
+
+// The console's pages are html/template output: text and attribute
+// escaping of a secret are forms too.
+func TestHTMLForms(t *testing.T) {
+	const sec = `cnry+html&<Zq7>"'`
+	s := New()
+	s.Add("HTML_KEY", sec)
+	var b strings.Builder
+	tmpl := template.Must(template.New("p").Parse(`<p title="{{.}}">{{.}}</p><input value={{.}}>`))
+	if err := tmpl.Execute(&b, sec); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.String(b.String()); strings.Contains(got, "Zq7") || strings.Count(got, "${HTML_KEY}") != 3 {
+		t.Errorf("%s\n → %s", b.String(), got)
+	}
 }
