@@ -95,11 +95,15 @@ func (d *decoder) noteSecrets(path string, res interpolation) {
 	}
 	var origin string // scheme://host:port of a URL: not secret
 	if isURL {
-		if u, err := url.Parse(res.value); err == nil && u.Host != "" {
+		u, err := url.Parse(res.value)
+		switch {
+		case err == nil && u.Host != "":
 			d.urlSecrets(u, res)
 			if !secret {
 				origin = u.Scheme + "://" + u.Host
 			}
+		case !secret:
+			return // a file path under spec: (${HOME}/api.yaml) holds no credential
 		}
 	}
 	for i, name := range res.vars {

@@ -93,7 +93,7 @@ func TestSecretsByPosition(t *testing.T) {
 	env := map[string]string{
 		"BEARER": "cnry-bearer-1", "SPECQ": "cnry-specq-2", "LUSER": "cnry-luser-3", "LPASS": "cnry-lpass-4",
 		"BUSER": "cnry-buser-5", "BPASS": "cnry-bpass-6", "AH": "cnry-authhdr-7", "EMB": "cnry-embed-8",
-		"BASE": "cnry-basepath-9", "HOST": "127.0.0.1", "WENV": "cnry-wenv-10", "PLAIN": "not-secret-11",
+		"BASE": "cnry-basepath-9", "HOST": "127.0.0.1", "WENV": "cnry-wenv-10", "PLAIN": "not-secret-11", "SPECDIR": "/home/someone",
 	}
 	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	doc := `
@@ -115,7 +115,7 @@ providers:
     auth: {basic: {user: "${BUSER}", password: "${BPASS}"}}
   - id: hd
     kind: openapi
-    spec: api.json
+    spec: "${SPECDIR}/api.json"
     auth: {header: {X-Api: "${AH}"}}
 index:
   embeddings:
@@ -150,7 +150,7 @@ index:
 	if o := r.Providers[2].Spec.(*OpenAPI); strings.Contains(o.Spec, "literal-pw") {
 		t.Errorf("redacted spec URL %q", o.Spec)
 	}
-	for _, v := range []string{"127.0.0.1", "not-secret-11", "literal-version"} {
+	for _, v := range []string{"127.0.0.1", "not-secret-11", "literal-version", "/home/someone"} {
 		if _, ok := got[v]; ok {
 			t.Errorf("%s is not a secret but was collected", v)
 		}
