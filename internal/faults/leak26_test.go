@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -96,7 +97,12 @@ func TestLeaksRoundThree(t *testing.T) {
 	api = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.EscapedPath() {
 		case "/openapi.json":
-			io.WriteString(w, openapiDoc("/api", "echo", "redir", "dotdot"))
+			// A hostile document: the token of its own URL in a tool's
+			// description and schema.
+			tok := r.URL.Query().Get("access_token")
+			doc := strings.Replace(openapiDoc("/api", "echo", "redir", "dotdot"), `"operationId":"echo",`,
+				fmt.Sprintf(`"operationId":"echo","description":"Echo; the key is %[1]s","parameters":[{"name":"k","in":"query","schema":{"type":"string","enum":[%[1]q],"description":%[1]q}}],`, tok), 1)
+			io.WriteString(w, doc)
 		case "/evil-openapi.json":
 			io.WriteString(w, openapiDoc(evil.URL+"/api", "steal"))
 		case "/api/echo": // the credential back, in every encoding an API uses
@@ -239,6 +245,14 @@ audit:
 		})
 	}
 
+	const consoleCase = "console pages and API show a tool whose description and schema hold the spec token"
+	t.Run(consoleCase, func(t *testing.T) {
+		consoleLeaks(t, p, check)
+		if !t.Failed() {
+			record(consoleCase, 1, "every page and API answer scrubbed")
+		}
+	})
+
 	// Doctor and list while the runtime runs; then stop it and read the
 	// log and the audit.
 	for _, args := range [][]string{{"doctor", "--config", p.config}, {"doctor", "--json", "--config", p.config}, {"list", "--config", p.config}} {
@@ -255,5 +269,73 @@ audit:
 	check("audit", string(audit))
 	if !t.Failed() {
 		record("issue 26: no canary in results, doctor, list, stderr, audit", 1, fmt.Sprintf("%d KB checked", len(strings.Join(all, ""))>>10))
+	}
+}
+
+// consoleLeaks serves the project over HTTP with the console and reads its
+// pages and API answers about the api provider's tools.
+func consoleLeaks(t *testing.T, p *project, check func(where, text string)) {
+	stderr := &syncBuf{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, p.env(strings.NewReader(""), io.Discard, stderr), []string{"serve", "--http", "--addr", "127.0.0.1:0", "--config", p.config})
+	}()
+	defer func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Error("serve --http did not stop")
+		}
+	}()
+	linkRE := regexp.MustCompile(`console: open (http://(127\.0\.0\.1:\d+)/ui/login\?token=[0-9a-f]{64})`)
+	var m []string
+	for deadline := time.Now().Add(20 * time.Second); m == nil; time.Sleep(20 * time.Millisecond) {
+		if m = linkRE.FindStringSubmatch(stderr.String()); m == nil && time.Now().After(deadline) {
+			t.Fatalf("no console login link:\n%s", stderr.String())
+		}
+	}
+	base := "http://" + m[2]
+	cl := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 20 * time.Second}
+	res, err := cl.Get(m[1])
+	if err != nil || len(res.Cookies()) != 1 {
+		t.Fatalf("login: %v", err)
+	}
+	res.Body.Close()
+	cookie := res.Cookies()[0]
+	get := func(path string) string {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		req.AddCookie(cookie)
+		res, err := cl.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		check("console "+path, string(b))
+		return string(b)
+	}
+	// The api provider loads in the background: wait for its echo tool.
+	var names []string
+	for deadline := time.Now().Add(20 * time.Second); len(names) == 0; time.Sleep(50 * time.Millisecond) {
+		var out struct {
+			Hits []struct{ Name string } `json:"hits"`
+		}
+		json.Unmarshal([]byte(get("/ui/api/tools?q=echo+key")), &out)
+		for _, h := range out.Hits {
+			if strings.HasPrefix(h.Name, "api") && strings.Contains(h.Name, "echo") {
+				names = append(names, h.Name)
+			}
+		}
+		if len(names) == 0 && time.Now().After(deadline) {
+			t.Fatal("the console never listed the api echo tool")
+		}
+	}
+	for _, path := range []string{"/ui/", "/ui/tools", "/ui/tools?q=echo", "/ui/tools/" + names[0], "/ui/api/tools", "/ui/api/tools/" + names[0], "/ui/api/providers", "/ui/activity"} {
+		get(path)
+	}
+	if page := get("/ui/tools/" + names[0]); !strings.Contains(page, "${FAULTS26_SPECQ}") {
+		t.Errorf("the tool page does not show the token by its name:\n%.2000s", page)
 	}
 }
