@@ -31,6 +31,9 @@ func (s *scrubWriter) WriteHeader(code int) {
 		return
 	}
 	s.status = code
+	if loc := s.w.Header().Get("Location"); loc != "" {
+		s.w.Header().Set("Location", s.set.String(loc))
+	}
 	if strings.HasPrefix(s.w.Header().Get("Content-Type"), "text/event-stream") {
 		s.stream = true
 		s.w.WriteHeader(code)
