@@ -85,6 +85,7 @@ type App struct {
 	reload  reloadState
 	enabled enabledSet // outlives reloads: see enabled.go
 	tap     auditTap   // outlives reloads: see audittap.go
+	pins    pinState   // outlives reloads: see pins.go
 	log     *slog.Logger
 }
 
@@ -213,7 +214,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	audit = a.tap.tee(audit) // the console's live tail
 
 	reg := registry.NewWith(o.Logger, registry.Options{Scheme: cfg.Scheme(), Rename: cfg.Renames(),
-		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow})
+		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow,
+		Pins: a.openPins(cfg, audit)})
 	g := newGeneration(cfg, reg, o.Logger)
 	g.mode, g.rules, g.onPrompts = mode, rules, a.syncPrompts
 	project := o.ProjectDir

@@ -31,6 +31,9 @@ type Tool struct {
 	AlwaysConfirm bool `json:"alwaysConfirm,omitempty"`
 	// Timeout overrides the provider's deadline for this tool (0: provider default).
 	Timeout time.Duration `json:"-"`
+	// Digest is the SHA-256 of the published definition (Definition.Digest),
+	// set by the registry: pins and remembered "always" decisions key on it.
+	Digest string `json:"-"`
 }
 
 // Skill is a server-side recipe a provider ships (seed 000's `meta`).

@@ -73,6 +73,7 @@ type Config struct {
 	Audit     Audit      `json:"audit" yaml:"audit"`
 	Limits    Limits     `json:"limits" yaml:"limits"`
 	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
+	Security  Security   `json:"security,omitzero" yaml:"security,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }

@@ -489,7 +489,7 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index"}
+	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "security"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
@@ -557,6 +557,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			d.local(v, p, &c.Local)
 		case "index":
 			d.index(v, p, &c.Index)
+		case "security":
+			d.security(v, p, &c.Security) // security.go
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
