@@ -96,6 +96,7 @@ type App struct {
 	reload  reloadState
 	enabled enabledSet // outlives reloads: see enabled.go
 	tap     auditTap   // outlives reloads: see audittap.go
+	pins    pinState   // outlives reloads: see pins.go
 	log     *slog.Logger
 }
 
@@ -126,6 +127,8 @@ func explicitOnly(cfg *config.Config) {
 
 func loadConfig(o Options) (*config.Config, error) {
 	if o.Config != nil {
+		// A config parsed by the embedder still carries what it interpolated.
+		registerSecrets(o.Config)
 		return o.Config, nil
 	}
 	dir := o.ProjectDir
@@ -148,12 +151,16 @@ func loadConfig(o Options) (*config.Config, error) {
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	// Every value interpolated into a secret-bearing place is scrubbed from
-	// every output of the process from now on (internal/redact).
+	registerSecrets(cfg)
+	return cfg, nil
+}
+
+// registerSecrets: every value interpolated into a secret-bearing place is
+// scrubbed from every output of the process from now on (internal/redact).
+func registerSecrets(cfg *config.Config) {
 	for _, s := range cfg.Secrets() {
 		redact.Add(s.Name, s.Value)
 	}
-	return cfg, nil
 }
 
 // New loads the config and builds the runtime. Providers that fail to build
@@ -236,7 +243,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	audit = a.tap.tee(audit) // the console's live tail
 
 	reg := registry.NewWith(o.Logger, registry.Options{Scheme: cfg.Scheme(), Rename: cfg.Renames(),
-		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow})
+		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow,
+		Pins: a.openPins(cfg, audit)})
 	g := newGeneration(cfg, reg, o.Logger)
 	g.mode, g.rules, g.onPrompts = mode, rules, a.syncPrompts
 	project := o.ProjectDir

@@ -33,6 +33,9 @@ type Tool struct {
 	AlwaysConfirm bool `json:"alwaysConfirm,omitempty"`
 	// Timeout overrides the provider's deadline for this tool (0: provider default).
 	Timeout time.Duration `json:"-"`
+	// Digest is the SHA-256 of the published definition (Definition.Digest),
+	// set by the registry: pins and remembered "always" decisions key on it.
+	Digest string `json:"-"`
 	// Upstream is what an upstream MCP server said of the tool beyond the
 	// fields above, for flat mode to publish as it is; nil when it said
 	// nothing more (one pointer: most tools have none of it).

@@ -39,15 +39,3 @@ func (v *validator) validateCluster(s Server) {
 		v.errf("server.clusterKey", "cluster key too short: %d bytes%s, want at least 32 (e.g. openssl rand -base64 48)", len(k), v.via("server.clusterKey"))
 	}
 }
-
-// redactURLPassword replaces a URL's password with "***".
-func redactURLPassword(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "***")
-	}
-	return u.String()
-}

@@ -7,6 +7,8 @@
 package config
 
 import (
+	"github.com/agent-tools/agent-tools/internal/redact"
+
 	"errors"
 	"fmt"
 	"os"
@@ -74,6 +76,7 @@ type Config struct {
 	Code      Code       `json:"code,omitzero" yaml:"code,omitempty"`
 	// Profiles are named views served at /mcp/p/<slug> (profiles.go).
 	Profiles map[string]Profile `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	Security Security           `json:"security,omitzero" yaml:"security,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -395,7 +398,7 @@ func (c *Config) Redacted() *Config {
 	if c.Server.ClusterKey != "" {
 		r.Server.ClusterKey = "***"
 	}
-	r.Server.Redis.URL = redactURLPassword(c.Server.Redis.URL)
+	r.Server.Redis.URL = redact.MaskURL(c.Server.Redis.URL)
 	r.Index = c.Index.redacted()
 	if c.Server.HTTP.Tokens != nil {
 		r.Server.HTTP.Tokens = make([]string, len(c.Server.HTTP.Tokens))

@@ -297,6 +297,8 @@ func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
 	if len(res.vars) > 0 {
 		d.meta.vars[path] = res.vars
 		d.noteSecrets(path, res)
+	} else if strings.Contains(res.value, "://") {
+		d.literalURL(res)
 	}
 	if len(res.missing) > 0 {
 		d.meta.bad[path] = true
@@ -487,7 +489,7 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 }
 
 var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code", "profiles"}
+	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code", "profiles", "security"}
 	codeKeys    = []string{"allowMutations", "maxCalls", "concurrency", "timeout"}
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
@@ -571,6 +573,8 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 			})
 		case "profiles":
 			d.profiles(v, p, c) // profiles.go
+		case "security":
+			d.security(v, p, &c.Security) // security.go
 		case "providers":
 			c.Providers = nil
 			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {

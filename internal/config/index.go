@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/agent-tools/agent-tools/internal/redact"
+
 	"net/url"
 	"strings"
 
@@ -34,6 +36,7 @@ var (
 // redacted hides header values (API keys).
 func (ix Index) redacted() Index {
 	ix.Embeddings.Headers = redactMap(ix.Embeddings.Headers)
+	ix.Embeddings.URL = redact.MaskURL(ix.Embeddings.URL)
 	return ix
 }
 

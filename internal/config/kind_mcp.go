@@ -1,6 +1,10 @@
 package config
 
-import "go.yaml.in/yaml/v3"
+import (
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
+)
 
 // MCP is the spec of kind mcp: an upstream MCP server over stdio (Command)
 // or Streamable HTTP (URL).
@@ -86,6 +90,7 @@ var mcpKind = kindDef{
 	redact: func(s Spec) Spec {
 		m := *s.(*MCP)
 		m.Env, m.Headers = redactMap(m.Env), redactMap(m.Headers)
+		m.URL = redact.MaskURL(m.URL)
 		return &m
 	},
 	defaultCwd: func(s Spec, dir string) {

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"github.com/agent-tools/agent-tools/internal/redact"
+
 	"path"
 	"strings"
 
@@ -172,6 +174,7 @@ var openapiKind = kindDef{
 	redact: func(s Spec) Spec {
 		o := *s.(*OpenAPI)
 		o.Headers = redactMap(o.Headers)
+		o.Spec, o.BaseURL = redact.MaskURL(o.Spec), redact.MaskURL(o.BaseURL)
 		if a := o.Auth; a != nil {
 			r := &OpenAPIAuth{Header: redactMap(a.Header)}
 			if a.Bearer != "" {

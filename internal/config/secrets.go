@@ -17,11 +17,17 @@ type Secret struct {
 
 // Secrets lists the values interpolated from ${VAR} into secret-bearing
 // places, collected while the file was decoded (nil for configs built in
-// code). Secret-bearing places are: provider env and headers values, args,
-// server.http.tokens, any key whose name says token, secret, password, key,
-// auth or credential, and the userinfo, path and query of URLs (a variable
-// that only supplies a URL's scheme, host or port is not a secret). Values
-// shorter than 6 characters are left out by the redactor, not here.
+// code). Places are recognised by where they are, not by the variable's
+// name: every value under an auth, headers/header, env, login, args/argv or
+// server.http.tokens key, any key whose name says token, secret, password,
+// key, auth, credential or cookie, and every URL the config holds (any value
+// with "://" or under a key named url, spec, issuer or resource): of a URL,
+// the userinfo (user, password and the user:password pair, which the HTTP
+// client sends base64-encoded), the variables in its path and query, and
+// literal query values under a name that says credential (access_token=…).
+// A variable that only supplies a URL's scheme, host or port is not a
+// secret. Values shorter than 6 characters are left out by the redactor,
+// not here.
 //
 // Callers that load a config for serving register them:
 //
@@ -33,40 +39,71 @@ func (c *Config) Secrets() []Secret {
 	return c.meta.secrets
 }
 
+// secretSections are keys whose whole subtree is secret-bearing wherever
+// they appear in the file (provider kinds, login blocks, index embeddings).
+var secretSections = map[string]bool{
+	"auth": true, "headers": true, "header": true, "env": true, "login": true,
+	"args": true, "argv": true, "tokens": true, "basic": true, "body": true,
+}
+
+// secretWords mark a key as secret-bearing by its own name.
+var secretWords = []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie", "bearer", "session", "sig"}
+
+// pathKeys splits a key path (providers[2].auth.login.body."x-y") into its
+// lower-cased keys.
+func pathKeys(path string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' }) {
+		f = strings.ToLower(strings.Trim(f, `]"`))
+		if f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func secretKey(k string) bool {
+	for _, w := range secretWords {
+		if strings.Contains(k, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // noteSecrets is called by the decoder for every interpolated scalar: it
 // keeps the variables' values when path is a secret-bearing place.
 func (d *decoder) noteSecrets(path string, res interpolation) {
 	if len(res.vars) == 0 {
 		return
 	}
-	last := path
-	if i := strings.LastIndexAny(path, ".["); i >= 0 {
-		last = path[i+1:]
+	keys := pathKeys(path)
+	lk := ""
+	if len(keys) > 0 {
+		lk = keys[len(keys)-1]
 	}
-	lk := strings.ToLower(strings.Trim(last, `]"`))
-	isURL := strings.HasSuffix(lk, "url") || lk == "issuer" || lk == "resource"
-	secret := strings.Contains(path, ".env.") || strings.Contains(path, ".headers.") ||
-		strings.Contains(path, ".args[") || strings.Contains(path, ".tokens[") ||
-		strings.Contains(path, ".env[") || strings.Contains(path, ".headers[")
-	for _, w := range []string{"token", "secret", "password", "passwd", "key", "auth", "credential", "cookie"} {
-		if strings.Contains(lk, w) {
-			secret = true
-		}
+	secret := secretKey(lk)
+	for _, k := range keys[:max(len(keys)-1, 0)] {
+		secret = secret || secretSections[k]
 	}
+	// A key named env or args holds its values directly (env: [...]).
+	secret = secret || secretSections[lk]
+	isURL := strings.Contains(res.value, "://") || strings.HasSuffix(lk, "url") ||
+		lk == "issuer" || lk == "resource" || lk == "spec" || lk == "endpoint"
 	if !secret && !isURL {
 		return
 	}
 	var origin string // scheme://host:port of a URL: not secret
-	if isURL && !secret {
-		if u, err := url.Parse(res.value); err == nil {
-			origin = u.Scheme + "://" + u.Host
-			if u.User != nil {
-				if p, ok := u.User.Password(); ok && len(u.User.Username()) > 0 {
-					// The HTTP client sends userinfo as Basic base64(user:pass):
-					// register the pair so that its base64 form is known too.
-					d.meta.secrets = append(d.meta.secrets, Secret{Name: userinfoName(res, u.User.Username(), p), Value: u.User.Username() + ":" + p})
-				}
+	if isURL {
+		u, err := url.Parse(res.value)
+		switch {
+		case err == nil && u.Host != "":
+			d.urlSecrets(u, res)
+			if !secret {
+				origin = u.Scheme + "://" + u.Host
 			}
+		case !secret:
+			return // a file path under spec: (${HOME}/api.yaml) holds no credential
 		}
 	}
 	for i, name := range res.vars {
@@ -75,6 +112,60 @@ func (d *decoder) noteSecrets(path string, res interpolation) {
 			continue
 		}
 		d.meta.secrets = append(d.meta.secrets, Secret{Name: "${" + name + "}", Value: v})
+	}
+}
+
+// urlSecrets registers the parts of an interpolated URL that carry
+// credentials however they were written: the userinfo pair (sent as Basic
+// base64(user:pass)) and the password, and the values of query parameters
+// whose names say credential even when the file spells them literally.
+func (d *decoder) urlSecrets(u *url.URL, res interpolation) {
+	if u.User != nil {
+		user := u.User.Username()
+		if p, ok := u.User.Password(); ok && p != "" {
+			d.meta.secrets = append(d.meta.secrets, Secret{Name: nameFrom(res, p), Value: p})
+			if user != "" {
+				d.meta.secrets = append(d.meta.secrets, Secret{Name: userinfoName(res, user, p), Value: user + ":" + p})
+			}
+		}
+	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return
+	}
+	for k, vs := range q {
+		if !secretKey(strings.ToLower(k)) {
+			continue
+		}
+		for _, v := range vs {
+			if v != "" {
+				d.meta.secrets = append(d.meta.secrets, Secret{Name: nameFrom(res, v), Value: v})
+			}
+		}
+	}
+}
+
+// nameFrom names a value by the variables it was built from; a literal
+// value (no variable in it) is shown as ***.
+func nameFrom(res interpolation, v string) string {
+	name := v
+	for i, n := range res.vars {
+		if res.vals[i] != "" {
+			name = strings.ReplaceAll(name, res.vals[i], "${"+n+"}")
+		}
+	}
+	if !strings.Contains(name, "${") {
+		return "***"
+	}
+	return name
+}
+
+// literalURL registers the credentials of a URL written without variables
+// (a password in its userinfo, access_token=… in its query): the file is
+// not published, but the runtime's outputs quote configured URLs.
+func (d *decoder) literalURL(res interpolation) {
+	if u, err := url.Parse(res.value); err == nil && u.Host != "" && (u.User != nil || u.RawQuery != "") {
+		d.urlSecrets(u, res)
 	}
 }
 
@@ -91,6 +182,9 @@ func userinfoName(res interpolation, user, pass string) string {
 		if res.vals[i] != "" {
 			name = strings.ReplaceAll(name, res.vals[i], "${"+v+"}")
 		}
+	}
+	if !strings.Contains(name, "${") {
+		return "***" // written literally: never name a value by itself
 	}
 	return name
 }

@@ -84,3 +84,75 @@ func TestAuditPathValidated(t *testing.T) {
 		})
 	}
 }
+
+// Issue 26 items 1 and 2: auth.bearer, the login body and the spec URL's
+// query were not registered (the key names said nothing); every ${VAR} in an
+// auth, header, env, login or URL position is, and a literal credential in a
+// URL's query or userinfo too.
+func TestSecretsByPosition(t *testing.T) {
+	env := map[string]string{
+		"BEARER": "cnry-bearer-1", "SPECQ": "cnry-specq-2", "LUSER": "cnry-luser-3", "LPASS": "cnry-lpass-4",
+		"BUSER": "cnry-buser-5", "BPASS": "cnry-bpass-6", "AH": "cnry-authhdr-7", "EMB": "cnry-embed-8",
+		"BASE": "cnry-basepath-9", "HOST": "127.0.0.1", "WENV": "cnry-wenv-10", "PLAIN": "not-secret-11", "SPECDIR": "/home/someone",
+	}
+	lookupEnv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	doc := `
+providers:
+  - id: api
+    kind: openapi
+    spec: "http://${HOST}:8080/openapi.json?access_token=${SPECQ}"
+    baseURL: "http://${HOST}:8080/${BASE}"
+    description: "${PLAIN}"
+    auth: {bearer: "${BEARER}"}
+  - id: pb
+    kind: openapi
+    spec: "http://127.0.0.1:8090/spec.json?sig=literal-sig-value&v=literal-version"
+    auth:
+      login: {path: /login, body: {identity: "${LUSER}", password: "${LPASS}"}}
+  - id: ba
+    kind: openapi
+    spec: "http://u:literal-pw-12@127.0.0.1:8090/spec.json"
+    auth: {basic: {user: "${BUSER}", password: "${BPASS}"}}
+  - id: hd
+    kind: openapi
+    spec: "${SPECDIR}/api.json"
+    auth: {header: {X-Api: "${AH}"}}
+index:
+  embeddings:
+    url: "http://127.0.0.1:1/api/embed"
+    model: m
+    headers: {X-Emb: "${EMB}"}
+`
+	c, err := Parse("s.yaml", []byte(doc), lookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range c.Secrets() {
+		got[s.Value] = s.Name
+	}
+	want := map[string]string{
+		"cnry-bearer-1": "${BEARER}", "cnry-specq-2": "${SPECQ}", "cnry-luser-3": "${LUSER}", "cnry-lpass-4": "${LPASS}",
+		"cnry-buser-5": "${BUSER}", "cnry-bpass-6": "${BPASS}", "cnry-authhdr-7": "${AH}", "cnry-embed-8": "${EMB}",
+		"cnry-basepath-9": "${BASE}", "literal-sig-value": "***", "literal-pw-12": "***", "u:literal-pw-12": "***",
+	}
+	for v, name := range want {
+		if got[v] != name {
+			t.Errorf("%s registered as %q, want %q", v, got[v], name)
+		}
+	}
+	// The config as printed (config show, doctor) masks query values and
+	// passwords of every URL.
+	r := c.Redacted()
+	if o := r.Providers[0].Spec.(*OpenAPI); strings.Contains(o.Spec, "cnry") || !strings.Contains(o.Spec, "access_token=***") {
+		t.Errorf("redacted spec URL %q", o.Spec)
+	}
+	if o := r.Providers[2].Spec.(*OpenAPI); strings.Contains(o.Spec, "literal-pw") {
+		t.Errorf("redacted spec URL %q", o.Spec)
+	}
+	for _, v := range []string{"127.0.0.1", "not-secret-11", "literal-version", "/home/someone"} {
+		if _, ok := got[v]; ok {
+			t.Errorf("%s is not a secret but was collected", v)
+		}
+	}
+}

@@ -15,12 +15,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -164,8 +166,16 @@ func (c *Console) routes() {
 	c.mux = m
 }
 
-// ServeHTTP implements http.Handler: security headers on every answer.
+// ServeHTTP implements http.Handler: security headers on every answer, and
+// every answer scrubbed of the secrets the runtime knows (scrub.go). Only
+// the static assets, files embedded in the binary, skip the redactor.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
-	c.mux.ServeHTTP(w, r)
+	if strings.HasPrefix(r.URL.Path, transport.ConsolePath+"/static/") {
+		c.mux.ServeHTTP(w, r)
+		return
+	}
+	sw := &scrubWriter{w: w, set: redact.Default}
+	c.mux.ServeHTTP(sw, r)
+	sw.finish()
 }

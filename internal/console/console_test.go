@@ -92,6 +92,13 @@ func newFixture(t *testing.T, tokens ...string) *fixture {
 // newFixtureWith adds config lines and an approvals queue (wired as serve does).
 func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens ...string) *fixture {
 	t.Helper()
+	return newFixtureProviders(t, extra, appr, nil, tokens...)
+}
+
+// newFixtureProviders is newFixtureWith with more in-process providers
+// next to the demo.
+func newFixtureProviders(t *testing.T, extra string, appr *console.Approvals, more []provider.Provider, tokens ...string) *fixture {
+	t.Helper()
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	dir := t.TempDir()
 	cfg := "mode: flat\nlocal: {enabled: false}\n" + extra
@@ -111,7 +118,7 @@ func newFixtureWith(t *testing.T, extra string, appr *console.Approvals, tokens 
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: []provider.Provider{d}, Middleware: mw, Decisions: store,
+	a, err := app.New(ctx, app.Options{ProjectDir: dir, AuditDefault: io.Discard, Providers: append([]provider.Provider{d}, more...), Middleware: mw, Decisions: store,
 		Env: func(string) (string, bool) { return "", false }})
 	if err != nil {
 		t.Fatal(err)

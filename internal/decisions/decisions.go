@@ -46,6 +46,10 @@ type Record struct {
 	// Provider owned Tool when the person decided.
 	Provider string    `json:"provider"`
 	Time     time.Time `json:"time"`
+	// Digest is the tool's definition digest when the person decided
+	// (catalog.Definition.Digest): a tool whose upstream changed its
+	// name, description, schemas or annotations since asks again (issue 24).
+	Digest string `json:"digest,omitempty"`
 }
 
 type fileV1 struct {
@@ -74,7 +78,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	always  map[string]Record
-	session map[sessionKey]string // → provider
+	session map[sessionKey]string // → provider + "\x00" + definition digest
 	stamp   stamp                 // of the file as last read or written
 	corrupt bool                  // the file on disk is not ours: move it aside before writing
 	shared  state.Store           // "always" decisions live here instead of the file (see Share)
@@ -181,19 +185,19 @@ func (s *Store) refreshLocked() {
 
 // Allowed reports whether a remembered decision confirms calling t: one for
 // this session, or an "always" made for the same canonical name while the
-// same provider owned it.
+// same provider owned it and it had the same definition (its digest).
 func (s *Store) Allowed(t catalog.Tool, session string) bool {
 	if t.Canonical == "" {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.session[sessionKey{session, t.Canonical}]; ok && p == t.Provider {
+	if p, ok := s.session[sessionKey{session, t.Canonical}]; ok && p == t.Provider+"\x00"+t.Digest {
 		return true
 	}
 	s.refreshLocked()
 	r, ok := s.always[t.Canonical]
-	return ok && r.Provider == t.Provider
+	return ok && r.Provider == t.Provider && r.Digest == t.Digest
 }
 
 // Remember records a session or "always" decision; others are ignored. A
@@ -212,11 +216,11 @@ func (s *Store) remember(t catalog.Tool, session string, a policy.Approval) erro
 	defer s.mu.Unlock()
 	switch a {
 	case policy.ApprovedForSession:
-		s.session[sessionKey{session, t.Canonical}] = t.Provider
+		s.session[sessionKey{session, t.Canonical}] = t.Provider + "\x00" + t.Digest
 		return nil
 	case policy.ApprovedAlways:
 		s.refreshLocked()
-		s.always[t.Canonical] = Record{Tool: t.Canonical, Provider: t.Provider, Time: s.now().UTC().Truncate(time.Second)}
+		s.always[t.Canonical] = Record{Tool: t.Canonical, Provider: t.Provider, Digest: t.Digest, Time: s.now().UTC().Truncate(time.Second)}
 		return s.saveLocked()
 	}
 	return nil

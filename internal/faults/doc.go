@@ -12,6 +12,12 @@
 // metrics), that no child process survives the runtime, and that no call
 // succeeds with output it did not really get.
 //
+// Issue 26's cases (leak26_test.go) add OpenAPI services that echo the
+// bearer in every encoding, point servers[0] at another origin, redirect
+// through encoded dot segments and nest 3,000 levels deep, a spec URL with a
+// token in its query, a script that prints its environment, and the
+// console's pages and API.
+//
 // Run with -v to print the table of cases (case, tries, outcome) that the
 // README reports.
 package faults

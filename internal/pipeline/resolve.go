@@ -65,6 +65,9 @@ func Resolve(cat Catalog) Middleware {
 				t, ok = lookup(cat, req)
 			}
 			if !ok {
+				if e := heldTool(cat, req); e != nil { // held.go
+					return fail(e, "denied")
+				}
 				return fail(unknownTool(cat, req), "invalid")
 			}
 			p, info, ok := cat.Provider(t.Provider)

@@ -7,7 +7,8 @@
 //
 // Replacement is by exact value, never partial, and covers the encodings a
 // value takes on its way out: URL query and path escaping, JSON string
-// escaping and base64 (standard and URL alphabets, at any alignment inside a
+// escaping as any common encoder writes it (also JSON inside JSON), HTML
+// escaping, and base64 (standard and URL alphabets, at any alignment inside a
 // longer base64 text, as in an "Authorization: Basic" header). Values shorter
 // than [MinLen] are not registered, so that ${LANG} or a port number does not
 // turn output into noise.
@@ -22,15 +23,21 @@ package redact
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // MinLen is the shortest value that is redacted.
 const MinLen = 6
+
+// Mask replaces what has no variable name (see [URL], [Set.Add]).
+const Mask = "***"
 
 // Default is the process-wide set every output boundary applies.
 var Default = New()
@@ -47,7 +54,7 @@ type Set struct {
 	names map[string]string // form of a value → replacement
 	// rep is rebuilt on Add and read without locking: scrubbing is on every
 	// output path, adding happens at config load.
-	rep atomic.Pointer[strings.Replacer]
+	rep atomic.Pointer[replacer]
 	n   atomic.Int64 // number of forms, 0 = nothing to do
 }
 
@@ -57,13 +64,14 @@ func New() *Set { return &Set{names: map[string]string{}} }
 // Add registers value as a secret shown as name. name is normally the
 // variable's name ("KEY" or "${KEY}"; the ${} is added when missing); for a
 // value built from several variables (URL userinfo) a text such as
-// "${USER}:${PASS}". Values shorter than MinLen are ignored. Adding the same
-// value twice keeps the first name.
+// "${USER}:${PASS}"; "***" for a value written literally in the config (a
+// URL's access_token=…). Values shorter than MinLen are ignored. Adding the
+// same value twice keeps the first name.
 func (s *Set) Add(name, value string) {
 	if len(value) < MinLen {
 		return
 	}
-	if !strings.HasPrefix(name, "${") {
+	if !strings.HasPrefix(name, "${") && name != Mask {
 		name = "${" + name + "}"
 	}
 	s.mu.Lock()
@@ -97,7 +105,8 @@ func (s *Set) Add(name, value string) {
 	for _, k := range keys {
 		pairs = append(pairs, k, s.names[k])
 	}
-	s.rep.Store(strings.NewReplacer(pairs...))
+	r := newReplacer(pairs, keys)
+	s.rep.Store(r)
 	s.n.Store(int64(len(keys)))
 }
 
@@ -109,7 +118,7 @@ func (s *Set) String(text string) string {
 	if s.n.Load() == 0 || text == "" {
 		return text
 	}
-	return s.rep.Load().Replace(text)
+	return s.rep.Load().replace(text)
 }
 
 // Bytes is String for byte slices; it returns b itself when nothing changed.
@@ -117,11 +126,100 @@ func (s *Set) Bytes(b []byte) []byte {
 	if s.n.Load() == 0 || len(b) == 0 {
 		return b
 	}
-	out := s.rep.Load().Replace(string(b))
-	if len(out) == len(b) && out == string(b) {
+	r := s.rep.Load()
+	i := firstMatch(r, b)
+	if i < 0 {
 		return b
 	}
-	return []byte(out)
+	out := r.rep.Replace(string(b[i:]))
+	if len(out) == len(b)-i && out == string(b[i:]) {
+		return b
+	}
+	return append(b[:i:i], out...)
+}
+
+// replacer is the set's scrubbing state: the replacer over every form, and
+// an index of where forms start, so that a text holding no secret (the
+// common case) is scanned once and returned without a copy.
+type replacer struct {
+	rep    *strings.Replacer
+	starts bigrams
+	// heads maps the first headLen bytes of each form to the forms; short
+	// holds the forms shorter than headLen by their first MinLen bytes.
+	heads, short map[string][]string
+}
+
+// headLen is how many leading bytes index a form: longer than MinLen so
+// that ordinary words ("secrets") rarely reach the exact comparison.
+const headLen = 10
+
+func newReplacer(pairs, keys []string) *replacer {
+	r := &replacer{rep: strings.NewReplacer(pairs...), heads: make(map[string][]string, len(keys)), short: map[string][]string{}}
+	for _, k := range keys {
+		r.starts.set(k)
+		if len(k) >= headLen {
+			r.heads[k[:headLen]] = append(r.heads[k[:headLen]], k)
+		} else {
+			r.short[k[:MinLen]] = append(r.short[k[:MinLen]], k)
+		}
+	}
+	return r
+}
+
+func (r *replacer) replace(text string) string {
+	i := firstMatch(r, text)
+	if i < 0 {
+		return text
+	}
+	return text[:i] + r.rep.Replace(text[i:])
+}
+
+// firstMatch is the offset of the first form in text, or -1. Bit sets
+// of byte pairs reject most positions; the rest are checked exactly.
+func firstMatch[T string | []byte](r *replacer, text T) int {
+	for i := 0; i+MinLen <= len(text); i++ {
+		h := uint32(text[i])<<8 | uint32(text[i+1])
+		if r.starts[0][h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		h = uint32(text[i+2])<<8 | uint32(text[i+3])
+		if r.starts[1][h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		h = uint32(text[i+4])<<8 | uint32(text[i+5])
+		if r.starts[2][h>>6]&(1<<(h&63)) == 0 {
+			continue
+		}
+		if len(text)-i >= headLen {
+			for _, f := range r.heads[string(text[i:i+headLen])] {
+				if len(text)-i >= len(f) && string(text[i:i+len(f)]) == f {
+					return i
+				}
+			}
+		}
+		if len(r.short) == 0 {
+			continue
+		}
+		for _, f := range r.short[string(text[i:i+MinLen])] {
+			if len(text)-i >= len(f) && string(text[i:i+len(f)]) == f {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// bigrams are bit sets of the byte pairs at offsets 0, 2 and 4 of every
+// form (all forms are at least MinLen long): a position where one of the
+// three pairs has no bit starts no form. Indexing by the pair itself keeps
+// the test to three loads.
+type bigrams [3][1 << 10]uint64
+
+func (t *bigrams) set(form string) {
+	for j := range t {
+		h := uint32(form[2*j])<<8 | uint32(form[2*j+1])
+		t[j][h>>6] |= 1 << (h & 63)
+	}
 }
 
 // Error wraps err so that its text is scrubbed; errors.Is/As still see the
@@ -141,16 +239,102 @@ type scrubbed struct {
 func (e *scrubbed) Error() string { return e.set.String(e.err.Error()) }
 func (e *scrubbed) Unwrap() error { return e.err }
 
-// forms are the encodings in which value can leave the runtime.
+// forms are the encodings in which value can leave the runtime: raw, URL
+// query and path escaped, JSON-string escaped (every way an encoder escapes:
+// Go's HTML-safe \u003c \u003e \u0026, unescaped as with SetEscapeHTML(false),
+// Gson's \u003d \u0027, ASCII-only \uXXXX, "/" as "\/"), that JSON form
+// escaped again for JSON inside JSON (up to three levels), HTML-escaped
+// (text and html/template attributes), and base64.
 func forms(value string) []string {
 	out := []string{value, url.QueryEscape(value), url.PathEscape(value)}
-	if b, err := json.Marshal(value); err == nil {
-		out = append(out, string(b[1:len(b)-1]))
+	level := jsonForms(value)
+	out = append(out, level...)
+	// JSON inside JSON: each further level escapes the previous one's
+	// backslashes and quotes (a JSON text carried in a JSON string, then in
+	// an MCP result), by an encoder that may or may not escape HTML.
+	for range 2 {
+		var next []string
+		for _, f := range level {
+			for _, html := range []bool{true, false} {
+				if g := jsonQuote(f, html); g != f && !slices.Contains(next, g) {
+					next = append(next, g)
+				}
+			}
+		}
+		out = append(out, next...)
+		level = next
+	}
+	// HTML pages (the console): html.EscapeString's and html/template's
+	// escaping of text and quoted attributes, of the value and of its JSON
+	// forms (a JSON value in an attribute).
+	for _, f := range append(jsonForms(value), value) {
+		out = append(out, htmlEscaper.Replace(f), htmlAttrEscaper.Replace(f))
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		out = append(out, base64Forms(enc, []byte(value))...)
+		for _, b := range base64Forms(enc, []byte(value)) {
+			out = append(out, b)
+			// A base64 text in JSON written by an encoder that escapes "/".
+			if strings.Contains(b, "/") {
+				out = append(out, strings.ReplaceAll(b, "/", `\/`))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+var (
+	htmlEscaper     = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+	htmlAttrEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;", "\x00", "\uFFFD")
+)
+
+// jsonForms is value as the inside of a JSON string, in every escaping in
+// use: Go's default (HTML-safe), unescaped HTML characters, Gson's, ASCII
+// only, each also with "/" written "\/" (PHP, some Java encoders).
+func jsonForms(value string) []string {
+	out := []string{jsonQuote(value, true), jsonQuote(value, false), gsonQuote(value), asciiQuote(value)}
+	for _, f := range out[:4] {
+		if strings.Contains(f, "/") {
+			out = append(out, strings.ReplaceAll(f, "/", `\/`))
+		}
 	}
 	return out
+}
+
+// jsonQuote is encoding/json's string form without the quotes.
+func jsonQuote(v string, escapeHTML bool) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	if enc.Encode(v) != nil {
+		return v
+	}
+	s := strings.TrimSuffix(b.String(), "\n")
+	return s[1 : len(s)-1]
+}
+
+// gsonQuote escapes as Gson does by default: < > & = ' as \u00XX.
+func gsonQuote(v string) string {
+	return strings.NewReplacer("=", `\u003d`, "'", `\u0027`).Replace(jsonQuote(v, true))
+}
+
+// asciiQuote escapes every non-ASCII character as \uXXXX (UTF-16, lower
+// case hex), as Python's json.dumps does by default.
+func asciiQuote(v string) string {
+	s := jsonQuote(v, false)
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, `\u%04x\u%04x`, r1, r2)
+		default:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		}
+	}
+	return b.String()
 }
 
 // base64Forms returns, for each of the three alignments the value can have

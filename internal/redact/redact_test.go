@@ -3,8 +3,10 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/url"
@@ -145,5 +147,108 @@ func BenchmarkString(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	for b.Loop() {
 		_ = s.String(text)
+	}
+}
+
+// encodeJSON is value as a JSON string literal, HTML-escaped or not.
+func encodeJSON(t *testing.T, v any, html bool) string {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(html)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// Issue 26 item 3: a secret holding " \ < > & / leaked once it sat in JSON
+// inside JSON (cnry\u0026mcp\u003ckey…), or in JSON written with "\/".
+func TestJSONInsideJSON(t *testing.T) {
+	const sec = `cnry&mcpQ7<key>"x\y/z'=é`
+	s := New()
+	s.Add("MCP_KEY", sec)
+	php := func(j string) string { return strings.ReplaceAll(j, "/", `\/`) }
+	cases := map[string]string{}
+	for _, h1 := range []bool{true, false} {
+		one := encodeJSON(t, map[string]string{"k": sec}, h1)
+		cases[fmt.Sprintf("one level html=%v", h1)] = one
+		cases[fmt.Sprintf("one level html=%v slashes", h1)] = php(one)
+		for _, h2 := range []bool{true, false} {
+			two := encodeJSON(t, map[string]string{"text": one}, h2)
+			cases[fmt.Sprintf("two levels html=%v,%v", h1, h2)] = two
+			cases[fmt.Sprintf("two levels html=%v,%v slashes", h1, h2)] = encodeJSON(t, map[string]string{"text": php(one)}, h2)
+			for _, h3 := range []bool{true, false} {
+				cases[fmt.Sprintf("three levels html=%v,%v,%v", h1, h2, h3)] = encodeJSON(t, map[string]string{"r": two}, h3)
+			}
+		}
+	}
+	cases["gson"] = `{"k":"cnry\u0026mcpQ7\u003ckey\u003e\"x\\y/z\u0027\u003dé"}`
+	cases["python ascii"] = `{"k": "cnry&mcpQ7<key>\"x\\y/z'=\u00e9"}`
+	cases["base64 in php json"] = `{"b":"` + php(base64.StdEncoding.EncodeToString([]byte("Basic:"+sec))) + `"}`
+	cases["url"] = "https://h/?k=" + url.QueryEscape(sec)
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := s.String(in)
+			if strings.Contains(got, "mcpQ7") || !strings.Contains(got, "${MCP_KEY}") {
+				t.Errorf("%s\n → %s", in, got)
+			}
+		})
+	}
+}
+
+// BenchmarkStringSpecial is BenchmarkString with secrets that hold JSON and
+// HTML special characters (each has a dozen registered forms) and a text
+// that holds one of them.
+func BenchmarkStringSpecial(b *testing.B) {
+	s := New()
+	for i := range 50 {
+		s.Add(fmt.Sprintf("V%d", i), fmt.Sprintf(`sec&<ret>"\/-%03d`, i))
+	}
+	text := strings.Repeat("an ordinary tool result line without secrets\n", 100) + `{"k":"sec\u0026\u003cret\u003e\"\\/-007"}`
+	b.SetBytes(int64(len(text)))
+	for b.Loop() {
+		_ = s.String(text)
+	}
+}
+
+// FuzzStringMatchesReplacer: the pre-filter never changes the outcome of
+// the plain replacement over all forms.
+func FuzzStringMatchesReplacer(f *testing.F) {
+	f.Add("x secret-value-007 y", "secret-value-007")
+	f.Add("abcdef", "abcdef")
+	f.Add(`{"k":"a\u0026b\u003cc"}`, "a&b<c-1")
+	f.Fuzz(func(t *testing.T, text, secret string) {
+		s := New()
+		s.Add("A", secret)
+		s.Add("B", "fixed-secret-"+secret)
+		s.Add("C", "short1")
+		r := s.rep.Load()
+		if r == nil {
+			return
+		}
+		want := r.rep.Replace(text)
+		if got := s.String(text); got != want {
+			t.Fatalf("String(%q) = %q, want %q", text, got, want)
+		}
+		if got := string(s.Bytes([]byte(text))); got != want {
+			t.Fatalf("Bytes(%q) = %q, want %q", text, got, want)
+		}
+	})
+}
+
+// The console's pages are html/template output: text and attribute
+// escaping of a secret are forms too.
+func TestHTMLForms(t *testing.T) {
+	const sec = `cnry+html&<Zq7>"'`
+	s := New()
+	s.Add("HTML_KEY", sec)
+	var b strings.Builder
+	tmpl := template.Must(template.New("p").Parse(`<p title="{{.}}">{{.}}</p><input value={{.}}>`))
+	if err := tmpl.Execute(&b, sec); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.String(b.String()); strings.Contains(got, "Zq7") || strings.Count(got, "${HTML_KEY}") != 3 {
+		t.Errorf("%s\n → %s", b.String(), got)
 	}
 }

@@ -17,6 +17,9 @@ func (r *Registry) fresh(ctx context.Context) bool {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
+	if r.pinsMovedLocked() {
+		return false
+	}
 	for _, id := range r.order {
 		e := r.providers[id]
 		if !e.enabled {

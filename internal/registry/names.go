@@ -26,6 +26,20 @@ type Options struct {
 	// Deny and Allow are the policy globs; one that matches no loaded tool
 	// is a warning in the load log and in Diagnostics.
 	Deny, Allow []string
+	// Pins, when set, pins every published definition and holds back the
+	// tools it names (security.pin: quarantine); see internal/pins.
+	Pins Pinner
+}
+
+// Pinner is what the registry needs of the pin store (internal/pins).
+type Pinner interface {
+	// Observe pins tools (Canonical, Provider and Digest set) and returns
+	// the canonical names to hold back.
+	Observe(tools []catalog.Tool) map[string]bool
+	// Generation moves when a held tool is approved.
+	Generation() uint64
+	// Diagnostics are doctor's lines about changed definitions.
+	Diagnostics() []provider.Diagnostic
 }
 
 // Scheme is the naming scheme in force.

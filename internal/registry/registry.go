@@ -38,6 +38,7 @@ type Registry struct {
 
 	opts       Options
 	ruleWarned map[string]bool // unmatched policy rules already logged
+	pinGen     uint64          // the Pinner's Generation the catalog reflects
 }
 
 type entry struct {
@@ -55,6 +56,8 @@ type entry struct {
 	// the scheme gives them is taken (an operator rename resolves them).
 	conflicts []Conflict
 	listed    bool // Tools succeeded at least once (see fresh)
+	// held are the tools quarantined by their pin (canonical names).
+	held []string
 }
 
 // New returns an empty registry with the default Options.
@@ -122,11 +125,11 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 	r.refreshMu.Lock()
 	defer r.refreshMu.Unlock()
 
+	changed := r.repinLocked()
 	r.mu.RLock()
 	ids := slices.Clone(r.order)
 	r.mu.RUnlock()
 
-	changed := false
 	for _, id := range ids {
 		r.mu.RLock()
 		e := r.providers[id]
@@ -195,6 +198,7 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 	e.tools = make([]catalog.Tool, 0, len(sorted))
 	for _, t := range sorted {
 		t.Provider = id
+		t.Digest = t.Def().Digest()
 		canonical, err := r.canonicalLocked(e.info, t.Name, renames)
 		if err != nil {
 			r.log.Warn("tool rejected", "provider", id, "tool", t.Name, "err", err)
@@ -218,6 +222,7 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 				Reason: "rename names a tool this provider does not offer"})
 		}
 	}
+	r.holdLocked(e)
 	for i := range e.tools { // appending may have moved the elements: repoint the name map
 		r.byName[e.tools[i].Canonical] = &e.tools[i]
 	}
@@ -522,6 +527,9 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		}
 		out = append(out, e.diags...)
 		out = append(out, e.skDiags...)
+	}
+	if r.opts.Pins != nil {
+		out = append(out, r.opts.Pins.Diagnostics()...)
 	}
 	return out
 }

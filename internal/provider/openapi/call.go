@@ -20,6 +20,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -279,6 +280,11 @@ func (p *Provider) send(ctx context.Context, r *request) (*http.Response, []byte
 		// With traces on, the service may continue the call's trace (W3C
 		// traceparent only); off, the global propagator injects nothing.
 		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+		if p.untrusted.Load() && p.hasCredentials() {
+			return nil, nil, false, toolerr.New(toolerr.ProviderUnavailable,
+				"The service's credentials are only sent to a base URL the configuration names; tell the user (agent-tools doctor shows why).",
+				"%s: the document's servers[0] is on another origin than the document; set baseURL in the config to send the credentials there", p.opts.ID)
+		}
 		tok, err := p.auth.apply(ctx, req, p.login)
 		if err != nil {
 			return nil, nil, false, err
@@ -353,6 +359,7 @@ func readCapped(r io.Reader, max int64) ([]byte, bool, error) {
 }
 
 func (p *Provider) scrubBytes(b []byte) []byte {
+	b = redact.Default.Bytes(b)
 	for _, sec := range p.Secrets() {
 		if len(sec) >= 4 && bytes.Contains(b, []byte(sec)) {
 			b = bytes.ReplaceAll(b, []byte(sec), []byte("***"))

@@ -30,6 +30,10 @@ func TestMalformedDocuments(t *testing.T) {
 		{"list", "- a\n", "not an OpenAPI document"},
 		{"no paths", "openapi: 3.1.0\ninfo: {title: x, version: '1'}\n", "has no paths"},
 		{"wrong types", `{"openapi":"3.0.0","paths":{"/a":{"get":{"parameters":"x"}}}}`, "malformed OpenAPI: "},
+		// Issue 26 item 13: 3,000 nested items took kin-openapi 22 s.
+		{"deep json", deepDoc(3000, false), "nested deeper than 64 levels at line 1, column "},
+		{"deep yaml", deepDoc(3000, true), "nested deeper than 64 levels (objects and arrays)"},
+		{"just too deep", deepDoc(60, false), "nested deeper than 64 levels"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,6 +44,86 @@ func TestMalformedDocuments(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deepDoc is a valid OpenAPI document whose one schema nests n array
+// levels of items (2n JSON levels below the schema).
+func deepDoc(n int, yamlFlow bool) string {
+	schema := strings.Repeat(`{"type":"array","items":`, n) + `{"type":"string"}` + strings.Repeat("}", n)
+	doc := `{"openapi":"3.0.0","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":` + schema + `}}}}}}}}`
+	if yamlFlow {
+		return "# YAML\n" + doc + "\n"
+	}
+	return doc
+}
+
+func TestDepthBound(t *testing.T) {
+	// Shallow enough: kin-openapi parses it as before.
+	if _, err := parseDocument("doc", []byte(deepDoc(25, false))); err != nil {
+		t.Fatalf("a 25-level schema is refused: %v", err)
+	}
+	start := time.Now()
+	if _, err := parseDocument("doc", []byte(deepDoc(3000, false))); err == nil {
+		t.Fatal("3,000 levels accepted")
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("refusing a deep document took %v", d)
+	}
+	tests := []struct {
+		in   string
+		want int
+	}{
+		{`{}`, -1},
+		{`[[[]]]`, -1},
+		{`[[[[]]]]`, 3},
+		{`{"a":"[[[[[[","b":[[1]]}`, -1},
+		{`{"a":"\\\"[[[[[","b":{"c":{}}}`, -1},
+		{`{"a":{"b":{"c":{"d":1}}}}`, 15},
+	}
+	for _, tt := range tests {
+		if got := tooDeep([]byte(tt.in), 3); got != tt.want {
+			t.Errorf("tooDeep(%s, 3) = %d, want %d", tt.in, got, tt.want)
+		}
+	}
+}
+
+// FuzzTooDeep: on valid JSON the scan agrees with the depth a decoder sees.
+func FuzzTooDeep(f *testing.F) {
+	for _, s := range []string{`{}`, `[[["\"["]]]`, `{"a":[{"b":"}}}"}]}`, `"[["`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		depth := valueDepth(v)
+		for _, limit := range []int{0, 1, 2, 3, 8} {
+			if got := tooDeep(data, limit) >= 0; got != (depth > limit) {
+				t.Fatalf("tooDeep(%s, %d) = %v, decoded depth %d", data, limit, got, depth)
+			}
+		}
+	})
+}
+
+func valueDepth(v any) int {
+	d := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, valueDepth(e))
+		}
+		return d + 1
+	case []any:
+		for _, e := range x {
+			d = max(d, valueDepth(e))
+		}
+		return d + 1
+	}
+	return 0
 }
 
 func TestLoadErrors(t *testing.T) {
@@ -61,7 +145,7 @@ func TestLoadErrors(t *testing.T) {
 		{noServer, "", `has no servers[0].url; set "baseURL" in the config`},
 		{relative, "", `servers[0].url "/api" is relative; set "baseURL" in the config`},
 		{noServer, "ftp://x", `base URL "ftp://x" is not an http(s) URL with a host`},
-		{noServer, "https://u:p@h/x", `base URL "https://u:xxxxx@h/x" must not carry a query, fragment or user info`},
+		{noServer, "https://u:p@h/x", `base URL "https://u:***@h/x" must not carry a query, fragment or user info`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // DefaultMaxBody caps a response body read from the API (8 MiB, like a
@@ -59,6 +60,10 @@ type Provider struct {
 	// (a redirect check or Info may run while the load holds it).
 	baseURL atomic.Pointer[url.URL]
 	titleP  atomic.Pointer[string]
+	// untrusted is set when the base URL came from a fetched document and
+	// lies on another origin than the document: credentials are not sent
+	// there (the document does not decide where they go).
+	untrusted atomic.Bool
 
 	mu     sync.Mutex
 	loaded bool
@@ -114,8 +119,19 @@ func New(o Options) *Provider {
 	p.client = &http.Client{Transport: tr, CheckRedirect: p.checkRedirect}
 	p.doc = &http.Client{Transport: tr}
 	p.auth = newAuthenticator(o.Auth)
+	// The runtime's redactor learns the credentials as configured, so that
+	// every encoding of them is scrubbed from every output (a config built
+	// in code registers nothing else; one loaded from a file has already
+	// registered them under their ${VAR} names, which win).
+	for _, sec := range p.Secrets() {
+		redact.Add(redact.Mask, sec)
+	}
 	return p
 }
+
+// spec is the document's file or URL as shown to people (its query values
+// and password masked).
+func (p *Provider) spec() string { return redact.URL(p.opts.Spec) }
 
 // Info implements provider.Provider.
 func (p *Provider) Info() catalog.ProviderInfo {
@@ -124,7 +140,7 @@ func (p *Provider) Info() catalog.ProviderInfo {
 		desc = *t
 	}
 	if desc == "" {
-		desc = "REST API described by " + p.opts.Spec
+		desc = "REST API described by " + p.spec()
 	}
 	return catalog.ProviderInfo{ID: p.opts.ID, Kind: "openapi", Description: desc, DiscoverHint: p.opts.DiscoverHint,
 		RequireConfirm: p.opts.RequireConfirm, Timeout: p.opts.Timeout}
@@ -152,7 +168,7 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
-		return []provider.Diagnostic{{Provider: p.opts.ID, Item: p.opts.Spec, Status: "failed", Reason: p.err.Error()}}
+		return []provider.Diagnostic{{Provider: p.opts.ID, Item: p.spec(), Status: "failed", Reason: p.scrub(p.err.Error())}}
 	}
 	if !p.loaded {
 		return nil
@@ -172,10 +188,10 @@ func (p *Provider) load(ctx context.Context) (map[string]*operation, error) {
 	ops, err := p.loadLocked(ctx)
 	p.err = err
 	if err != nil {
-		p.opts.Log.Warn("openapi document not loaded", "spec", p.opts.Spec, "error", p.scrub(err.Error()))
+		p.opts.Log.Warn("openapi document not loaded", "spec", p.spec(), "error", p.scrub(err.Error()))
 		return nil, err
 	}
-	p.opts.Log.Debug("openapi document loaded", "spec", p.opts.Spec, "tools", len(p.tools), "skipped", len(p.diags)-1, "took", time.Since(start))
+	p.opts.Log.Debug("openapi document loaded", "spec", p.spec(), "tools", len(p.tools), "skipped", len(p.diags)-1, "took", time.Since(start))
 	return ops, nil
 }
 
@@ -210,13 +226,20 @@ func (p *Provider) loadLocked(ctx context.Context) (map[string]*operation, error
 		p.conversions++
 		p.saveConverted(key, base, title, tools, ops, skipped)
 	}
-	summary := provider.Diagnostic{Provider: p.opts.ID, Item: p.opts.Spec, Status: "ok",
-		Reason: fmt.Sprintf("%d operations as tools under %s", len(tools), base.Redacted())}
+	summary := provider.Diagnostic{Provider: p.opts.ID, Item: p.spec(), Status: "ok",
+		Reason: fmt.Sprintf("%d operations as tools under %s", len(tools), redact.URL(base.String()))}
 	if len(skipped) > 0 {
 		summary.Reason += fmt.Sprintf(", %d skipped", len(skipped))
 	}
 	if warning != "" {
 		summary.Status, summary.Reason = "warning", summary.Reason+"; "+warning
+	}
+	if !p.trustedBase(base) {
+		p.untrusted.Store(true)
+		if p.hasCredentials() {
+			summary.Status = "warning"
+			summary.Reason += fmt.Sprintf(`; the credentials are not sent: the document's servers[0] (%s) is on another origin than the document, set "baseURL" in the config to trust it`, redact.URL(base.String()))
+		}
 	}
 	if len(tools) == 0 {
 		summary.Status = "warning"
@@ -258,9 +281,36 @@ func sensitiveHeader(name string) bool {
 	return false
 }
 
-// scrub replaces every secret in s by "***" (an API that echoes a header,
-// a transport error that quotes a URL).
+// trustedBase reports whether the credentials may go to base: it is the
+// configured baseURL, or the document is a local file (the user's own), or
+// base has the origin the document was fetched from.
+func (p *Provider) trustedBase(base *url.URL) bool {
+	if p.opts.BaseURL != "" || !strings.Contains(p.opts.Spec, "://") {
+		return true
+	}
+	doc, err := url.Parse(p.opts.Spec)
+	return err == nil && strings.EqualFold(doc.Scheme, base.Scheme) && strings.EqualFold(doc.Host, base.Host)
+}
+
+// hasCredentials: auth is configured or a configured header carries one.
+func (p *Provider) hasCredentials() bool {
+	if p.opts.Auth != nil {
+		return true
+	}
+	for k := range p.opts.Headers {
+		if sensitiveHeader(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// scrub replaces every secret in s by its ${VAR} name (the runtime's
+// redactor: every encoding of every known secret) and what is left of the
+// provider's own by "***" (an API that echoes a header, a transport error
+// that quotes a URL).
 func (p *Provider) scrub(s string) string {
+	s = redact.String(s)
 	for _, sec := range p.Secrets() {
 		if len(sec) >= 4 {
 			s = strings.ReplaceAll(s, sec, "***")
@@ -279,14 +329,4 @@ func (p *Provider) checkRedirect(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse
 	}
 	return nil
-}
-
-// underBase reports whether u is the base URL or below it.
-func underBase(base, u *url.URL) bool {
-	if u.Scheme != base.Scheme || u.Host != base.Host {
-		return false
-	}
-	bp := base.EscapedPath()
-	up := u.EscapedPath()
-	return bp == "" || up == bp || strings.HasPrefix(up, bp+"/")
 }

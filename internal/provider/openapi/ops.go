@@ -86,6 +86,12 @@ func buildOperations(id string, doc *openapi3.T, sel selection) (map[string]*ope
 			skip(p, "path item $ref %q is not supported", item.Ref)
 			continue
 		}
+		if dotSegments(p) {
+			// The document must not steer a request (with the credentials)
+			// out from under the base URL.
+			skip(p, `path has a "." or ".." segment (plain or percent-encoded): it could leave the base URL`)
+			continue
+		}
 		for _, m := range methods {
 			op := item.GetOperation(m)
 			if op == nil {

@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 )
 
@@ -100,4 +101,81 @@ func checkSegmentValue(name, v string) error {
 		return bad("is " + v)
 	}
 	return nil
+}
+
+// underBase reports whether u is the base URL or below it, comparing the
+// paths as a server may read them: %2e, %2f and %5c decoded (also when
+// encoded twice), "\" taken as "/", and dot segments removed (RFC 3986
+// 5.2.4, with Tomcat's "..;x" counted as ".."). A path that leaves the base
+// under either reading of empty segments (kept, or collapsed as path.Clean
+// does) is not under it: Location: /api/%2e%2e/admin, /api/..%2fadmin and a
+// document path /api/../admin all stay outside.
+func underBase(base, u *url.URL) bool {
+	if !strings.EqualFold(u.Scheme, base.Scheme) || !strings.EqualFold(u.Host, base.Host) {
+		return false
+	}
+	bp := strings.TrimRight(removeDotSegments(decodeDelims(base.EscapedPath())), "/")
+	up := decodeDelims(u.EscapedPath())
+	inside := func(p string) bool { return bp == "" || p == bp || strings.HasPrefix(p, bp+"/") }
+	return inside(removeDotSegments(up)) && inside(path.Clean("/"+up))
+}
+
+// decodeDelims decodes the escapes that can turn text into path structure
+// (%2e ".", %2f "/", %5c "\", and %25 "%" for double encoding) and maps "\"
+// to "/"; other escapes stay as they are.
+func decodeDelims(p string) string {
+	for range 4 {
+		if !strings.ContainsAny(p, "%\\") {
+			return p
+		}
+		q := delimDecoder.Replace(p)
+		if q == p {
+			return p
+		}
+		p = q
+	}
+	return p
+}
+
+var delimDecoder = strings.NewReplacer(
+	"%2e", ".", "%2E", ".", "%2f", "/", "%2F", "/", "%5c", "/", "%5C", "/", "\\", "/", "%25", "%")
+
+// removeDotSegments is RFC 3986 section 5.2.4 over a path's segments; a
+// segment whose part before ";" is "." or ".." counts as that dot segment.
+func removeDotSegments(p string) string {
+	if !strings.Contains(p, ".") {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	out := make([]string, 0, len(segs))
+	for i, s := range segs {
+		d, _, _ := strings.Cut(s, ";")
+		last := i == len(segs)-1
+		switch d {
+		case ".":
+		case "..":
+			if len(out) > 1 || (len(out) == 1 && out[0] != "") {
+				out = out[:len(out)-1]
+			}
+		default:
+			out = append(out, s)
+			continue
+		}
+		if last {
+			out = append(out, "")
+		}
+	}
+	return strings.Join(out, "/")
+}
+
+// dotSegments reports whether a document's path template has a segment
+// that reads as "." or ".." once escapes are decoded.
+func dotSegments(tmpl string) bool {
+	for seg := range strings.SplitSeq(decodeDelims(tmpl), "/") {
+		d, _, _ := strings.Cut(seg, ";")
+		if d == "." || d == ".." {
+			return true
+		}
+	}
+	return false
 }

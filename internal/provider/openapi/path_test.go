@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"net/url"
+	"path"
 	"strings"
 	"testing"
 )
@@ -94,6 +95,79 @@ func FuzzBuildPath(f *testing.F) {
 		u, err := url.Parse("http://h/base" + got)
 		if err != nil || u.Host != "h" || !strings.HasPrefix(u.EscapedPath(), "/base/repos/") || u.RawQuery != "" || u.Fragment != "" {
 			t.Fatalf("value %q built %q which parses to %+v (%v)", v, got, u, err)
+		}
+	})
+}
+
+// Issue 26 item 6: the check compared escaped prefixes, so an encoded or
+// literal dot segment walked out of the base with the credentials.
+func TestUnderBaseNormalises(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:8080/api")
+	tests := []struct {
+		target string
+		want   bool
+	}{
+		{"http://127.0.0.1:8080/api", true},
+		{"http://127.0.0.1:8080/api/", true},
+		{"http://127.0.0.1:8080/api/users/1", true},
+		{"http://127.0.0.1:8080/api/a/../b", true},
+		{"http://127.0.0.1:8080/api/users/main...topic", true},
+		{"http://127.0.0.1:8080/api/%2e%2e/admin", false},
+		{"http://127.0.0.1:8080/api/%2E%2E/admin", false},
+		{"http://127.0.0.1:8080/api/..%2fadmin", false},
+		{"http://127.0.0.1:8080/api/..%2Fadmin", false},
+		{"http://127.0.0.1:8080/api/../admin", false},
+		{"http://127.0.0.1:8080/api/./../admin", false},
+		{"http://127.0.0.1:8080/api/%252e%252e/admin", false},
+		{"http://127.0.0.1:8080/api/..%5cadmin", false},
+		{"http://127.0.0.1:8080/api/..;/admin", false},
+		{"http://127.0.0.1:8080/api/x/..%2f..%2fadmin", false},
+		{"http://127.0.0.1:8080/api//../../admin", false},
+		{"http://127.0.0.1:8080/apix", false},
+		{"http://127.0.0.1:8080/admin", false},
+		{"http://127.0.0.1:8080/", false},
+		{"http://127.0.0.1:9090/api/x", false},
+		{"https://127.0.0.1:8080/api/x", false},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := underBase(base, u); got != tt.want {
+			t.Errorf("underBase(%s) = %v, want %v", tt.target, got, tt.want)
+		}
+	}
+	root, _ := url.Parse("http://h")
+	if u, _ := url.Parse("http://h/%2e%2e/x"); !underBase(root, u) {
+		t.Error("everything on the host is under a root base")
+	}
+}
+
+// FuzzUnderBase: whatever the path, a URL judged under the base resolves,
+// after decoding its escapes and removing dot segments, to a path under it.
+func FuzzUnderBase(f *testing.F) {
+	for _, s := range []string{"/api/x", "/api/%2e%2e/admin", "/api/..%2fadmin", "/api/../x", "/api/..;/x", "/api//..//..//x"} {
+		f.Add(s)
+	}
+	base, _ := url.Parse("http://h/api")
+	f.Fuzz(func(t *testing.T, p string) {
+		u, err := url.Parse("http://h" + p)
+		if err != nil || u.Host != "h" || !underBase(base, u) {
+			return
+		}
+		dec, err := url.PathUnescape(u.EscapedPath())
+		if err != nil {
+			return
+		}
+		for range 3 {
+			if d, err := url.PathUnescape(dec); err == nil {
+				dec = d
+			}
+		}
+		dec = strings.ReplaceAll(dec, "\\", "/")
+		if c := path.Clean("/" + dec); c != "/api" && !strings.HasPrefix(c, "/api/") {
+			t.Fatalf("%q judged under /api but reads as %q", p, c)
 		}
 	})
 }

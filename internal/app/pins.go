@@ -1,0 +1,94 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/pins"
+	"github.com/agent-tools/agent-tools/internal/redact"
+)
+
+// pinState is the pin store, which outlives reloads (a reload must not
+// forget what was pinned), and the audit log of the live generation that
+// pin changes are written to.
+type pinState struct {
+	once  sync.Once
+	store *pins.Store
+	mu    sync.Mutex
+	audit io.Writer
+}
+
+// openPins opens the pin store on the first build (next to the decisions
+// file; in memory for an embedder without one; in the shared store with
+// Redis) and points pin changes at this generation's audit log.
+func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
+	mode, _ := pins.ParseMode(cfg.Security.Pin) // validated by the config
+	p := &a.pins
+	p.once.Do(func() {
+		path := ""
+		if d, ok := a.opts.Decisions.(interface{ Path() string }); ok {
+			path = pins.PathFor(d.Path())
+		}
+		s, err := pins.Open(path, mode, a.log)
+		if err != nil {
+			a.log.Warn("pins", "err", err)
+		}
+		if a.shared != nil && a.shared.Redis != nil {
+			s.Share(a.shared.Store)
+		}
+		s.OnChange(p.record)
+		p.store = s
+	})
+	p.store.SetMode(mode)
+	p.mu.Lock()
+	p.audit = audit
+	p.mu.Unlock()
+	return p.store
+}
+
+// pinAudit is the audit line of a changed definition.
+type pinAudit struct {
+	Time     time.Time `json:"time"`
+	Event    string    `json:"event"`
+	Tool     string    `json:"tool"`
+	Provider string    `json:"provider"`
+	Decision string    `json:"decision"` // the pin mode: warn | quarantine
+	Pinned   string    `json:"pinned_sha256"`
+	Now      string    `json:"definition_sha256"`
+	Diff     string    `json:"diff"`
+}
+
+func (p *pinState) record(c pins.Change) {
+	p.mu.Lock()
+	w := p.audit
+	p.mu.Unlock()
+	if w == nil {
+		return
+	}
+	line, err := json.Marshal(pinAudit{Time: time.Now().UTC(), Event: "pin_changed", Tool: c.Tool, Provider: c.Provider,
+		Decision: string(c.Mode), Pinned: c.Digest, Now: c.Changed.Digest, Diff: pins.Diff(c.Def, c.Changed.Def)})
+	if err == nil {
+		// A definition is an upstream's text: it is scrubbed of known secrets
+		// like everything else written out. One whole line per write, as
+		// the audit stage does.
+		_, _ = w.Write(append(redact.Default.Bytes(line), '\n'))
+	}
+}
+
+// Pins is the pin store (nil before the first build).
+func (a *App) Pins() *pins.Store { return a.pins.store }
+
+// ApprovePin makes tool's changed definition its pin and brings a held
+// tool back into the catalog at once.
+func (a *App) ApprovePin(ctx context.Context, tool string) (pins.Record, error) {
+	r, err := a.pins.store.Approve(tool)
+	if err != nil {
+		return r, err
+	}
+	a.Registry().Refresh(ctx)
+	return r, nil
+}

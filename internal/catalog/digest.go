@@ -1,0 +1,37 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Definition is what a model is shown of a tool: the part a pin covers
+// (issue 24). A change to any of it is a change of what the person trusted.
+type Definition struct {
+	Name          string          `json:"name"`
+	Title         string          `json:"title,omitempty"`
+	Description   string          `json:"description"`
+	InputSchema   json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema  json.RawMessage `json:"outputSchema,omitempty"`
+	ReadOnly      bool            `json:"readOnly,omitempty"`
+	AlwaysConfirm bool            `json:"alwaysConfirm,omitempty"`
+}
+
+// Def returns t's published definition.
+func (t Tool) Def() Definition {
+	return Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+		OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly, AlwaysConfirm: t.AlwaysConfirm}
+}
+
+// Digest is the hex SHA-256 of d's JSON form. Schemas are hashed as the
+// upstream sent them: a re-ordered schema is a changed one, which errs on
+// the side of asking again.
+func (d Definition) Digest() string {
+	b, err := json.Marshal(d)
+	if err != nil { // a schema that is not JSON: hash its bytes as text
+		b, _ = json.Marshal([]any{d.Name, d.Title, d.Description, string(d.InputSchema), string(d.OutputSchema), d.ReadOnly, d.AlwaysConfirm})
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
