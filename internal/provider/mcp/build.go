@@ -15,7 +15,15 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not an mcp entry", pc.ID)
 	}
-	return New(OptionsFrom(pc, spec, deps)), nil
+	o := OptionsFrom(pc, spec, deps)
+	if spec.Auth != nil {
+		h, err := AuthFrom(pc.ID, spec, nil, nil, "")
+		if err != nil {
+			return nil, err
+		}
+		o.OAuth = h
+	}
+	return New(o), nil
 }
 
 // OptionsFrom maps a config entry onto Options.

@@ -1,0 +1,78 @@
+package mcp
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
+)
+
+// AuthFrom builds the OAuth handler of an HTTP upstream with an auth block:
+// the one serve uses, with no person to log in (a missing or dead login
+// makes the provider needs_login). login and onLogin are for the
+// `auth login` command and the conformance client; store nil is the
+// user's token store.
+func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string) (*upstreamauth.Handler, error) {
+	a := spec.Auth
+	if a == nil || spec.URL == "" {
+		return nil, nil
+	}
+	if store == nil {
+		fs, err := upstreamauth.NewFileStore("")
+		if err != nil {
+			return nil, err
+		}
+		store = fs
+	}
+	c := upstreamauth.Config{
+		Provider: id, URL: spec.URL, Type: a.Type,
+		ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes,
+		ClientMetadataURL: a.ClientMetadataURL, RedirectURL: redirectURL,
+		Store: store, Login: login,
+	}
+	if a.PrivateKeyFile != "" {
+		b, err := os.ReadFile(a.PrivateKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("provider %s: auth.privateKeyFile: %w", id, err)
+		}
+		c.PrivateKey = b
+	}
+	return upstreamauth.New(c)
+}
+
+// needsLogin reports whether err is an upstream's demand for a login.
+func needsLogin(err error) bool { return errors.Is(err, upstreamauth.ErrNeedsLogin) }
+
+// needsLoginError is the teaching error a model gets from a provider that
+// waits for a person's login.
+func needsLoginError(id string, err error) error {
+	return toolerr.New(toolerr.ProviderNeedsLogin,
+		fmt.Sprintf("Tell the user that %q needs a login: they run `%s` (or use the Log in button of the console), then retry.", id, upstreamauth.LoginCommand(id)),
+		"provider %q needs a login: %v", id, err)
+}
+
+// challengeSeen notes a 401 with WWW-Authenticate from an upstream without
+// an auth block: the server wants the MCP authorization flow.
+type challengeSeen struct{ seen atomic.Bool }
+
+func (c *challengeSeen) note(resp *http.Response) {
+	if c != nil && resp.StatusCode == http.StatusUnauthorized && resp.Header.Get("WWW-Authenticate") != "" {
+		c.seen.Store(true)
+	}
+}
+
+// unauthenticated is the needs_login error of an upstream with no auth
+// block that asked for one.
+func unauthenticated(id string) error {
+	return &upstreamauth.Error{Provider: id, Step: "connect", NeedsLogin: true,
+		Err: errors.New(`the upstream requires authorization (HTTP 401 with WWW-Authenticate); add "auth: {type: oauth}" to the provider`)}
+}
+
+var _ auth.OAuthHandler = (*upstreamauth.Handler)(nil)
