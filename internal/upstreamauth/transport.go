@@ -14,12 +14,21 @@ import (
 // It notes the issuer of the authorization server metadata the flow used
 // (for auth status), and adds the resource parameter (RFC 8707) to refresh
 // requests, which oauth2 sends without it.
+//
+// It also carries the 2025-03-26 back-compat path the go-sdk lacks: a
+// server with no Protected Resource Metadata is its own authorization
+// server, its metadata at the root of its origin; servers of that
+// revision publish an issuer with a path (their endpoints' prefix), which
+// the SDK's RFC 8414 issuer check rejects against the bare origin. Only in
+// that case (no PRM seen, metadata at the origin's root, issuer on the same
+// origin) is the issuer read as the origin.
 type observer struct {
 	base     http.RoundTripper
 	resource string
 
-	mu  sync.Mutex
-	iss string
+	mu       sync.Mutex
+	iss      string
+	prmFound bool
 }
 
 func (o *observer) issuer() string {
@@ -49,9 +58,8 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	p := req.URL.Path
-	if !strings.Contains(p, "/.well-known/oauth-authorization-server") && !strings.Contains(p, "/.well-known/openid-configuration") {
-		return resp, nil
-	}
+	prm := strings.Contains(p, "/.well-known/oauth-protected-resource")
+	asm := strings.Contains(p, "/.well-known/oauth-authorization-server") || strings.Contains(p, "/.well-known/openid-configuration")
 	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	if err != nil {
@@ -59,12 +67,31 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(b))
 	var m struct {
-		Issuer string `json:"issuer"`
+		Issuer  string   `json:"issuer"`
+		Servers []string `json:"authorization_servers"`
 	}
-	if json.Unmarshal(b, &m) == nil && m.Issuer != "" {
-		o.mu.Lock()
-		o.iss = m.Issuer
-		o.mu.Unlock()
+	if json.Unmarshal(b, &m) != nil {
+		return resp, nil
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if prm || len(m.Servers) > 0 {
+		o.prmFound = true
+	}
+	if !asm || m.Issuer == "" {
+		return resp, nil
+	}
+	o.iss = m.Issuer
+	origin := req.URL.Scheme + "://" + req.URL.Host
+	if !o.prmFound && p == "/.well-known/oauth-authorization-server" && m.Issuer != origin && strings.HasPrefix(m.Issuer, origin+"/") {
+		var doc map[string]any
+		if json.Unmarshal(b, &doc) == nil {
+			doc["issuer"] = origin
+			if nb, err := json.Marshal(doc); err == nil {
+				resp.Body, resp.ContentLength = io.NopCloser(bytes.NewReader(nb)), int64(len(nb))
+				resp.Header.Del("Content-Length")
+			}
+		}
 	}
 	return resp, nil
 }

@@ -32,10 +32,11 @@ import (
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
-// clientMetadataURL is the client id the runtime presents where an
-// authorization server supports Client ID Metadata Documents (see the
-// README's "Remote servers that need a login").
-const clientMetadataURL = "https://agent-tools.dev/oauth/client-metadata.json"
+// clientMetadataURL is the Client ID Metadata Document URL the suite's
+// basic-cimd scenario expects a client to present (a real deployment sets
+// auth.clientMetadataUrl to the document it hosts; see the README's
+// "Remote servers that need a login").
+const clientMetadataURL = "https://conformance-test.local/client-metadata.json"
 
 func main() {
 	if len(os.Args) < 2 {
