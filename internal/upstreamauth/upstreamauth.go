@@ -84,6 +84,9 @@ type Config struct {
 	Login LoginFunc
 	// OnLogin is called after new tokens were obtained by a login.
 	OnLogin func()
+	// Fresh ignores a stored login (auth login: a new login replaces it,
+	// and the old one stays until the new one is saved).
+	Fresh bool
 }
 
 // maxAuthorize bounds the authorizations (logins, step-ups) one handler
@@ -104,6 +107,7 @@ type Handler struct {
 	entry     *Entry             // what is stored for them
 	refreshed string             // the access token a 401-refresh produced, not refreshed again
 	attempts  []time.Time
+	lastErr   *Error // the last failed authorization, repeated while the budget is spent
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -133,15 +137,34 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, &Error{Provider: cfg.Provider, Step: "configuration", Err: err}
 	}
-	e, err := h.store.Load(cfg.Provider)
-	if err != nil {
-		return nil, &Error{Provider: cfg.Provider, Step: "token store", Err: err}
-	}
-	if e != nil && e.Token != nil && e.Resource == cfg.URL {
-		h.entry = e
-		h.ts = h.persisting(e, e.Token)
+	if !cfg.Fresh {
+		if _, err := h.reload(); err != nil {
+			return nil, err
+		}
 	}
 	return h, nil
+}
+
+// reload adopts the stored login when it differs from the one held (a
+// login made by `agent-tools auth login` or the console while serve runs);
+// it reports whether it did.
+func (h *Handler) reload() (bool, error) {
+	e, err := h.store.Load(h.cfg.Provider)
+	if err != nil {
+		return false, &Error{Provider: h.cfg.Provider, Step: "token store", Err: err}
+	}
+	if e == nil || e.Token == nil || e.Resource != h.cfg.URL {
+		return false, nil
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.entry != nil && h.entry.Token != nil && h.entry.Token.AccessToken == e.Token.AccessToken {
+		return false, nil
+	}
+	h.entry = e
+	h.ts = h.persisting(e, e.Token)
+	h.refreshed = ""
+	return true, nil
 }
 
 // TokenSource implements auth.OAuthHandler.
@@ -176,6 +199,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	}
 	if h.cfg.Login == nil && h.cfg.Type != "client_credentials" {
 		resp.Body.Close()
+		if ok, _ := h.reload(); ok {
+			return nil // someone logged in meanwhile: retry with those tokens
+		}
 		why := errors.New("the upstream needs a login (HTTP " + resp.Status + ")")
 		if h.LoggedIn() {
 			why = errors.New("the login expired or was revoked and could not be refreshed")
@@ -187,7 +213,14 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return err
 	}
 	if err := h.sdk.Authorize(ctx, req, resp); err != nil {
-		return h.stepError(err)
+		err = h.stepError(err)
+		var e *Error
+		if errors.As(err, &e) {
+			h.mu.Lock()
+			h.lastErr = e
+			h.mu.Unlock()
+		}
+		return err
 	}
 	if h.cfg.Type == "client_credentials" {
 		ts, err := h.sdk.TokenSource(ctx)
@@ -226,8 +259,13 @@ func (h *Handler) budget() error {
 	}
 	h.attempts = keep
 	if len(h.attempts) >= maxAuthorize {
-		return &Error{Provider: h.cfg.Provider, Step: "authorization", NeedsLogin: h.cfg.Type != "client_credentials",
+		e := &Error{Provider: h.cfg.Provider, Step: "authorization", NeedsLogin: h.cfg.Type != "client_credentials",
 			Err: fmt.Errorf("the upstream refused %d fresh authorizations within a minute; not retrying", maxAuthorize)}
+		if l := h.lastErr; l != nil {
+			e.Step, e.NeedsLogin = l.Step, l.NeedsLogin
+			e.Err = fmt.Errorf("%w (%d attempts within a minute; not retrying before %s)", l.Err, maxAuthorize, h.attempts[0].Add(time.Minute).Format(time.TimeOnly))
+		}
+		return e
 	}
 	h.attempts = append(h.attempts, now)
 	return nil

@@ -16,8 +16,8 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 		return nil, fmt.Errorf("provider %q: not an mcp entry", pc.ID)
 	}
 	o := OptionsFrom(pc, spec, deps)
-	if spec.Auth != nil {
-		h, err := AuthFrom(pc.ID, spec, nil, nil, "")
+	if spec.URL != "" && (spec.Auth != nil || storedLogin(pc.ID, spec.URL)) {
+		h, err := AuthFrom(pc.ID, spec, nil, nil, "", false)
 		if err != nil {
 			return nil, err
 		}

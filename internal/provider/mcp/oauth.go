@@ -19,10 +19,13 @@ import (
 // makes the provider needs_login). login and onLogin are for the
 // `auth login` command and the conformance client; store nil is the
 // user's token store.
-func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string) (*upstreamauth.Handler, error) {
+//
+// Without an auth block, the handler is a plain oauth one (the command
+// `agent-tools auth login` works on any HTTP upstream that asks for it).
+func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string, fresh bool) (*upstreamauth.Handler, error) {
 	a := spec.Auth
-	if a == nil || spec.URL == "" {
-		return nil, nil
+	if a == nil {
+		a = &config.MCPAuth{Type: "oauth"}
 	}
 	if store == nil {
 		fs, err := upstreamauth.NewFileStore("")
@@ -44,7 +47,19 @@ func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstr
 		}
 		c.PrivateKey = b
 	}
+	c.Fresh = fresh
 	return upstreamauth.New(c)
+}
+
+// storedLogin reports whether the user's token store holds a login for
+// the provider at url (one made without an auth block in the config).
+func storedLogin(id, url string) bool {
+	fs, err := upstreamauth.NewFileStore("")
+	if err != nil {
+		return false
+	}
+	e, err := fs.Load(id)
+	return err == nil && e != nil && e.Resource == url
 }
 
 // needsLogin reports whether err is an upstream's demand for a login.
