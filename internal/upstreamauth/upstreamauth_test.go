@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
 )
 
 func connect(ctx context.Context, url string, h *upstreamauth.Handler) (*sdk.ClientSession, error) {
@@ -22,9 +23,9 @@ func connect(ctx context.Context, url string, h *upstreamauth.Handler) (*sdk.Cli
 	return c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, OAuthHandler: h, DisableStandaloneSSE: true}, nil)
 }
 
-func handler(t *testing.T, f *fakeAS, store upstreamauth.Store, login bool) *upstreamauth.Handler {
+func handler(t *testing.T, f *authtest.Server, store upstreamauth.Store, login bool) *upstreamauth.Handler {
 	t.Helper()
-	c := upstreamauth.Config{Provider: "remote", URL: f.url + "/mcp", Store: store, RedirectURL: "http://127.0.0.1/callback"}
+	c := upstreamauth.Config{Provider: "remote", URL: f.URL + "/mcp", Store: store, RedirectURL: "http://127.0.0.1/callback"}
 	if login {
 		c.Login = upstreamauth.Headless(http.DefaultClient)
 	}
@@ -52,51 +53,51 @@ func listTools(ctx context.Context, t *testing.T, url string, h *upstreamauth.Ha
 func TestLoginRefreshRevoke(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	f := newFakeAS(t)
+	f := authtest.New(t)
 	store, err := upstreamauth.NewFileStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := listTools(ctx, t, f.url+"/mcp", handler(t, f, store, true)); err != nil {
+	if err := listTools(ctx, t, f.URL+"/mcp", handler(t, f, store, true)); err != nil {
 		t.Fatalf("login: %v", err)
 	}
 	e, err := store.Load("remote")
 	if err != nil || e == nil || e.Token.RefreshToken == "" {
 		t.Fatalf("stored login = %+v, %v", e, err)
 	}
-	if e.Issuer != f.url || e.ClientID != "dyn-client" {
+	if e.Issuer != f.URL || e.ClientID != "dyn-client" {
 		t.Errorf("issuer %q client %q", e.Issuer, e.ClientID)
 	}
-	for _, r := range f.resources {
-		if r != f.url+"/mcp" {
+	for _, r := range f.Resources {
+		if r != f.URL+"/mcp" {
 			t.Errorf("token request resource = %q", r)
 		}
 	}
 
 	// serve: no login possible; the stored tokens are used.
 	serve := handler(t, f, store, false)
-	before := f.authRequests.Load()
-	if err := listTools(ctx, t, f.url+"/mcp", serve); err != nil {
+	before := f.AuthRequests.Load()
+	if err := listTools(ctx, t, f.URL+"/mcp", serve); err != nil {
 		t.Fatalf("with stored tokens: %v", err)
 	}
 	// The access token dies: one refresh, no new login.
-	f.expireAccess()
-	if err := listTools(ctx, t, f.url+"/mcp", serve); err != nil {
+	f.ExpireAccess()
+	if err := listTools(ctx, t, f.URL+"/mcp", serve); err != nil {
 		t.Fatalf("after expiry: %v", err)
 	}
-	if f.authRequests.Load() != before {
+	if f.AuthRequests.Load() != before {
 		t.Error("a refresh should not need an authorization request")
 	}
 	e2, _ := store.Load("remote")
 	if e2.Token.AccessToken == e.Token.AccessToken {
 		t.Error("the refreshed token was not stored")
 	}
-	if !strings.Contains(f.resources[len(f.resources)-1], "/mcp") {
-		t.Errorf("refresh without resource: %q", f.resources)
+	if !strings.Contains(f.Resources[len(f.Resources)-1], "/mcp") {
+		t.Errorf("refresh without resource: %q", f.Resources)
 	}
 	// Revoked: 401 → refresh fails → needs_login with the command.
-	f.revokeAll()
-	err = listTools(ctx, t, f.url+"/mcp", serve)
+	f.RevokeAll()
+	err = listTools(ctx, t, f.URL+"/mcp", serve)
 	if !errors.Is(err, upstreamauth.ErrNeedsLogin) {
 		t.Fatalf("after revocation: %v, want needs login", err)
 	}
@@ -104,10 +105,10 @@ func TestLoginRefreshRevoke(t *testing.T) {
 		t.Errorf("error does not name the command: %v", err)
 	}
 	// A login made elsewhere (auth login) is picked up without a restart.
-	if err := listTools(ctx, t, f.url+"/mcp", handler(t, f, store, true)); err != nil {
+	if err := listTools(ctx, t, f.URL+"/mcp", handler(t, f, store, true)); err != nil {
 		t.Fatal(err)
 	}
-	if err := listTools(ctx, t, f.url+"/mcp", serve); err != nil {
+	if err := listTools(ctx, t, f.URL+"/mcp", serve); err != nil {
 		t.Fatalf("serve did not pick up the new login: %v", err)
 	}
 	// Every token seen is known to the redactor.
@@ -120,31 +121,31 @@ func TestLoginRefreshRevoke(t *testing.T) {
 // TestBadInput: each broken step gives an error naming the provider and
 // the step, and nothing is retried without bound.
 func TestBadInput(t *testing.T) {
-	other := newFakeAS(t)
+	other := authtest.New(t)
 	cases := []struct {
 		name string
-		knob func(*fakeAS)
+		knob func(*authtest.Server)
 		step string
 	}{
-		{"malformed metadata", func(f *fakeAS) { f.badMetadata = true }, "discovery"},
-		{"token endpoint answers HTML", func(f *fakeAS) { f.htmlToken = true }, "token"},
-		{"metadata redirects to another host", func(f *fakeAS) {
-			f.redirectMeta = strings.Replace(other.url, "127.0.0.1", "localhost", 1) + "/.well-known/oauth-authorization-server"
+		{"malformed metadata", func(f *authtest.Server) { f.BadMetadata = true }, "discovery"},
+		{"token endpoint answers HTML", func(f *authtest.Server) { f.HTMLToken = true }, "token"},
+		{"metadata redirects to another host", func(f *authtest.Server) {
+			f.RedirectMeta = strings.Replace(other.URL, "127.0.0.1", "localhost", 1) + "/.well-known/oauth-authorization-server"
 		}, "discovery"},
-		{"callback with a wrong state", func(f *fakeAS) { f.wrongState = true }, "callback"},
-		{"expired code", func(f *fakeAS) { f.expiredCode = true }, "token"},
-		{"401 forever", func(f *fakeAS) { f.alwaysDeny = true }, ""},
+		{"callback with a wrong state", func(f *authtest.Server) { f.WrongState = true }, "callback"},
+		{"expired code", func(f *authtest.Server) { f.ExpiredCode = true }, "token"},
+		{"401 forever", func(f *authtest.Server) { f.AlwaysDeny = true }, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			f := newFakeAS(t)
+			f := authtest.New(t)
 			tc.knob(f)
 			h := handler(t, f, &upstreamauth.MemStore{}, true)
 			var err error
 			for range 5 { // a client retrying: the handler's budget bounds the logins
-				err = listTools(ctx, t, f.url+"/mcp", h)
+				err = listTools(ctx, t, f.URL+"/mcp", h)
 			}
 			if err == nil {
 				t.Fatal("no error")
@@ -157,7 +158,7 @@ func TestBadInput(t *testing.T) {
 			if tc.step != "" && ae.Step != tc.step {
 				t.Errorf("step = %q, want %q (%v)", ae.Step, tc.step, err)
 			}
-			if n := f.authRequests.Load(); n > 3 {
+			if n := f.AuthRequests.Load(); n > 3 {
 				t.Errorf("%d authorization requests: unbounded", n)
 			}
 			if strings.Contains(err.Error(), "canary") {

@@ -1,4 +1,9 @@
-package upstreamauth_test
+// Package authtest is a fake MCP authorization server in front of a
+// protected MCP server, on 127.0.0.1, with knobs for the failures tests
+// need (malformed metadata, HTML token answers, wrong state, expired
+// codes, a server that 401s forever). Tokens it issues contain "canary",
+// so a test can look for them where they must not be.
+package authtest
 
 import (
 	"context"
@@ -19,10 +24,11 @@ import (
 
 // fakeAS is a minimal authorization server and protected MCP server on
 // 127.0.0.1, with knobs for the failures the tests need.
-type fakeAS struct {
-	t   *testing.T
+// Server is the fake.
+type Server struct {
+	t   testing.TB
 	srv *httptest.Server
-	url string
+	URL string // the origin; the MCP endpoint is URL + "/mcp"
 
 	mu        sync.Mutex
 	challenge string            // PKCE code_challenge of the pending code
@@ -33,37 +39,38 @@ type fakeAS struct {
 	n         int
 
 	// knobs
-	badMetadata   bool   // AS metadata is not JSON
-	htmlToken     bool   // token endpoint answers HTML
-	wrongState    bool   // authorize redirects with another state
-	expiredCode   bool   // token endpoint refuses every code (invalid_grant)
-	alwaysDeny    bool   // the MCP endpoint answers 401 whatever the token
-	redirectMeta  string // AS metadata redirects here
-	noRefresh     bool   // token answers carry no refresh token
-	tokenRequests atomic.Int32
-	authRequests  atomic.Int32
-	resources     []string // resource parameters seen on token requests
+	BadMetadata   bool   // AS metadata is not JSON
+	HTMLToken     bool   // token endpoint answers HTML
+	WrongState    bool   // authorize redirects with another state
+	ExpiredCode   bool   // token endpoint refuses every code (invalid_grant)
+	AlwaysDeny    bool   // the MCP endpoint answers 401 whatever the token
+	RedirectMeta  string // AS metadata redirects here
+	NoRefresh     bool   // token answers carry no refresh token
+	TokenRequests atomic.Int32
+	AuthRequests  atomic.Int32
+	Resources     []string // resource parameters seen on token requests
 }
 
-func newFakeAS(t *testing.T) *fakeAS {
-	f := &fakeAS{t: t, codes: map[string]bool{}, access: map[string]bool{}, refresh: map[string]string{}}
+// New starts a Server for the test.
+func New(t testing.TB) *Server {
+	f := &Server{t: t, codes: map[string]bool{}, access: map[string]bool{}, refresh: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"resource": f.url + "/mcp", "authorization_servers": []string{f.url}, "scopes_supported": []string{"tools"}})
+		json.NewEncoder(w).Encode(map[string]any{"resource": f.URL + "/mcp", "authorization_servers": []string{f.URL}, "scopes_supported": []string{"tools"}})
 	})
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		if f.redirectMeta != "" {
-			http.Redirect(w, r, f.redirectMeta, http.StatusFound)
+		if f.RedirectMeta != "" {
+			http.Redirect(w, r, f.RedirectMeta, http.StatusFound)
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if f.badMetadata {
-			fmt.Fprint(w, `{"issuer": "`+f.url+`", "authorization_endpoint": [`)
+		if f.BadMetadata {
+			fmt.Fprint(w, `{"issuer": "`+f.URL+`", "authorization_endpoint": [`)
 			return
 		}
 		json.NewEncoder(w).Encode(map[string]any{
-			"issuer": f.url, "authorization_endpoint": f.url + "/authorize", "token_endpoint": f.url + "/token",
-			"registration_endpoint": f.url + "/register", "response_types_supported": []string{"code"},
+			"issuer": f.URL, "authorization_endpoint": f.URL + "/authorize", "token_endpoint": f.URL + "/token",
+			"registration_endpoint": f.URL + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
 			"scopes_supported": []string{"tools", "offline_access"},
 		})
@@ -74,7 +81,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		json.NewEncoder(w).Encode(map[string]any{"client_id": "dyn-client", "token_endpoint_auth_method": "none", "redirect_uris": []string{"http://127.0.0.1/callback"}})
 	})
 	mux.HandleFunc("/authorize", func(w http.ResponseWriter, r *http.Request) {
-		f.authRequests.Add(1)
+		f.AuthRequests.Add(1)
 		q := r.URL.Query()
 		f.mu.Lock()
 		f.n++
@@ -83,18 +90,18 @@ func newFakeAS(t *testing.T) *fakeAS {
 		f.challenge = q.Get("code_challenge")
 		f.mu.Unlock()
 		st := q.Get("state")
-		if f.wrongState {
+		if f.WrongState {
 			st = "not-the-state"
 		}
 		http.Redirect(w, r, q.Get("redirect_uri")+"?code="+code+"&state="+st, http.StatusFound)
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		f.tokenRequests.Add(1)
+		f.TokenRequests.Add(1)
 		r.ParseForm()
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.resources = append(f.resources, r.Form.Get("resource"))
-		if f.htmlToken {
+		f.Resources = append(f.Resources, r.Form.Get("resource"))
+		if f.HTMLToken {
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, "<html><body>Sign in</body></html>")
 			return
@@ -107,7 +114,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		switch r.Form.Get("grant_type") {
 		case "authorization_code":
 			sum := sha256.Sum256([]byte(r.Form.Get("code_verifier")))
-			if f.expiredCode || !f.codes[r.Form.Get("code")] || base64.RawURLEncoding.EncodeToString(sum[:]) != f.challenge {
+			if f.ExpiredCode || !f.codes[r.Form.Get("code")] || base64.RawURLEncoding.EncodeToString(sum[:]) != f.challenge {
 				bad()
 				return
 			}
@@ -126,7 +133,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 		at, rt := fmt.Sprintf("access-%d-canary", f.n), fmt.Sprintf("refresh-%d-canary", f.n)
 		f.access[at] = true
 		ans := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "scope": "tools"}
-		if !f.noRefresh {
+		if !f.NoRefresh {
 			f.refresh[rt] = ""
 			ans["refresh_token"] = rt
 		}
@@ -141,10 +148,10 @@ func newFakeAS(t *testing.T) *fakeAS {
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		f.mu.Lock()
-		ok := f.access[tok] && !f.alwaysDeny
+		ok := f.access[tok] && !f.AlwaysDeny
 		f.mu.Unlock()
 		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+f.url+`/.well-known/oauth-protected-resource/mcp"`)
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+f.URL+`/.well-known/oauth-protected-resource/mcp"`)
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
@@ -156,20 +163,20 @@ func newFakeAS(t *testing.T) *fakeAS {
 	}
 	f.srv = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
 	f.srv.Start()
-	f.url = f.srv.URL
+	f.URL = f.srv.URL
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-// revokeAll invalidates every access and refresh token.
-func (f *fakeAS) revokeAll() {
+// RevokeAll invalidates every access and refresh token.
+func (f *Server) RevokeAll() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.access, f.refresh = map[string]bool{}, map[string]string{}
 }
 
-// expireAccess invalidates the access tokens only.
-func (f *fakeAS) expireAccess() {
+// ExpireAccess invalidates the access tokens only.
+func (f *Server) ExpireAccess() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.access = map[string]bool{}
