@@ -61,7 +61,7 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 	}()
 	var out bytes.Buffer
 	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the tool-list cache the login writes
-	t.Setenv("XDG_STATE_HOME", state) // the provider's own store lookup (serve's path) agrees
+	t.Setenv("XDG_STATE_HOME", state)       // the provider's own store lookup (serve's path) agrees
 	code := Run(ctx, envFor(&out, pw), []string{"auth", "login", "remote", "--no-browser"})
 	pw.Close()
 	if err := <-browser; err != nil {
