@@ -311,7 +311,10 @@ func (h *Handler) refreshOn401(ctx context.Context) bool {
 	old.Expiry = time.Unix(1, 0) // make oauth2 refresh now
 	src := h.oauthConfig(e).TokenSource(h.clientCtx(), &old)
 	tok, err := src.Token()
-	if err != nil {
+	if err != nil { // a dead refresh token is not tried again for this access token
+		h.mu.Lock()
+		h.refreshed = cur.AccessToken
+		h.mu.Unlock()
 		return false
 	}
 	h.mu.Lock()
