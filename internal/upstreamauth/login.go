@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Loopback is the redirect target of a person's login: a listener on
@@ -43,6 +45,7 @@ func NewLoopback(port int) (*Loopback, error) {
 		} else {
 			fmt.Fprint(w, "<p>Logged in. You can close this window.</p>")
 		}
+		redact.Add("upstream authorization code", q.Get("code"))
 		select {
 		case l.got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
 		default: // a second callback: the first one counts
@@ -116,6 +119,7 @@ func Headless(hc *http.Client) LoginFunc {
 			return nil, fmt.Errorf("the authorization endpoint did not redirect (HTTP %d)", resp.StatusCode)
 		}
 		q := loc.Query()
+		redact.Add("upstream authorization code", q.Get("code"))
 		if e := q.Get("error"); e != "" {
 			return nil, fmt.Errorf("the authorization server refused: %s", e)
 		}

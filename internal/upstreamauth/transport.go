@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // observer is the transport of discovery, registration and token requests.
@@ -45,9 +47,17 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
-		if v, err := url.ParseQuery(string(b)); err == nil && v.Get("grant_type") == "refresh_token" && v.Get("resource") == "" {
-			v.Set("resource", o.resource)
-			b = []byte(v.Encode())
+		v, err := url.ParseQuery(string(b))
+		if err == nil {
+			// Every secret of a token request is known to the redactor
+			// before anything can print it (an error quoting the request).
+			for _, k := range []string{"code", "code_verifier", "client_secret", "refresh_token", "client_assertion", "assertion", "subject_token"} {
+				redact.Add("upstream "+strings.ReplaceAll(k, "_", " "), v.Get(k))
+			}
+			if v.Get("grant_type") == "refresh_token" && v.Get("resource") == "" {
+				v.Set("resource", o.resource)
+				b = []byte(v.Encode())
+			}
 		}
 		req = req.Clone(req.Context())
 		req.Body, req.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))

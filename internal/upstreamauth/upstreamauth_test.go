@@ -61,6 +61,9 @@ func TestLoginRefreshRevoke(t *testing.T) {
 	if err := listTools(ctx, t, f.URL+"/mcp", handler(t, f, store, true)); err != nil {
 		t.Fatalf("login: %v", err)
 	}
+	if got := redact.String("code-1-abcdef"); strings.Contains(got, "code-1") { // the fake's first code
+		t.Errorf("authorization code not redacted: %s", got)
+	}
 	e, err := store.Load("remote")
 	if err != nil || e == nil || e.Token.RefreshToken == "" {
 		t.Fatalf("stored login = %+v, %v", e, err)
