@@ -20,8 +20,7 @@ import (
 // interop/conformance-client, which drives one HTTP upstream through the
 // runtime's own mcp provider and upstreamauth code. Each spec version the
 // suite knows is run on its own, so the log reports them separately; a
-// FAILURE or a WARNING in any fails the test, except the scenarios listed
-// in conformance-client-baseline.yml.
+// FAILURE or a WARNING in any fails the test (no scenario is exempt).
 func TestConformanceClient(t *testing.T) {
 	requirePeers(t)
 	node, suite := conformancePeers(t)
@@ -36,8 +35,7 @@ func TestConformanceClient(t *testing.T) {
 	}
 	for _, v := range []string{"2025-03-26", "2025-06-18", "2025-11-25", "extension", "draft"} {
 		t.Run(v, func(t *testing.T) {
-			cmd := peerCommand(ctx, interopDir, node, suite, "client", "--command", bin, "--suite", "all", "--spec-version", v,
-				"--expected-failures", filepath.Join(interopDir, "conformance-client-baseline.yml"))
+			cmd := peerCommand(ctx, interopDir, node, suite, "client", "--command", bin, "--suite", "all", "--spec-version", v)
 			cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"),
 				"XDG_STATE_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 			out, err := cmd.CombinedOutput()

@@ -25,11 +25,19 @@ type MCPAuth struct {
 	// ClientMetadataURL is a Client ID Metadata Document URL, used as the
 	// client id where the authorization server supports it.
 	ClientMetadataURL string `json:"clientMetadataUrl,omitempty" yaml:"clientMetadataUrl,omitempty"`
+	// Cross-app access (type cross_app, SEP-990): the enterprise IdP, this
+	// client's id (and secret) there, and the person's ID token from it
+	// (via ${ENV}, from the enterprise's sign-in).
+	IdPIssuer       string `json:"idpIssuer,omitempty" yaml:"idpIssuer,omitempty"`
+	IdPClientID     string `json:"idpClientId,omitempty" yaml:"idpClientId,omitempty"`
+	IdPClientSecret string `json:"idpClientSecret,omitempty" yaml:"idpClientSecret,omitempty"`
+	IDToken         string `json:"idToken,omitempty" yaml:"idToken,omitempty"`
 }
 
-var mcpAuthKeys = []string{"type", "clientId", "clientSecret", "scopes", "redirectPort", "privateKeyFile", "clientMetadataUrl"}
+var mcpAuthKeys = []string{"type", "clientId", "clientSecret", "scopes", "redirectPort", "privateKeyFile", "clientMetadataUrl",
+	"idpIssuer", "idpClientId", "idpClientSecret", "idToken"}
 
-var mcpAuthTypes = []string{"oauth", "client_credentials"}
+var mcpAuthTypes = []string{"oauth", "client_credentials", "cross_app"}
 
 func decodeMCPAuth(d *decoder, v *yaml.Node, kp string) *MCPAuth {
 	a := &MCPAuth{}
@@ -49,6 +57,14 @@ func decodeMCPAuth(d *decoder, v *yaml.Node, kp string) *MCPAuth {
 			d.setStr(&a.PrivateKeyFile, v, kp)
 		case "clientMetadataUrl":
 			d.setStr(&a.ClientMetadataURL, v, kp)
+		case "idpIssuer":
+			d.setStr(&a.IdPIssuer, v, kp)
+		case "idpClientId":
+			d.setStr(&a.IdPClientID, v, kp)
+		case "idpClientSecret":
+			d.setStr(&a.IdPClientSecret, v, kp)
+		case "idToken":
+			d.setStr(&a.IDToken, v, kp)
 		}
 	}) {
 		return nil
@@ -77,7 +93,20 @@ func (v *validator) mcpAuth(ap string, m *MCP) {
 			v.errf(ap+".clientMetadataUrl", "clientMetadataUrl must be an https URL with a path")
 		}
 	}
+	if a.Type != "cross_app" {
+		for k, set := range map[string]bool{"idpIssuer": a.IdPIssuer != "", "idpClientId": a.IdPClientID != "", "idpClientSecret": a.IdPClientSecret != "", "idToken": a.IDToken != ""} {
+			if set {
+				v.keyf(ap+"."+k, "%q applies to type cross_app", k)
+			}
+		}
+	}
 	switch a.Type {
+	case "cross_app":
+		for k, set := range map[string]bool{"clientId": a.ClientID != "", "idpIssuer": a.IdPIssuer != "", "idpClientId": a.IdPClientID != "", "idToken": a.IDToken != ""} {
+			if !set {
+				v.errf(ap, "auth type cross_app needs %q", k)
+			}
+		}
 	case "oauth":
 		if a.PrivateKeyFile != "" {
 			v.keyf(ap+".privateKeyFile", `"privateKeyFile" applies to type client_credentials`)
@@ -103,8 +132,10 @@ func redactMCPAuth(a *MCPAuth) *MCPAuth {
 		return nil
 	}
 	r := *a
-	if r.ClientSecret != "" {
-		r.ClientSecret = "***"
+	for _, f := range []*string{&r.ClientSecret, &r.IdPClientSecret, &r.IDToken} {
+		if *f != "" {
+			*f = "***"
+		}
 	}
 	return &r
 }

@@ -49,6 +49,8 @@ func TestMCPAuthErrors(t *testing.T) {
 		{"url: https://x/mcp\n    auth: {type: oauth, clientMetadataUrl: http://x/}", "https URL with a path"},
 		{"url: https://x/mcp\n    auth: {type: oauth, privateKeyFile: k}", "applies to type client_credentials"},
 		{"url: https://x/mcp\n    auth: {type: oauth, clientSecret: s}", "needs auth.clientId"},
+		{"url: https://x/mcp\n    auth: {type: cross_app, clientId: a, idpIssuer: https://idp}", `needs "idpClientId"`},
+		{"url: https://x/mcp\n    auth: {type: oauth, idToken: t}", "applies to type cross_app"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {

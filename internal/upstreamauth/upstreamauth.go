@@ -73,6 +73,12 @@ type Config struct {
 	// (an https URL with a path), used as the client id where the server
 	// supports it; "" skips that registration method.
 	ClientMetadataURL string
+	// Cross-app access (Type "cross_app", SEP-990): the enterprise IdP
+	// (issuer, or its token endpoint directly), this client's id there, and
+	// where the person's ID token comes from.
+	IdPIssuer, IdPTokenURL       string
+	IdPClientID, IdPClientSecret string
+	IDToken                      func(context.Context) (string, error)
 	// RedirectURL is where the authorization server sends the person back
 	// (the loopback listener of the login).
 	RedirectURL string
@@ -119,6 +125,7 @@ func New(cfg Config) (*Handler, error) {
 		h.store = &MemStore{}
 	}
 	redact.Add("upstream client secret", cfg.ClientSecret)
+	redact.Add("upstream IdP client secret", cfg.IdPClientSecret)
 	base := cfg.HTTPClient
 	if base == nil {
 		base = &http.Client{Timeout: 30 * time.Second}
@@ -131,6 +138,8 @@ func New(cfg Config) (*Handler, error) {
 		h.sdk, err = h.newCodeHandler()
 	case "client_credentials":
 		h.sdk, err = newClientCredentials(h)
+	case "cross_app":
+		h.sdk, err = newCrossApp(h)
 	default:
 		err = fmt.Errorf("unknown auth type %q", cfg.Type)
 	}
@@ -197,7 +206,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		resp.Body.Close()
 		return nil // not ours: the transport retries once and the answer stands
 	}
-	if h.cfg.Login == nil && h.cfg.Type != "client_credentials" {
+	if h.cfg.Login == nil && !h.machine() {
 		resp.Body.Close()
 		if ok, _ := h.reload(); ok {
 			return nil // someone logged in meanwhile: retry with those tokens
@@ -222,7 +231,7 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		}
 		return err
 	}
-	if h.cfg.Type == "client_credentials" {
+	if h.machine() {
 		ts, err := h.sdk.TokenSource(ctx)
 		if err != nil || ts == nil {
 			return &Error{Provider: h.cfg.Provider, Step: "token", Err: fmt.Errorf("no token: %v", err)}
@@ -235,6 +244,11 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		h.cfg.OnLogin()
 	}
 	return nil
+}
+
+// machine reports whether the flow runs without a person's browser.
+func (h *Handler) machine() bool {
+	return h.cfg.Type == "client_credentials" || h.cfg.Type == "cross_app"
 }
 
 func insufficientScope(resp *http.Response) bool {
@@ -259,7 +273,7 @@ func (h *Handler) budget() error {
 	}
 	h.attempts = keep
 	if len(h.attempts) >= maxAuthorize {
-		e := &Error{Provider: h.cfg.Provider, Step: "authorization", NeedsLogin: h.cfg.Type != "client_credentials",
+		e := &Error{Provider: h.cfg.Provider, Step: "authorization", NeedsLogin: !h.machine(),
 			Err: fmt.Errorf("the upstream refused %d fresh authorizations within a minute; not retrying", maxAuthorize)}
 		if l := h.lastErr; l != nil {
 			e.Step, e.NeedsLogin = l.Step, l.NeedsLogin
@@ -289,7 +303,7 @@ func (h *Handler) stepError(err error) error {
 	case strings.Contains(msg, "state") || strings.Contains(msg, "issuer"):
 		step = "callback"
 	}
-	return &Error{Provider: h.cfg.Provider, Step: step, NeedsLogin: h.cfg.Type != "client_credentials", Err: err}
+	return &Error{Provider: h.cfg.Provider, Step: step, NeedsLogin: !h.machine(), Err: err}
 }
 
 // refreshOn401 refreshes the held tokens once per access token; it
@@ -471,6 +485,8 @@ func registerToken(tok *oauth2.Token) {
 		redact.Add("upstream id token", id)
 	}
 }
+
+func registerSecret(name, v string) { redact.Add(name, v) }
 
 func registerSecrets(e *Entry) {
 	redact.Add("upstream client secret", e.ClientSecret)

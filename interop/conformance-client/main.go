@@ -58,6 +58,11 @@ type conformanceContext struct {
 	ClientSecret  string `json:"client_secret"`
 	PrivateKeyPEM string `json:"private_key_pem"`
 	SigningAlg    string `json:"signing_algorithm"`
+	// cross-app access (SEP-990)
+	IdPClientID      string `json:"idp_client_id"`
+	IdPIDToken       string `json:"idp_id_token"`
+	IdPIssuer        string `json:"idp_issuer"`
+	IdPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 func run(ctx context.Context, scenario, url string) error {
@@ -78,8 +83,12 @@ func run(ctx context.Context, scenario, url string) error {
 			a.Type, a.ClientMetadataURL = "client_credentials", ""
 			pem = []byte(cc.PrivateKeyPEM)
 		}
+		if cc.IdPIDToken != "" {
+			a.Type, a.ClientMetadataURL = "cross_app", ""
+			a.IdPIssuer, a.IdPClientID, a.IDToken = cc.IdPIssuer, cc.IdPClientID, cc.IdPIDToken
+		}
 		spec.Auth = a
-		h, err := authHandler(spec, pem, cc.SigningAlg)
+		h, err := authHandler(spec, pem, cc.SigningAlg, cc.IdPTokenEndpoint)
 		if err != nil {
 			return err
 		}
@@ -127,13 +136,15 @@ func run(ctx context.Context, scenario, url string) error {
 
 // authHandler is the upstream's auth handler as serve builds it, with a
 // headless login and an in-memory store.
-func authHandler(spec *config.MCP, pem []byte, alg string) (*upstreamauth.Handler, error) {
+func authHandler(spec *config.MCP, pem []byte, alg, idpTokenURL string) (*upstreamauth.Handler, error) {
 	a := spec.Auth
 	return upstreamauth.New(upstreamauth.Config{
 		Provider: "upstream", URL: spec.URL, Type: a.Type,
 		ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes,
 		ClientMetadataURL: a.ClientMetadataURL, RedirectURL: "http://127.0.0.1:3000/callback",
 		PrivateKey: pem, SigningAlg: alg,
+		IdPIssuer: a.IdPIssuer, IdPClientID: a.IdPClientID, IdPClientSecret: a.IdPClientSecret,
+		IDToken: staticIDToken(a.IDToken), IdPTokenURL: idpTokenURL,
 		Store: &upstreamauth.MemStore{}, Login: upstreamauth.Headless(http.DefaultClient),
 	})
 }
@@ -155,6 +166,13 @@ func elicitation(ctx context.Context, p *mcp.Provider, tool string) error {
 		return fmt.Errorf("calling %s: %w", tool, err)
 	}
 	return nil
+}
+
+func staticIDToken(tok string) func(context.Context) (string, error) {
+	if tok == "" {
+		return nil
+	}
+	return func(context.Context) (string, error) { return tok, nil }
 }
 
 var _ = catalog.Tool{}

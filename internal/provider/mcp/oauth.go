@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -39,6 +40,10 @@ func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstr
 		ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes,
 		ClientMetadataURL: a.ClientMetadataURL, RedirectURL: redirectURL,
 		Store: store, Login: login,
+		IdPIssuer: a.IdPIssuer, IdPClientID: a.IdPClientID, IdPClientSecret: a.IdPClientSecret,
+	}
+	if tok := a.IDToken; tok != "" {
+		c.IDToken = func(context.Context) (string, error) { return tok, nil }
 	}
 	if a.PrivateKeyFile != "" {
 		b, err := os.ReadFile(a.PrivateKeyFile)
