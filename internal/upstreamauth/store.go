@@ -1,6 +1,7 @@
 package upstreamauth
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"golang.org/x/oauth2"
 )
 
@@ -343,4 +345,62 @@ func (s *MemStore) List() ([]*Entry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Provider < out[j].Provider })
 	return out, nil
+}
+
+// Watch calls changed(provider) from its own goroutine whenever another
+// process (or handler) stores a new login for provider, until ctx ends: a
+// running serve learns of `agent-tools auth login` at once. Entries are
+// compared by access token, so a refresh counts as a change too; callers
+// decide whether a change matters to them.
+func (s *FileStore) Watch(ctx context.Context, changed func(provider string)) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("token store: %w", err)
+	}
+	if err := w.Add(s.dir); err != nil { // the directory: the file is replaced by rename
+		w.Close()
+		return fmt.Errorf("token store: %w", err)
+	}
+	seen := map[string]string{}
+	snapshot := func(notify bool) {
+		list, err := s.List()
+		if err != nil {
+			return
+		}
+		for _, e := range list {
+			at := ""
+			if e.Token != nil {
+				at = e.Token.AccessToken
+			}
+			if old, ok := seen[e.Provider]; notify && (!ok || old != at) {
+				changed(e.Provider)
+			}
+			seen[e.Provider] = at
+		}
+	}
+	snapshot(false)
+	go func() {
+		defer w.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == storeFile && ev.Op&(fsnotify.Create|fsnotify.Write|fsnotify.Rename) != 0 {
+					snapshot(true)
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			}
+		}
+	}()
+	return nil
 }

@@ -56,15 +56,13 @@ func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstr
 	return upstreamauth.New(c)
 }
 
-// storedLogin reports whether the user's token store holds a login for
-// the provider at url (one made without an auth block in the config).
-func storedLogin(id, url string) bool {
-	fs, err := upstreamauth.NewFileStore("")
-	if err != nil {
-		return false
+func hasAuthorizationHeader(h map[string]string) bool {
+	for k := range h {
+		if http.CanonicalHeaderKey(k) == "Authorization" {
+			return true
+		}
 	}
-	e, err := fs.Load(id)
-	return err == nil && e != nil && e.Resource == url
+	return false
 }
 
 // needsLogin reports whether err is an upstream's demand for a login.
@@ -96,3 +94,26 @@ func unauthenticated(id string) error {
 }
 
 var _ auth.OAuthHandler = (*upstreamauth.Handler)(nil)
+
+// watchLogins restarts the provider when a login for it is stored while
+// it waits for one (needs_login): `agent-tools auth login` in another
+// terminal, or the console. The new session lists the tools and OnChange
+// tells the runtime, which sends list_changed. Token refreshes (which also
+// rewrite the store) do not restart a running provider.
+func (p *Provider) watchLogins(store *upstreamauth.FileStore) {
+	err := store.Watch(p.base, func(id string) {
+		if id != p.opts.ID {
+			return
+		}
+		p.mu.Lock()
+		waiting := p.state == stateFailed && needsLogin(p.lastErr)
+		p.mu.Unlock()
+		if waiting {
+			p.log.Info("a login was stored; restarting")
+			p.Restart(p.base)
+		}
+	})
+	if err != nil {
+		p.log.Warn("cannot watch the token store: a new login is used on the next call", "err", err)
+	}
+}

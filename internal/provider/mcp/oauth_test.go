@@ -3,14 +3,20 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
 )
 
 // TestNeedsLogin: an HTTP upstream without an auth block that answers 401
@@ -45,5 +51,50 @@ func TestNeedsLogin(t *testing.T) {
 	}
 	if gets > 0 {
 		t.Errorf("the SSE fallback was tried (%d GETs)", gets)
+	}
+}
+
+// TestLoginPickedUp: a provider built as serve builds it is needs_login
+// until a login is stored by another process (auth login); then it
+// restarts at once, lists its tools and tells the runtime (list_changed).
+func TestLoginPickedUp(t *testing.T) {
+	state := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	f := authtest.New(t)
+	pp, err := Build(config.Provider{ID: "remote", Spec: &config.MCP{URL: f.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provider)
+	defer p.Close()
+	p.opts.MinBackoff, p.opts.MaxBackoff = time.Hour, time.Hour // no automatic restart: only the store's news can start it
+	changed := make(chan struct{}, 4)
+	p.Bind(nil, func() { changed <- struct{}{} })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := p.Call(ctx, catalog.Tool{Name: "hello"}, nil); !strings.Contains(fmt.Sprint(err), "PROVIDER_NEEDS_LOGIN") {
+		t.Fatalf("before login: %v", err)
+	}
+	// auth login, in "another process": its own handler and store.
+	store, _ := upstreamauth.NewFileStore(filepath.Join(state, "agent-tools"))
+	h, err := AuthFrom("remote", &config.MCP{URL: f.URL + "/mcp"}, store, upstreamauth.Headless(http.DefaultClient), "http://127.0.0.1/callback", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := New(Options{ID: "remote", URL: f.URL + "/mcp", OAuth: h, CacheDir: t.TempDir()})
+	if _, err := login.Session(ctx); err != nil {
+		t.Fatalf("login: %v", err)
+	}
+	login.Close()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatalf("the stored login was not picked up: %+v", p.Diagnostics()[0])
+	}
+	if d := p.Diagnostics()[0]; d.Status != "ok" {
+		t.Errorf("after login: %+v", d)
+	}
+	if _, err := p.Call(ctx, catalog.Tool{Name: "hello"}, nil); err != nil {
+		t.Errorf("call after login: %v", err)
 	}
 }
