@@ -49,6 +49,9 @@ func TestNeedsLogin(t *testing.T) {
 	if d.Status != "needs_login" || !strings.Contains(d.Reason, "agent-tools auth login gh") {
 		t.Errorf("doctor line = %+v", d)
 	}
+	if lc := p.Lifecycle(); !lc.NeedsLogin || !lc.Failed {
+		t.Errorf("lifecycle = %+v, want needs login", lc)
+	}
 	if gets > 0 {
 		t.Errorf("the SSE fallback was tried (%d GETs)", gets)
 	}
