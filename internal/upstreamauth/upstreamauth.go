@@ -90,6 +90,10 @@ type Config struct {
 	Login LoginFunc
 	// OnLogin is called after new tokens were obtained by a login.
 	OnLogin func()
+	// Implicit marks a handler the config did not ask for (an HTTP upstream
+	// without an auth block): only a 401 that asks for OAuth
+	// (WWW-Authenticate) makes it needs_login; another 401 is a failure.
+	Implicit bool
 	// Fresh ignores a stored login (auth login: a new login replaces it,
 	// and the old one stays until the new one is saved).
 	Fresh bool
@@ -210,6 +214,9 @@ func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		resp.Body.Close()
 		if ok, _ := h.reload(); ok {
 			return nil // someone logged in meanwhile: retry with those tokens
+		}
+		if h.cfg.Implicit && resp.Header.Get("WWW-Authenticate") == "" {
+			return &Error{Provider: h.cfg.Provider, Step: "connect", Err: fmt.Errorf("the upstream refused the request (HTTP %s) without asking for authorization", resp.Status)}
 		}
 		why := errors.New("the upstream needs a login (HTTP " + resp.Status + ")")
 		if h.LoggedIn() {

@@ -24,8 +24,8 @@ import (
 // Without an auth block, the handler is a plain oauth one (the command
 // `agent-tools auth login` works on any HTTP upstream that asks for it).
 func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string, fresh bool) (*upstreamauth.Handler, error) {
-	a := spec.Auth
-	if a == nil {
+	a, implicit := spec.Auth, spec.Auth == nil
+	if implicit {
 		a = &config.MCPAuth{Type: "oauth"}
 	}
 	if store == nil {
@@ -39,7 +39,7 @@ func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstr
 		Provider: id, URL: spec.URL, Type: a.Type,
 		ClientID: a.ClientID, ClientSecret: a.ClientSecret, Scopes: a.Scopes,
 		ClientMetadataURL: a.ClientMetadataURL, RedirectURL: redirectURL,
-		Store: store, Login: login,
+		Store: store, Login: login, Implicit: implicit && login == nil,
 		IdPIssuer: a.IdPIssuer, IdPClientID: a.IdPClientID, IdPClientSecret: a.IdPClientSecret,
 	}
 	if tok := a.IDToken; tok != "" {

@@ -101,3 +101,25 @@ func TestLoginPickedUp(t *testing.T) {
 		t.Errorf("call after login: %v", err)
 	}
 }
+
+// TestPlain401: an upstream without an auth block whose 401 does not ask
+// for OAuth (no WWW-Authenticate) is failed, not needs_login.
+func TestPlain401(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer ts.Close()
+	pp, err := Build(config.Provider{ID: "plain", Spec: &config.MCP{URL: ts.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pp.(*Provider)
+	defer p.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = p.Call(ctx, catalog.Tool{Name: "x"}, nil)
+	if strings.Contains(fmt.Sprint(err), "NEEDS_LOGIN") || p.Diagnostics()[0].Status != "failed" {
+		t.Errorf("plain 401: %v, %+v", err, p.Diagnostics()[0])
+	}
+}
