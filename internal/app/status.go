@@ -33,6 +33,9 @@ const (
 	StateStarting = "starting"
 	// StateFailed: enabled but not working; Reason says why.
 	StateFailed = "failed"
+	// StateNeedsLogin: an HTTP upstream waits for a person's login; Reason
+	// names the command (agent-tools auth login <id>).
+	StateNeedsLogin = "needs_login"
 	// StateDisabled: switched off (by the config or at run time), or not
 	// wanted and unbuildable.
 	StateDisabled = "disabled"
@@ -138,6 +141,8 @@ func providerState(ps registry.ProviderStatus, p provider.Provider) ProviderStat
 		out.State = StateDisabled
 	case lc.Starting:
 		out.State = StateStarting
+	case lc.Failed && lc.NeedsLogin:
+		out.State, out.Reason = StateNeedsLogin, out.LastError
 	case lc.Failed:
 		out.State, out.Reason = StateFailed, out.LastError
 	case ps.Err != nil && !starting:

@@ -61,6 +61,7 @@ func commands() []command {
 		{"call", "call one tool by its canonical name", runCall},
 		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
 		{"init", "write a commented starter agent-tools.yaml", runInit},
+		{"auth", "auth login|status|logout: logins of upstreams that need one (OAuth)", runAuth},
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},

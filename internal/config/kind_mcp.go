@@ -22,6 +22,8 @@ type MCP struct {
 	// passthrough (a bare name that another provider already took is
 	// skipped and reported by doctor). The id stays the provider's identity.
 	Prefix *string `json:"prefix,omitempty" yaml:"prefix,omitempty"`
+	// Auth is the upstream's authorization (kind_mcp_auth.go); nil: none.
+	Auth *MCPAuth `json:"auth,omitempty" yaml:"auth,omitempty"`
 }
 
 // Kind implements Spec.
@@ -32,7 +34,7 @@ func (m *MCP) Passthrough() bool { return m.Prefix != nil && *m.Prefix == "" }
 
 var mcpKind = kindDef{
 	name:    "mcp",
-	keys:    []string{"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix"},
+	keys:    []string{"command", "args", "cwd", "env", "url", "headers", "trustAnnotations", "prefix", "auth"},
 	newSpec: func() Spec { return &MCP{} },
 	decode: func(d *decoder, s Spec, key string, v *yaml.Node, kp string) {
 		m := s.(*MCP)
@@ -51,6 +53,8 @@ var mcpKind = kindDef{
 			m.Headers = d.stringMap(v, kp)
 		case "trustAnnotations":
 			d.boolean(v, kp, &m.TrustAnnotations)
+		case "auth":
+			m.Auth = decodeMCPAuth(d, v, kp)
 		case "prefix":
 			if str, ok := d.str(v, kp, false); ok {
 				m.Prefix = &str
@@ -61,6 +65,7 @@ var mcpKind = kindDef{
 		m := p.Spec.(*MCP)
 		v.validateEnv(pp, m.Env)
 		v.validateHeaders(pp, m.Headers)
+		v.mcpAuth(pp+".auth", m)
 		if pfx := pp + ".prefix"; m.Prefix != nil && *m.Prefix != "" && *m.Prefix != p.ID && !v.bad(pfx) {
 			v.errf(pfx, `prefix %s: the id is the prefix; use "" to expose the tools under their own names, or rename the provider`, v.show(pfx, *m.Prefix))
 		}
@@ -86,11 +91,15 @@ var mcpKind = kindDef{
 	resolve: func(s Spec, c *Config) {
 		m := s.(*MCP)
 		m.Cwd = c.Resolve(m.Cwd)
+		if m.Auth != nil && m.Auth.PrivateKeyFile != "" {
+			m.Auth.PrivateKeyFile = c.Resolve(m.Auth.PrivateKeyFile)
+		}
 	},
 	redact: func(s Spec) Spec {
 		m := *s.(*MCP)
 		m.Env, m.Headers = redactMap(m.Env), redactMap(m.Headers)
 		m.URL = redact.MaskURL(m.URL)
+		m.Auth = redactMCPAuth(m.Auth)
 		return &m
 	},
 	defaultCwd: func(s Spec, dir string) {

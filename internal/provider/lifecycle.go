@@ -43,6 +43,9 @@ type LifecycleState struct {
 	// Failed: the last start failed or the session died, and none runs now
 	// (it may be restarted automatically).
 	Failed bool
+	// NeedsLogin: failed because the upstream waits for a person's login
+	// (agent-tools auth login); not broken.
+	NeedsLogin bool
 	// LastError is the most recent failure, kept after a recovery; already
 	// scrubbed of secrets by the provider. LastErrorAt is when it happened.
 	LastError   string

@@ -19,6 +19,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 // Registry is safe for concurrent use. Refresh pulls each provider's current
@@ -517,6 +518,8 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 			// A slow upstream is not a failed one: doctor and the console's
 			// problems say so, as the provider's state does.
 			out = append(out, provider.Diagnostic{Provider: id, Status: "starting", Reason: e.loadErr.Error()})
+		case isCode(e.loadErr, toolerr.ProviderNeedsLogin): // an upstream waiting for a person's login is not broken
+			out = append(out, provider.Diagnostic{Provider: id, Status: "needs_login", Reason: e.loadErr.Error()})
 		case e.loadErr != nil:
 			out = append(out, provider.Diagnostic{Provider: id, Status: "failed", Reason: e.loadErr.Error()})
 		default:
@@ -532,4 +535,10 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		out = append(out, r.opts.Pins.Diagnostics()...)
 	}
 	return out
+}
+
+// isCode reports whether err is a tool error with code.
+func isCode(err error, code toolerr.Code) bool {
+	te, ok := toolerr.As(err)
+	return ok && te.Code == code
 }

@@ -21,6 +21,7 @@ const (
 	Timeout              Code = "TIMEOUT"
 	BackendError         Code = "BACKEND_ERROR"
 	ProviderUnavailable  Code = "PROVIDER_UNAVAILABLE"
+	ProviderNeedsLogin   Code = "PROVIDER_NEEDS_LOGIN" // an upstream waits for a person's login (agent-tools auth login)
 	RepeatedFailure      Code = "REPEATED_FAILURE"
 	Cancelled            Code = "CANCELLED"
 	UnknownSkill         Code = "UNKNOWN_SKILL"

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
 // Build is kind mcp's entry in the runtime's table of provider kinds: it
@@ -15,7 +16,27 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not an mcp entry", pc.ID)
 	}
-	return New(OptionsFrom(pc, spec, deps)), nil
+	o := OptionsFrom(pc, spec, deps)
+	if spec.URL == "" {
+		return New(o), nil
+	}
+	store, err := upstreamauth.NewFileStore("")
+	if err != nil {
+		return New(o), nil // no state directory: no logins either
+	}
+	// Every HTTP upstream gets a handler (one without an auth block logs in
+	// as a plain oauth client), except one that sends its own Authorization
+	// header: its 401 is a wrong credential, not a login to make.
+	if spec.Auth != nil || !hasAuthorizationHeader(spec.Headers) {
+		h, err := AuthFrom(pc.ID, spec, store, nil, "", false)
+		if err != nil {
+			return nil, err
+		}
+		o.OAuth = h
+	}
+	p := New(o)
+	p.watchLogins(store) // also for an upstream without auth: its first login
+	return p, nil
 }
 
 // OptionsFrom maps a config entry onto Options.

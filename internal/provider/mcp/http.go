@@ -19,17 +19,22 @@ import (
 // HTTP+SSE transport (2024-11-05) when that fails; the transport that worked
 // is tried first next time.
 func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client, s *session) error {
+	var challenged *challengeSeen // oauth.go
+	if p.opts.OAuth == nil {
+		challenged = &challengeSeen{}
+	}
 	hc := &http.Client{Transport: &upstreamHTTP{
-		base:    http.DefaultTransport.(*http.Transport).Clone(),
-		headers: p.opts.Headers,
-		max:     int64(p.opts.MaxMessageBytes),
-		report:  p.problem,
-		notes:   s.notes,
+		base:       http.DefaultTransport.(*http.Transport).Clone(),
+		headers:    p.opts.Headers,
+		max:        int64(p.opts.MaxMessageBytes),
+		report:     p.problem,
+		notes:      s.notes,
+		challenged: challenged,
 	}}
 	max := p.opts.MaxMessageBytes
 	sctx, cancel := context.WithCancelCause(p.base)
 	streamable := func() (*sdk.ClientSession, error) {
-		return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max}, s.copts)
+		return client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max, OAuthHandler: p.opts.OAuth}, s.copts)
 	}
 	legacy := func() (*sdk.ClientSession, error) {
 		sse := &sdk.SSEClientTransport{Endpoint: p.opts.URL, HTTPClient: hc, MaxEventSize: max}
@@ -45,7 +50,10 @@ func (p *Provider) dialHTTP(ctx context.Context, client *sdk.Client, s *session)
 	}
 	cs, err := first()
 	used := names[0]
-	if err != nil && ctx.Err() == nil {
+	if err != nil && challenged != nil && challenged.seen.Load() {
+		err = unauthenticated(p.opts.ID)
+	}
+	if err != nil && ctx.Err() == nil && !needsLogin(err) { // a login is not cured by the other transport
 		var err2 error
 		cs, err2 = second()
 		if err2 != nil {
@@ -102,6 +110,8 @@ type upstreamHTTP struct {
 	max     int64
 	report  func(string, ...any)
 	notes   *noteCounter // counts the notifications of SSE answers (passthrough sessions)
+	// challenged notes a 401 asking for authorization (nil with OAuth set).
+	challenged *challengeSeen
 }
 
 func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -112,6 +122,9 @@ func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		t.challenged.note(resp)
+	}
 	if err != nil || req.Method != http.MethodPost {
 		return resp, err
 	}

@@ -40,6 +40,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -101,6 +102,8 @@ type Options struct {
 	// when the server does not speak Streamable HTTP).
 	URL     string
 	Headers map[string]string
+	// OAuth authorizes requests to an HTTP upstream (oauth.go); nil: none.
+	OAuth auth.OAuthHandler
 
 	// ReadOnly names the tools that never need confirmation.
 	ReadOnly []string
@@ -443,6 +446,9 @@ func (p *Provider) session(ctx context.Context) (*session, error) {
 // unavailableLocked is the PROVIDER_UNAVAILABLE error for the current failure.
 func (p *Provider) unavailableLocked() error {
 	msg := "upstream is not running"
+	if needsLogin(p.lastErr) {
+		return needsLoginError(p.opts.ID, p.scrubErr(p.lastErr))
+	}
 	if p.lastErr != nil {
 		msg = p.scrubErr(p.lastErr).Error()
 	}
@@ -558,6 +564,9 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 		line.Reason = "closed"
 	case stateFailed:
 		line.Status = "failed"
+		if needsLogin(p.lastErr) {
+			line.Status = "needs_login"
+		}
 		line.Reason = fmt.Sprintf("failed (%s): %v", where, p.lastErr)
 		if wait := time.Until(p.nextTry); wait > 0 {
 			line.Reason += fmt.Sprintf("; next attempt in %s", wait.Round(100*time.Millisecond))

@@ -126,6 +126,7 @@ func (p *Provider) Lifecycle() provider.LifecycleState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := provider.LifecycleState{Starting: p.state == stateStarting, Failed: p.state == stateFailed}
+	st.NeedsLogin = st.Failed && needsLogin(p.lastErr)
 	if p.lastErr != nil {
 		st.LastError, st.LastErrorAt = p.scrubErr(p.lastErr).Error(), p.lastErrAt
 	}

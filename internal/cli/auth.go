@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
+)
+
+// loginTimeout bounds a login: the person's time in the browser included.
+const loginTimeout = 5 * time.Minute
+
+// runAuth is `agent-tools auth login|status|logout`: the logins of HTTP
+// upstreams that need the MCP authorization flow. Tokens are kept in the
+// user's token store (upstreamauth.FileStore) and never printed.
+func runAuth(ctx context.Context, env *Env, args []string) int {
+	const use = "Usage: agent-tools auth login <provider> [--no-browser] | auth status [--json] | auth logout <provider>"
+	if len(args) == 0 {
+		fmt.Fprintln(env.Stderr, use)
+		return ExitUsage
+	}
+	switch args[0] {
+	case "login":
+		return authLogin(ctx, env, args[1:])
+	case "status":
+		return authStatus(env, args[1:])
+	case "logout":
+		return authLogout(env, args[1:])
+	}
+	fmt.Fprintln(env.Stderr, use)
+	return ExitUsage
+}
+
+func tokenStore(env *Env) (*upstreamauth.FileStore, error) {
+	dir := ""
+	if d, ok := env.LookupEnv("XDG_STATE_HOME"); ok && d != "" {
+		dir = d + "/agent-tools"
+	}
+	return upstreamauth.NewFileStore(dir)
+}
+
+// httpUpstream finds provider id in the config: an HTTP kind mcp entry.
+func httpUpstream(env *Env, f *flags, id string) (config.Provider, *config.MCP, *config.Config, int) {
+	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
+		return config.Provider{}, nil, nil, ExitUsage
+	}
+	for _, p := range cfg.Providers {
+		if p.ID != id {
+			continue
+		}
+		m, ok := p.Spec.(*config.MCP)
+		if !ok || m.URL == "" {
+			fmt.Fprintf(env.Stderr, "agent-tools: provider %q is not an HTTP kind mcp upstream: nothing to log in to\n", id)
+			return p, nil, nil, ExitUsage
+		}
+		if m.Auth != nil && m.Auth.Type == "client_credentials" {
+			fmt.Fprintf(env.Stderr, "agent-tools: provider %q uses client credentials: it needs no login\n", id)
+			return p, nil, nil, ExitUsage
+		}
+		return p, m, cfg, ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "agent-tools: no provider %q in %s\n", id, cfg.Path)
+	return config.Provider{}, nil, nil, ExitUsage
+}
+
+func authLogin(ctx context.Context, env *Env, args []string) int {
+	f := newFlags(env, "auth login", "auth login <provider> [--config FILE] [--no-browser]")
+	noBrowser := f.Bool("no-browser", false, "print the URL only; do not open a browser")
+	pos, ok := f.parse(args)
+	if !ok || len(pos) != 1 {
+		f.Usage()
+		return ExitUsage
+	}
+	pc, spec, _, code := httpUpstream(env, f, pos[0])
+	if spec == nil {
+		return code
+	}
+	store, err := tokenStore(env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	port := 0
+	if spec.Auth != nil {
+		port = spec.Auth.RedirectPort
+	}
+	lb, err := upstreamauth.NewLoopback(port)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	defer lb.Close()
+	h, err := mcp.AuthFrom(pc.ID, spec, store, lb.Login(env.Stderr, !*noBrowser), lb.URL, true)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
+	defer cancel()
+	start := time.Now()
+	o := mcp.OptionsFrom(pc, spec, provider.Deps{Version: "login"})
+	o.OAuth, o.StartTimeout, o.ListWait, o.MaxRestarts = h, loginTimeout, loginTimeout, 1
+	o.CacheDir = "" // the default cache: the tool list read here is the one serve shows
+	p := mcp.New(o)
+	defer p.Close()
+	if _, err := p.Session(ctx); err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: login to %s failed: %v\n", pc.ID, err)
+		return ExitFailed
+	}
+	e, err := store.Load(pc.ID)
+	if err != nil || e == nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: %s: the upstream answered without asking for a login; nothing stored\n", pc.ID)
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stdout, "Logged in to %s in %s. %s\n", pc.ID, time.Since(start).Round(time.Millisecond), statusLine(e.Status()))
+	fmt.Fprintln(env.Stdout, "A running serve picks the login up on its next call to the provider.")
+	return ExitOK
+}
+
+func statusLine(s upstreamauth.Status) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "issuer %s", orNone(s.Issuer))
+	fmt.Fprintf(&b, ", scopes %s", orNone(strings.Join(s.Scopes, " ")))
+	if s.Expiry.IsZero() {
+		b.WriteString(", no expiry")
+	} else {
+		fmt.Fprintf(&b, ", expires %s", s.Expiry.Local().Format(time.RFC3339))
+		if time.Now().After(s.Expiry) {
+			b.WriteString(" (expired")
+			if s.Refresh {
+				b.WriteString("; refreshed on next use")
+			}
+			b.WriteString(")")
+		}
+	}
+	if s.Refresh {
+		b.WriteString(", refreshable")
+	}
+	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func authStatus(env *Env, args []string) int {
+	f := newFlags(env, "auth status", "auth status [--json]").withJSON()
+	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
+		f.Usage()
+		return ExitUsage
+	}
+	store, err := tokenStore(env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	list, err := store.List()
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	if f.json {
+		out := []map[string]any{}
+		for _, e := range list {
+			s := e.Status()
+			m := map[string]any{"provider": s.Provider, "issuer": s.Issuer, "scopes": s.Scopes, "refreshable": s.Refresh}
+			if !s.Expiry.IsZero() {
+				m["expiry"] = s.Expiry.UTC().Format(time.RFC3339)
+			}
+			out = append(out, m)
+		}
+		return writeJSON(env.Stdout, out)
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(env.Stdout, "no upstream logins (%s)\n", store.Path())
+		return ExitOK
+	}
+	for _, e := range list {
+		fmt.Fprintf(env.Stdout, "%s: %s\n", e.Provider, statusLine(e.Status()))
+	}
+	return ExitOK
+}
+
+func authLogout(env *Env, args []string) int {
+	f := newFlags(env, "auth logout", "auth logout <provider>")
+	pos, ok := f.parse(args)
+	if !ok || len(pos) != 1 {
+		f.Usage()
+		return ExitUsage
+	}
+	store, err := tokenStore(env)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	e, err := store.Load(pos[0])
+	if err == nil && e == nil {
+		fmt.Fprintf(env.Stdout, "%s was not logged in\n", pos[0])
+		return ExitOK
+	}
+	if err := upstreamauth.Logout(store, pos[0]); err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	fmt.Fprintf(env.Stdout, "logged out of %s (its tokens are deleted from %s)\n", pos[0], store.Path())
+	return ExitOK
+}
