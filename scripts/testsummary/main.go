@@ -72,6 +72,7 @@ func summarizeParts(in io.Reader, realOut io.Writer, p parts) (failed bool, err 
 	output := map[key]*strings.Builder{}
 	var skips []skip
 	var times []pkgTime
+	var passed, failedTests int // tests, not packages: the report's closing count
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1024*1024), 16*1024*1024)
 	for sc.Scan() {
@@ -103,6 +104,7 @@ func summarizeParts(in io.Reader, realOut io.Writer, p parts) (failed bool, err 
 		case "fail":
 			failed = true
 			if e.Test != "" {
+				failedTests++
 				if b := output[k]; b != nil {
 					fmt.Fprint(out, b.String())
 				}
@@ -118,6 +120,8 @@ func summarizeParts(in io.Reader, realOut io.Writer, p parts) (failed bool, err 
 		case "pass":
 			if e.Test == "" {
 				times = append(times, pkgTime{e.Package, e.Elapsed})
+			} else {
+				passed++
 			}
 			delete(output, k)
 		}
@@ -128,6 +132,8 @@ func summarizeParts(in io.Reader, realOut io.Writer, p parts) (failed bool, err 
 	if p.report {
 		printSkips(realOut, skips)
 		printSlowest(realOut, times, 10)
+		// The plain closing line a reader (or CI) counts by, subtests included.
+		fmt.Fprintf(realOut, "\n%d passed, %d failed, %d skipped\n", passed, failedTests, len(skips))
 	}
 	return failed, nil
 }

@@ -37,6 +37,7 @@ func TestSummarize(t *testing.T) {
 		"SKIP p TestA: a_test.go:9: no redis-server on PATH",
 		"1.5s p",
 		"not json at all",
+		"\n1 passed, 1 failed, 1 skipped\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
