@@ -7,13 +7,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -210,27 +207,4 @@ func build(s Spec, path string, stdout, stderr *os.File) *exec.Cmd {
 }
 
 // resolve applies the PATH lookup for a bare name, using the child's PATH.
-func resolve(s Spec) (string, error) {
-	if s.Path == "" {
-		return "", fmt.Errorf("proc: cannot start: empty path: %w", fs.ErrNotExist)
-	}
-	if strings.Contains(s.Path, "/") {
-		return s.Path, nil
-	}
-	pathEnv := ""
-	for _, kv := range s.Env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathEnv = v // the last one wins, as in the child
-		}
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if !filepath.IsAbs(dir) {
-			continue // never resolve through "." or relative entries
-		}
-		p := filepath.Join(dir, s.Path)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("proc: cannot start %s: %w in PATH %q", s.Path, exec.ErrNotFound, pathEnv)
-}
+func resolve(s Spec) (string, error) { return LookPath(s.Path, s.Env) }
