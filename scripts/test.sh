@@ -21,6 +21,14 @@ fi
 echo "== go vet"
 go vet ./...
 
+echo "== cross-build: windows/amd64, darwin/arm64; go vet (tests included) under GOOS=windows"
+GOOS=windows GOARCH=amd64 go build ./...
+GOOS=darwin GOARCH=arm64 go build ./...
+# The tests of these packages drive real Unix processes (signals, process
+# groups, shell scripts): vetted on Unix only.
+unix_tests='/internal/(app|faults|provider/(local|mcp|workers))$'
+GOOS=windows GOARCH=amd64 go vet $(GOOS=windows go list ./... | grep -Ev "$unix_tests")
+
 echo "== go test -race"
 go test -race -count=1 ./...
 
