@@ -50,42 +50,29 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	job, err := newJob()
-	if err != nil {
-		return nil, fmt.Errorf("proc: cannot start %s: job object: %w", s.Path, err)
-	}
-	defer windows.CloseHandle(job) // kill-on-close: nothing of the call survives it
-
 	marker := trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(runSeq.Add(1), 10)
 	env := append(slices.Clip(s.Env), marker)
 	stdout := &capture{max: s.MaxOutput, tee: s.OnStdout}
 	stderr := &capture{max: s.MaxOutput}
 	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   append([]string{s.Path}, s.Args...),
-		Dir:    s.Dir,
-		Env:    env,
-		Stdout: stdout,
-		Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{
-			CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP,
-		},
+		Path:      path,
+		Args:      append([]string{s.Path}, s.Args...),
+		Dir:       s.Dir,
+		Env:       env,
+		Stdout:    stdout,
+		Stderr:    stderr,
 		WaitDelay: pipeWaitDelay,
 	}
 	if s.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(s.Stdin)
 	}
 	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("proc: cannot start %s: %w", s.Path, err)
-	}
-	leader, err := joinAndResume(job, cmd.Process.Pid)
+	job, err := StartInJob(cmd)
 	if err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
 		return nil, fmt.Errorf("proc: cannot start %s: %w", s.Path, err)
 	}
-	defer windows.CloseHandle(leader)
+	defer job.Close() // kill-on-close: nothing of the call survives it
+	leader := job.proc
 	exited := make(chan struct{})
 	go func() {
 		_, _ = windows.WaitForSingleObject(leader, windows.INFINITE)
@@ -109,7 +96,7 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	case <-deadline:
 		res.TimedOut, killed = true, stopLeader(cmd.Process.Pid, s.Grace, exited)
 	}
-	_ = windows.TerminateJobObject(job, 1) // what the leader left behind
+	_ = job.Terminate() // what the leader left behind
 	werr := <-waited
 	res.OutputIncomplete = errors.Is(werr, exec.ErrWaitDelay)
 	res.Duration = time.Since(began)
@@ -139,6 +126,49 @@ func stopLeader(pid int, grace time.Duration, exited <-chan struct{}) (killed bo
 		}
 	}
 	return true
+}
+
+// Job is a Windows job object that holds a process and everything it
+// starts: kill-on-close, no breakaway.
+type Job struct {
+	h    windows.Handle
+	proc windows.Handle // the process started in it (SYNCHRONIZE: wait on it)
+}
+
+// StartInJob starts cmd suspended in a new job, then lets it run, so that
+// every process it starts is in the job too. It adds CREATE_SUSPENDED and
+// CREATE_NEW_PROCESS_GROUP to cmd's creation flags. Close the job when the
+// process is done: what is left in it is killed.
+func StartInJob(cmd *exec.Cmd) (*Job, error) {
+	h, err := newJob()
+	if err != nil {
+		return nil, fmt.Errorf("job object: %w", err)
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.CreationFlags |= windows.CREATE_SUSPENDED | windows.CREATE_NEW_PROCESS_GROUP
+	if err := cmd.Start(); err != nil {
+		windows.CloseHandle(h)
+		return nil, err
+	}
+	p, err := joinAndResume(h, cmd.Process.Pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		windows.CloseHandle(h)
+		return nil, err
+	}
+	return &Job{h: h, proc: p}, nil
+}
+
+// Terminate kills every process in the job.
+func (j *Job) Terminate() error { return windows.TerminateJobObject(j.h, 1) }
+
+// Close kills what is left in the job and releases it.
+func (j *Job) Close() error {
+	windows.CloseHandle(j.proc)
+	return windows.CloseHandle(j.h)
 }
 
 // newJob is a job object whose processes die when its last handle closes
