@@ -5,6 +5,7 @@ package proc
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -112,6 +113,14 @@ func sweepFamily(leader int, marker []byte) int {
 	in := map[int]bool{leader: true}
 	var own []int // adopted: ours to reap
 	for pid, st := range table {
+		if st.ppid == self && st.sid != ourSid && !leaders[pid] {
+			// A child of ours by adoption (outside our session, leading
+			// no run): reaped once it dies, else it stays our zombie.
+			if st.zombie {
+				own = append(own, pid)
+				continue
+			}
+		}
 		switch {
 		case st.pgid == leader || st.sid == leader:
 			in[pid] = true
@@ -136,8 +145,14 @@ func sweepFamily(leader int, marker []byte) int {
 	n := 0
 	for pid := range in {
 		st, ok := table[pid]
-		if pid == leader || !ok || st.pgid == leader && st.sid == leader {
-			continue // the leader and its group: the caller's
+		if pid == leader || !ok {
+			continue
+		}
+		if st.ppid == self && st.sid != ourSid && !slices.Contains(own, pid) {
+			own = append(own, pid) // adopted, and killed here or by the caller's group kill
+		}
+		if st.pgid == leader && st.sid == leader {
+			continue // its group: the caller's to signal
 		}
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			n++
@@ -147,8 +162,12 @@ func sweepFamily(leader int, marker []byte) int {
 	return n
 }
 
-// reap waits for adopted children killed (in the background: SIGKILL is
-// prompt, but not synchronous).
+// reap waits for children this process adopted as subreaper, dead or
+// killed (in the background: SIGKILL is prompt, not synchronous): else each
+// stays a zombie of the runtime. Never a run's leader (registered until
+// reaped) nor a child started with os/exec (in our session), whose Wait
+// would lose its status; only an exec'd child that made itself a session
+// leader could be mistaken, and then only its exit status is lost.
 func reap(pids []int) {
 	for _, pid := range pids {
 		go func() {
@@ -170,7 +189,10 @@ func sweepAdopted() int {
 	leadersMu.Lock()
 	var own []int
 	for pid, st := range processes() {
-		if adopted(pid, st, self, ourSid) && syscall.Kill(pid, syscall.SIGKILL) == nil {
+		switch {
+		case st.ppid == self && st.sid != ourSid && st.zombie && !leaders[pid]:
+			own = append(own, pid)
+		case adopted(pid, st, self, ourSid) && syscall.Kill(pid, syscall.SIGKILL) == nil:
 			own = append(own, pid)
 		}
 	}

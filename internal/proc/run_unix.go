@@ -82,11 +82,12 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if st.cg == nil {
 		sweepFamily(pgid, st.marker) // what was forked meanwhile
 	}
-	dropLeader(pgid)
 	st.cg.release()
 	// The error of Wait is an *exec.ExitError (read from ProcessState below)
 	// or exec.ErrWaitDelay from the stdin copier; neither means "not started".
 	_ = w.finish()
+	dropLeader(pgid) // reaped: no sweep may take it for an adopted orphan before
+
 	if st.cg == nil {
 		// Without a cgroup, descendants that left the group (setsid) are
 		// found by the marker in their environment: no process a run
