@@ -73,5 +73,14 @@ cat "$tmp/others.json" "$tmp/waiting.json" | "$tmp/testsummary" -report || race_
 [ "$race_status" -eq 0 ] || { echo "go test failed"; exit 1; }
 # --- end race run
 
+step "cross-compile and vet: windows/amd64, darwin/arm64 (tests included)"
+# go vet type-checks every package and its tests for the target, which is
+# what a cross-build would prove, at the cost of one compile instead of two.
+# The tests of these packages drive real Unix processes (signals, process
+# groups, shell scripts): vetted on Unix only.
+unix_tests='/internal/(app|faults|provider/(local|mcp|workers))$'
+GOOS=windows GOARCH=amd64 go vet $(GOOS=windows go list ./... | grep -Ev "$unix_tests")
+GOOS=darwin GOARCH=arm64 go vet ./...
+
 step "deploy/ (its own module: Kubernetes manifests against the API types)"
 (cd deploy && go vet ./... && go test -count=1 ./...)

@@ -34,7 +34,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -275,15 +274,6 @@ func (r result) cpuPerCall() time.Duration {
 		return 0
 	}
 	return r.CPU / time.Duration(r.Calls)
-}
-
-// cpuTime is this process's user+system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func (r result) pct(p float64) time.Duration {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,11 @@ type CLI struct {
 	// Cwd is the tools' working directory, inside the config's directory
 	// (default: the config's directory itself).
 	Cwd string `json:"cwd,omitempty" yaml:"cwd,omitempty"`
+	// Version marks, per allowed program (as Allow spells it), the arguments
+	// doctor may run it with to read its version (e.g. git: [--version]).
+	// Doctor runs no program without one: an allowlisted program is run
+	// only as its tools declare, or as declared here.
+	Version map[string][]string `json:"version,omitempty" yaml:"version,omitempty"`
 	// Root is the directory every cwd must stay inside: the config's
 	// directory (a plugin's own directory for a plugin). Set by Load.
 	Root string `json:"-" yaml:"-"`
@@ -96,7 +102,7 @@ var (
 
 var cliKind = kindDef{
 	name:    "cli",
-	keys:    []string{"allow", "tools", "env", "cwd"},
+	keys:    []string{"allow", "tools", "env", "cwd", "version"},
 	newSpec: func() Spec { return &CLI{} },
 	decode: func(d *decoder, s Spec, key string, v *yaml.Node, kp string) {
 		c := s.(*CLI)
@@ -118,6 +124,11 @@ var cliKind = kindDef{
 			if c.Allow == nil && !d.meta.bad[kp] {
 				c.Allow = []string{} // given but empty: nothing is allowed
 			}
+		case "version":
+			c.Version = map[string][]string{}
+			d.mapping(v, kp, nil, func(prog string, _, v *yaml.Node, pp string) {
+				c.Version[prog] = d.stringList(v, pp)
+			})
 		}
 	},
 	validate: func(v *validator, p *Provider, pp string) {
@@ -132,6 +143,16 @@ var cliKind = kindDef{
 		}
 		allowOK := v.cliAllow(c, pp)
 		v.cwd(pp+".cwd", c.Cwd)
+		for _, prog := range slices.Sorted(maps.Keys(c.Version)) {
+			vp := joinKey(pp+".version", prog)
+			switch {
+			case v.bad(vp):
+			case !slices.Contains(c.Programs(), prog):
+				v.keyf(vp, "version names %q, which is not an allowed program (%s)", clip(prog), orList(c.Programs()))
+			case len(c.Version[prog]) == 0:
+				v.errf(vp, "version needs the arguments that print the version, e.g. [--version]")
+			}
+		}
 		names := map[string]string{}
 		for i := range c.Tools {
 			tp := index(pp+".tools", i)

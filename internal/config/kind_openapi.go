@@ -4,6 +4,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/redact"
 
 	"path"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -79,7 +80,11 @@ func decodeOpenAPIAuth(d *decoder, v *yaml.Node, kp string) *OpenAPIAuth {
 	a := &OpenAPIAuth{}
 	errs := len(d.errs)
 	defer func() {
-		if len(d.errs) > errs { // already reported: no "needs one of" on top
+		// An error that left no auth key (an unknown key) is reported
+		// already: no "needs one of" on top. An error inside a key (a list
+		// for login.body) marks only that key bad, so that the rest of the
+		// block is still checked and every error is reported at once.
+		if len(d.errs) > errs && !slices.ContainsFunc(openapiAuthKeys, func(k string) bool { _, ok := d.meta.key[joinKey(kp, k)]; return ok }) {
 			d.meta.bad[kp] = true
 		}
 	}()

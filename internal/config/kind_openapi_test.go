@@ -109,6 +109,17 @@ func TestOpenAPIErrors(t *testing.T) {
 			`agent-tools.yaml:6:33: providers[0].auth.login.token: token "token" must be a JSON pointer into the login answer, such as /token`}},
 		{"login bad header", head + "    auth:\n      login: { path: /l, header: \"a b\" }\n", []string{
 			`agent-tools.yaml:6:34: providers[0].auth.login.header: invalid header name "a b"`}},
+		// A type error in the body does not stop the rest of the block being checked.
+		{"login bad body and the rest", head + "    auth:\n      login: { path: nope, body: [1], token: bad }\n", []string{
+			`agent-tools.yaml:6:22: providers[0].auth.login.path: login path "nope" must be a path under baseURL starting with /`,
+			`agent-tools.yaml:6:34: providers[0].auth.login.body: want a mapping, got a list`,
+			`agent-tools.yaml:6:46: providers[0].auth.login.token: token "bad" must be a JSON pointer into the login answer, such as /token`}},
+		{"login bad body value and a missing path", head + "    auth:\n      login: { body: {a: [1]}, header: \"a b\" }\n", []string{
+			`agent-tools.yaml:6:14: providers[0].auth.login: auth.login needs "path" (the login operation's path under baseURL, e.g. /api/collections/users/auth-with-password)`,
+			`agent-tools.yaml:6:26: providers[0].auth.login.body.a: want a string, got a list`,
+			`agent-tools.yaml:6:40: providers[0].auth.login.header: invalid header name "a b"`}},
+		{"unknown auth key only", head + "    auth:\n      bearr: x\n", []string{
+			`agent-tools.yaml:6:7: providers[0].auth: unknown key "bearr"; did you mean "bearer"?`}},
 		{"auth header bad name", head + "    auth:\n      header: { \"a b\": v }\n", []string{
 			`agent-tools.yaml:6:17: providers[0].auth.header["a b"]: invalid header name "a b"`}},
 		{"auth header empty", head + "    auth:\n      header: {}\n", []string{

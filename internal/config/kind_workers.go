@@ -3,6 +3,7 @@ package config
 import (
 	"regexp"
 	"slices"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -216,11 +217,18 @@ func (v *validator) placeholders(p string, argv []string) {
 		if v.bad(ip) {
 			continue
 		}
+		known := true
 		for _, m := range placeholderRE.FindAllStringSubmatch(a, -1) {
 			if !slices.Contains(WorkerPlaceholders, m[1]) {
 				v.errf(ip, "unknown placeholder {%s} (want {%s})", clip(m[1]), joinPlaceholders())
+				known = false
 				break
 			}
+		}
+		// Braces are the placeholders' alone: a lone one ("{prompt", a
+		// stray "}") is a typo that would reach the CLI verbatim.
+		if rest := placeholderRE.ReplaceAllString(a, ""); known && strings.ContainsAny(rest, "{}") {
+			v.errf(ip, "unbalanced brace in %s: placeholders are {name} (want {%s})", v.show(ip, a), joinPlaceholders())
 		}
 	}
 }

@@ -98,6 +98,12 @@ func TestWorkersErrors(t *testing.T) {
 			`agent-tools.yaml:5:14: providers[0].worker.promptArgs: "promptArgs" needs prompt: argument or file`}},
 		{"unknown placeholder", head + "    command: x\n    args: [\"--x={modle}\"]\n", []string{
 			`agent-tools.yaml:5:12: providers[0].args[0]: unknown placeholder {modle} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`}},
+		{"unbalanced braces", head + "    command: x\n    args: [\"{prompt\", \"a}\", \"{model}{\", \"{{prompt}}\", \"--m={model}\"]\n    worker: {prompt: argument, promptArgs: [\"-p\", \"{prompt_file\"]}\n", []string{
+			`agent-tools.yaml:5:12: providers[0].args[0]: unbalanced brace in "{prompt": placeholders are {name} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`,
+			`agent-tools.yaml:5:23: providers[0].args[1]: unbalanced brace in "a}": placeholders are {name} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`,
+			`agent-tools.yaml:5:29: providers[0].args[2]: unbalanced brace in "{model}{": placeholders are {name} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`,
+			`agent-tools.yaml:5:41: providers[0].args[3]: unbalanced brace in "{{prompt}}": placeholders are {name} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`,
+			`agent-tools.yaml:6:51: providers[0].worker.promptArgs[1]: unbalanced brace in "{prompt_file": placeholders are {name} (want {prompt}, {prompt_file}, {output_file}, {model}, {effort}, {project}, {mode})`}},
 		{"unknown mode", head + "    command: x\n    worker:\n      modeArgs: {plan: [--plan]}\n", []string{
 			`agent-tools.yaml:6:18: providers[0].worker.modeArgs: unknown key "plan" (want analyze, review or implement)`}},
 		{"efforts without effortArgs", head + "    command: x\n    worker: {efforts: [low]}\n", []string{

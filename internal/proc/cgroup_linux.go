@@ -73,14 +73,21 @@ func ownCgroup() (string, error) {
 
 // Containment says how Run contains the processes of a call, for doctor:
 // "cgroup v2 (<dir>)" when every run gets its own cgroup that is killed as
-// a whole, otherwise "process group" with the reason cgroups are not used.
+// a whole, otherwise "process group and session" with the reason cgroups
+// are not used and what is then not guaranteed.
 func Containment() string {
 	dir, reason := cgroupBase()
 	if dir != "" {
 		return "cgroup v2 (" + dir + ")"
 	}
-	return "process group only: " + reason +
-		"; descendants that leave the process group (setsid) can outlive a call"
+	if !subreaper() {
+		return "process group and session: " + reason +
+			"; descendants are also found by the run marker and the process tree. Not guaranteed: " +
+			"a double fork that leaves the session and clears its environment outlives its call (this kernel refused PR_SET_CHILD_SUBREAPER)"
+	}
+	return "process group and session: " + reason +
+		"; descendants are also found by the run marker, the process tree and, as child subreaper, the orphans re-parented to this process. " +
+		"Not guaranteed: an orphan that left the session and cleared its environment lives on while another call runs (until the last one ends, or serve exits)"
 }
 
 // cgroup is one run's own cgroup.

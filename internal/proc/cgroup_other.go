@@ -6,7 +6,7 @@ import "syscall"
 
 // Containment says how Run contains the processes of a call, for doctor.
 func Containment() string {
-	return "process group only (cgroups are Linux-only); descendants that leave the process group (setsid) can outlive a call"
+	return "process group and session (cgroups and /proc are Linux-only). Not guaranteed: descendants that leave the session (setsid) or the process group can outlive a call"
 }
 
 type cgroup struct{}

@@ -7,13 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -64,18 +62,32 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	case <-w.exited:
 		// The leader is gone (not yet reaped on Linux, so pgid is still
 		// reserved): end what it left behind.
+		if st.cg == nil {
+			sweepFamily(pgid, st.marker)
+		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	case <-ctx.Done():
 		res.Cancelled = true
+		if st.cg == nil {
+			sweepFamily(pgid, st.marker) // while the tree is whole
+		}
 		killGroup(pgid, s.Grace, w.exited)
 	case <-deadline:
 		res.TimedOut = true
+		if st.cg == nil {
+			sweepFamily(pgid, st.marker)
+		}
 		killGroup(pgid, s.Grace, w.exited)
+	}
+	if st.cg == nil {
+		sweepFamily(pgid, st.marker) // what was forked meanwhile
 	}
 	st.cg.release()
 	// The error of Wait is an *exec.ExitError (read from ProcessState below)
 	// or exec.ErrWaitDelay from the stdin copier; neither means "not started".
 	_ = w.finish()
+	dropLeader(pgid) // reaped: no sweep may take it for an adopted orphan before
+
 	if st.cg == nil {
 		// Without a cgroup, descendants that left the group (setsid) are
 		// found by the marker in their environment: no process a run
@@ -101,6 +113,31 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 }
 
 var runSeq atomic.Uint64
+
+// leaders are the pids of the runs in flight; leadersMu is held for
+// reading while a run starts and registers its leader, and for writing
+// while this process's children are classified (sweepFamily), so that a
+// leader just started is never taken for an adopted orphan.
+var (
+	leadersMu sync.RWMutex
+	leaders   = map[int]bool{}
+)
+
+// addLeader registers pid; call under leadersMu.RLock (writes to the map
+// are serialised by leadersAddMu: several runs start at once).
+func addLeader(pid int) {
+	leadersAddMu.Lock()
+	leaders[pid] = true
+	leadersAddMu.Unlock()
+}
+
+var leadersAddMu sync.Mutex
+
+func dropLeader(pid int) {
+	leadersMu.Lock()
+	delete(leaders, pid)
+	leadersMu.Unlock()
+}
 
 // started is a running process with the pipes Run drains.
 type started struct {
@@ -141,6 +178,9 @@ func startOnce(s Spec, path string) (*started, error) {
 	cmd := build(s, path, outW, errW)
 	cg.apply(cmd.SysProcAttr)
 	began := time.Now()
+	// A run's leader is registered before anything classifies this
+	// process's children again (see sweepFamily).
+	leadersMu.RLock()
 	err = cmd.Start()
 	if err != nil && cg != nil {
 		// The cgroup could not take the child (e.g. controllers enabled in
@@ -150,6 +190,13 @@ func startOnce(s Spec, path string) (*started, error) {
 		cmd = build(s, path, outW, errW)
 		err = cmd.Start()
 	}
+	if err == nil {
+		addLeader(cmd.Process.Pid)
+		if cg == nil {
+			subreaper() // before the leader can fork: orphans come to us
+		}
+	}
+	leadersMu.RUnlock()
 	// The child has its copies of the write ends (or never will): keeping
 	// ours open would keep the pipes from ever reaching EOF.
 	_ = outW.Close()
@@ -189,13 +236,15 @@ func killGroup(pgid int, grace time.Duration, exited <-chan struct{}) {
 
 func build(s Spec, path string, stdout, stderr *os.File) *exec.Cmd {
 	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{s.Path}, s.Args...),
-		Dir:         s.Dir,
-		Env:         s.Env,
-		Stdout:      stdout,
-		Stderr:      stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:   path,
+		Args:   append([]string{s.Path}, s.Args...),
+		Dir:    s.Dir,
+		Env:    s.Env,
+		Stdout: stdout,
+		Stderr: stderr,
+		// A session of its own (and so a process group): a descendant
+		// that only changes its group is still found by the session.
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 		// Bounds only the stdin copier (stdout/stderr are our own pipes): a
 		// leftover process that holds stdin without reading cannot hang Wait.
 		WaitDelay: pipeWaitDelay,
@@ -210,27 +259,4 @@ func build(s Spec, path string, stdout, stderr *os.File) *exec.Cmd {
 }
 
 // resolve applies the PATH lookup for a bare name, using the child's PATH.
-func resolve(s Spec) (string, error) {
-	if s.Path == "" {
-		return "", fmt.Errorf("proc: cannot start: empty path: %w", fs.ErrNotExist)
-	}
-	if strings.Contains(s.Path, "/") {
-		return s.Path, nil
-	}
-	pathEnv := ""
-	for _, kv := range s.Env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			pathEnv = v // the last one wins, as in the child
-		}
-	}
-	for _, dir := range filepath.SplitList(pathEnv) {
-		if !filepath.IsAbs(dir) {
-			continue // never resolve through "." or relative entries
-		}
-		p := filepath.Join(dir, s.Path)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("proc: cannot start %s: %w in PATH %q", s.Path, exec.ErrNotFound, pathEnv)
-}
+func resolve(s Spec) (string, error) { return LookPath(s.Path, s.Env) }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Without cgroups, a descendant that calls setsid leaves the call's process
@@ -57,7 +59,10 @@ func sweep(marker []byte, prefix bool, minPid int) int {
 			// runtime, or another marked process, still belongs to a live
 			// provider or call (of another runtime in this process, as in
 			// tests); orphans were re-parented to init or a subreaper.
-			if pp := ppid(name); pp == self || pp > 1 && marked(pp, marker) {
+			// As a subreaper this process is also the parent of orphans
+			// it adopted: a direct child is one in our session that leads
+			// its own group (an upstream) or is in ours.
+			if pp := ppid(name); pp == self && directChild(name) || pp > 1 && pp != self && marked(pp, marker) {
 				continue
 			}
 		}
@@ -122,5 +127,17 @@ func lastPid() int {
 // (unless it rewrote its environment). Call it when the runtime exits, after
 // closing its providers, so that no child survives it.
 func SweepAll() int {
-	return sweep([]byte(trackVar+"="+strconv.Itoa(os.Getpid())+"."), true, 0)
+	return sweep([]byte(trackVar+"="+strconv.Itoa(os.Getpid())+"."), true, 0) + sweepAdopted()
+}
+
+// directChild tells a child this process started from an orphan it
+// adopted as subreaper.
+func directChild(pid string) bool {
+	st, ok := readStat(pid)
+	if !ok {
+		return true // gone or unreadable: leave it
+	}
+	sid, _ := unix.Getsid(0)
+	n, _ := strconv.Atoi(pid)
+	return st.sid == sid && (st.pgid == n || st.pgid == syscall.Getpgrp())
 }

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -107,7 +108,10 @@ func Parse(fallbackName string, src []byte) (*Prompt, error) {
 	return p, nil
 }
 
-// Render substitutes the arguments into the body.
+// Render substitutes the arguments into the body. A missing required or an
+// undeclared argument is a *jsonrpc.Error with code -32602 (invalid
+// params): a handler returning it makes prompts/get answer with that code,
+// where any other error would go out with code 0.
 func (p *Prompt) Render(args map[string]string) (string, error) {
 	var missing []string
 	for _, a := range p.Arguments {
@@ -116,16 +120,20 @@ func (p *Prompt) Render(args map[string]string) (string, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return "", fmt.Errorf("prompt %q needs argument(s): %s", p.Name, strings.Join(missing, ", "))
+		return "", invalidParams("prompt %q needs argument(s): %s", p.Name, strings.Join(missing, ", "))
 	}
 	for k := range args {
 		if !p.declares(k) {
-			return "", fmt.Errorf("prompt %q has no argument %q", p.Name, k)
+			return "", invalidParams("prompt %q has no argument %q", p.Name, k)
 		}
 	}
 	return placeholder.ReplaceAllStringFunc(p.Body, func(m string) string {
 		return args[placeholder.FindStringSubmatch(m)[1]]
 	}), nil
+}
+
+func invalidParams(format string, a ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, a...)}
 }
 
 func (p *Prompt) declares(name string) bool {

@@ -1,10 +1,15 @@
 package prompts
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestParse(t *testing.T) {
@@ -62,6 +67,42 @@ func TestRenderErrors(t *testing.T) {
 	}
 	if got, _ := p.Render(map[string]string{"a": "{{b}}"}); got != "{{b}} " {
 		t.Fatalf("substitution must not recurse: %q", got)
+	}
+}
+
+// Over MCP, prompts/get with a missing required or an undeclared argument
+// answers with -32602 (invalid params), not code 0.
+func TestRenderErrorsAreInvalidParams(t *testing.T) {
+	p, _ := Parse("x", []byte("---\nname: x\narguments: [{name: a, required: true}]\n---\n{{a}}"))
+	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	srv.AddPrompt(&mcp.Prompt{Name: "x"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		text, err := p.Render(req.Params.Arguments)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, args := range []map[string]string{nil, {"a": " "}, {"a": "1", "z": "2"}} {
+		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x", Arguments: args})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%v: %v, want code %d", args, err, jsonrpc.CodeInvalidParams)
+		}
+	}
+	if r, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x", Arguments: map[string]string{"a": "A"}}); err != nil || r.Messages[0].Content.(*mcp.TextContent).Text != "A" {
+		t.Fatalf("%v, %v", r, err)
 	}
 }
 

@@ -19,9 +19,15 @@ import (
 )
 
 // Stdio serves newline-delimited JSON-RPC on r/w as the SDK's stdio
-// transport (mcp.IOTransport) does, batches included, with two differences:
+// transport (mcp.IOTransport) does, batches included, with these differences:
 //   - a line that is not a JSON-RPC message is answered with a JSON-RPC
 //     error and skipped (the SDK ends the session), blank lines are dropped;
+//   - a batch (a JSON array line) is answered as JSON-RPC 2.0 says and the
+//     session goes on, where the SDK ends it: an empty array is an invalid
+//     request, an element that is not a message gets its own error in the
+//     batch's answer, notifications in a batch are not answered (the SDK
+//     waits for their answer forever), and on protocol versions without
+//     batches (2025-06-18 on) the whole line is refused with -32600;
 //   - when r ends (the client closed our stdin), requests already read are
 //     still answered before the session ends, so
 //     `printf '...' | agent-tools serve` gets every response. Drain bounds
@@ -84,23 +90,39 @@ type stdioConn struct {
 	isClosed bool
 }
 
-// inbound is one line's worth for Read: its messages, or an error that ends
-// the session (a malformed batch, the end of input).
+// inbound is one line's worth for Read: its message, a batch, or an error
+// that ends the session (a line over the limit, the end of input).
 type inbound struct {
 	msgs  []jsonrpc.Message
-	batch bool
+	batch *batchIn
 	err   error
 }
 
+// batchIn is a JSON array line, element by element.
+type batchIn struct {
+	elems []batchElem
+	// added are the ids of its requests that the reader marked pending
+	// (those not pending already): unmarked if the batch is refused.
+	added []jsonrpc.ID
+}
+
+// batchElem is a message, or (msg nil) the error answering an element
+// that is not one.
+type batchElem struct {
+	msg     jsonrpc.Message
+	invalid *jsonrpc.Response
+}
+
 // batch collects the responses to the requests of one inbound batch: they
-// are written as one JSON array once all are in, as the SDK does.
+// are written as one JSON array once all are in, as the SDK does, in the
+// order of the batch's elements, errors for its invalid elements included.
 type batch struct {
 	unresolved map[jsonrpc.ID]int // index in responses
 	responses  []*jsonrpc.Response
 }
 
 // batchesFrom is the first protocol version that has no JSON-RPC batches:
-// from it on, the SDK refuses them (and ends the session).
+// from it on, a batch is an invalid request.
 const batchesFrom = "2025-06-18"
 
 func (c *stdioConn) SessionID() string { return "" }
@@ -110,7 +132,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if len(c.queue) == 0 {
+	for len(c.queue) == 0 {
 		var in inbound
 		select {
 		case <-ctx.Done():
@@ -122,12 +144,16 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if in.err != nil {
 			return nil, in.err
 		}
-		if in.batch {
-			if err := c.addBatch(in.msgs); err != nil {
-				return nil, err
-			}
+		if in.batch == nil {
+			c.queue = in.msgs
+			continue
 		}
-		c.queue = in.msgs
+		msgs, reply := c.addBatch(in.batch)
+		if reply != nil {
+			// A write error shows again on the SDK's next Write.
+			lockedWriter{c}.Write(append(reply, '\n'))
+		}
+		c.queue = msgs
 	}
 	msg := c.queue[0]
 	c.queue = c.queue[1:]
@@ -139,59 +165,69 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	return msg, nil
 }
 
-// addBatch checks a batch as the SDK's ioConn.Read does (in its order, with
-// its errors, each of which ends the session) and records its requests so
-// that Write collects their responses.
-func (c *stdioConn) addBatch(msgs []jsonrpc.Message) error {
+// addBatch takes a batch: the messages to hand to the SDK, and what to
+// write now, if anything (the refusal of the whole batch, or the errors for
+// its elements when it has no request to wait for). Its requests are
+// recorded so that Write collects their responses. A request whose id is
+// already in use (earlier in the batch, or by a request in flight) is
+// answered with an error in its place: two requests with one id cannot
+// both be answered.
+func (c *stdioConn) addBatch(in *batchIn) (msgs []jsonrpc.Message, reply []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.version >= batchesFrom {
-		return fmt.Errorf("JSON-RPC batching is not supported in %s and later (request version: %s)", batchesFrom, c.version)
+		for _, id := range in.added {
+			delete(c.pending, id)
+		}
+		if len(c.pending) == 0 {
+			c.idle.Broadcast()
+		}
+		return nil, encodeError(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("invalid request: protocol version %s has no JSON-RPC batches (removed in %s)", c.version, batchesFrom))
 	}
-	var b *batch
-	for _, m := range msgs {
-		req, ok := m.(*jsonrpc.Request)
-		if !ok {
+	ours := make(map[jsonrpc.ID]bool, len(in.added))
+	for _, id := range in.added {
+		ours[id] = true
+	}
+	b := &batch{unresolved: map[jsonrpc.ID]int{}, responses: make([]*jsonrpc.Response, 0, len(in.elems))}
+	errs := 0
+	for _, e := range in.elems {
+		if e.msg == nil {
+			b.responses = append(b.responses, e.invalid)
+			errs++
 			continue
 		}
-		if b == nil {
-			b = &batch{unresolved: map[jsonrpc.ID]int{}}
+		req, ok := e.msg.(*jsonrpc.Request)
+		if !ok || !req.ID.IsValid() { // a response, a notification: nothing to answer
+			msgs = append(msgs, e.msg)
+			continue
 		}
-		// Notifications count, as the SDK (v1.8.0) counts them: they all
-		// share the zero id, so two in a batch are a duplicate, and one
-		// keeps its batch from ever being complete (and written).
-		if _, dup := b.unresolved[req.ID]; dup {
-			return fmt.Errorf("duplicate message ID %q", req.ID)
+		_, dup := b.unresolved[req.ID]
+		_, inBatch := c.batches[req.ID]
+		if dup || inBatch || (c.pending[req.ID] && !ours[req.ID]) {
+			b.responses = append(b.responses, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
+				Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("invalid request: id %v is already in use by another request", req.ID.Raw())}})
+			errs++
+			continue
 		}
 		b.unresolved[req.ID] = len(b.responses)
 		b.responses = append(b.responses, nil)
+		msgs = append(msgs, e.msg)
 	}
-	if b == nil {
-		return nil
-	}
-	for id := range b.unresolved {
-		if _, ok := c.batches[id]; ok {
-			return fmt.Errorf("%w: batch contains previously seen request %v", errInvalidRequest, id.Raw())
+	if len(b.unresolved) == 0 {
+		if errs > 0 {
+			reply, _ = encodeBatch(b.responses) // only errors: cannot fail
 		}
+		return msgs, reply
 	}
 	if c.batches == nil {
 		c.batches = map[jsonrpc.ID]*batch{}
 	}
-	_, never := b.unresolved[jsonrpc.ID{}] // a notification is never answered
 	for id := range b.unresolved {
 		c.batches[id] = b
-		if never { // so the batch is never written: the drain need not wait for it
-			delete(c.pending, id)
-		}
 	}
-	if never && len(c.pending) == 0 {
-		c.idle.Broadcast()
-	}
-	return nil
+	return msgs, nil
 }
-
-// errInvalidRequest is the SDK's jsonrpc2.ErrInvalidRequest.
-var errInvalidRequest = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request"}
 
 // Write writes msg on one line; a response to a request of a batch is held
 // until the batch is complete, then all are written as one JSON array.
@@ -234,10 +270,16 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 // encodeBatch is the SDK's encoding of a batch of responses: each message
-// as jsonrpc.EncodeMessage writes it, in a JSON array through json.Marshal.
+// as jsonrpc.EncodeMessage writes it, in a JSON array through json.Marshal;
+// an error answering an element without an id has "id":null.
 func encodeBatch(responses []*jsonrpc.Response) ([]byte, error) {
 	raw := make([]json.RawMessage, len(responses))
 	for i, r := range responses {
+		var we *jsonrpc.Error
+		if !r.ID.IsValid() && errors.As(r.Error, &we) {
+			raw[i] = encodeError(r.ID, we.Code, we.Message)
+			continue
+		}
 		b, err := jsonrpc.EncodeMessage(r)
 		if err != nil {
 			return nil, fmt.Errorf("encoding batch message: %w", err)
@@ -245,6 +287,18 @@ func encodeBatch(responses []*jsonrpc.Response) ([]byte, error) {
 		raw[i] = b
 	}
 	return json.Marshal(raw)
+}
+
+// encodeError is a JSON-RPC error response. Without an id (one could not
+// be read from the request) it has "id":null, as JSON-RPC 2.0 requires;
+// jsonrpc.EncodeMessage would leave the member out.
+func encodeError(id jsonrpc.ID, code int64, msg string) []byte {
+	out, _ := json.Marshal(struct { // strings and numbers: cannot fail
+		JSONRPC string        `json:"jsonrpc"`
+		ID      any           `json:"id"`
+		Error   jsonrpc.Error `json:"error"`
+	}{"2.0", id.Raw(), jsonrpc.Error{Code: code, Message: msg}})
+	return out
 }
 
 // updateBatch records resp if it answers a request of a batch; responses
@@ -305,7 +359,7 @@ func (c *stdioConn) readLines(br *bufio.Reader) {
 		line, err := readLine(br, &buf)
 		if len(line) > 0 {
 			if in, ok := screenLine(line, reply); ok {
-				c.saw(in.msgs)
+				c.saw(&in)
 				if !c.send(in) {
 					return
 				}
@@ -355,13 +409,23 @@ func (c *stdioConn) send(in inbound) bool {
 	}
 }
 
-// saw records the requests read, for the drain.
-func (c *stdioConn) saw(msgs []jsonrpc.Message) {
-	for _, m := range msgs {
+// saw records the requests read, for the drain; those of a batch are noted
+// in it, for addBatch to unmark if it refuses the batch.
+func (c *stdioConn) saw(in *inbound) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range in.msgs {
 		if req, ok := m.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			c.mu.Lock()
 			c.pending[req.ID] = true
-			c.mu.Unlock()
+		}
+	}
+	if in.batch == nil {
+		return
+	}
+	for _, e := range in.batch.elems {
+		if req, ok := e.msg.(*jsonrpc.Request); ok && req.ID.IsValid() && !c.pending[req.ID] {
+			c.pending[req.ID] = true
+			in.batch.added = append(in.batch.added, req.ID)
 		}
 	}
 }
@@ -414,10 +478,9 @@ func screen(line []byte, reply io.Writer) bool {
 	return ok
 }
 
-// screenLine decodes one line: a message, or a batch (a malformed batch is
-// an error for Read to return, as the SDK's). A line that is not JSON, or
-// is JSON but not a message, is answered on reply and ok is false; so is a
-// blank line, unanswered.
+// screenLine decodes one line: a message, or a batch. A line that is not
+// JSON, is JSON but not a message, or is an empty array, is answered on
+// reply and ok is false; so is a blank line, unanswered.
 func screenLine(line []byte, reply io.Writer) (in inbound, ok bool) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return inbound{}, false
@@ -425,29 +488,54 @@ func screenLine(line []byte, reply io.Writer) (in inbound, ok bool) {
 	trimmed := trimJSONSpace(line)
 	code, msg := jsonrpc.CodeParseError, "parse error: the line is not valid JSON"
 	if json.Valid(trimmed) {
+		code, msg = jsonrpc.CodeInvalidRequest, "invalid request: the line is JSON but not a JSON-RPC 2.0 message"
 		if trimmed[0] == '[' {
-			msgs, isBatch, err := jsonrpcwire.DecodeBatch(trimmed)
-			return inbound{msgs: msgs, batch: isBatch, err: err}, true
-		}
-		m, err := jsonrpcwire.Decode(trimmed)
-		if err == nil {
+			var raw []json.RawMessage
+			if jsonrpcwire.Unmarshal(trimmed, &raw) == nil { // else nested too deep: invalid
+				if len(raw) > 0 {
+					return inbound{batch: decodeBatch(raw)}, true
+				}
+				msg = "invalid request: an empty batch"
+			}
+		} else if m, err := jsonrpcwire.Decode(trimmed); err == nil {
 			return inbound{msgs: []jsonrpc.Message{m}}, true
 		}
-		code, msg = jsonrpc.CodeInvalidRequest, "invalid request: the line is JSON but not a JSON-RPC 2.0 message"
 	}
-	var id jsonrpc.ID
-	var f frame
-	if json.Unmarshal(trimmed, &f) == nil && len(f.ID) > 0 {
-		var v any
-		if json.Unmarshal(f.ID, &v) == nil {
-			id, _ = jsonrpc.MakeID(v)
-		}
-	}
-	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
-	if err == nil {
-		reply.Write(append(out, '\n'))
-	}
+	reply.Write(append(encodeError(idOf(trimmed), int64(code), msg), '\n'))
 	return inbound{}, false
+}
+
+// decodeBatch decodes the elements of a batch; each that is not a message
+// gets its error, with its id if it has one.
+func decodeBatch(raw []json.RawMessage) *batchIn {
+	b := &batchIn{elems: make([]batchElem, len(raw))}
+	for i, r := range raw {
+		m, err := jsonrpcwire.Decode(r)
+		if err != nil {
+			b.elems[i].invalid = &jsonrpc.Response{ID: idOf(r), Error: &jsonrpc.Error{
+				Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the batch element is not a JSON-RPC 2.0 message"}}
+			continue
+		}
+		b.elems[i].msg = m
+	}
+	return b
+}
+
+// idOf is the id of what may be a JSON-RPC request, if it has a valid one
+// (whatever its other members are).
+func idOf(data []byte) jsonrpc.ID {
+	var f struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(data, &f) != nil || len(f.ID) == 0 {
+		return jsonrpc.ID{}
+	}
+	var v any
+	if json.Unmarshal(f.ID, &v) != nil {
+		return jsonrpc.ID{}
+	}
+	id, _ := jsonrpc.MakeID(v)
+	return id
 }
 
 // trimJSONSpace trims what JSON counts as white space (and the SDK's
@@ -461,10 +549,4 @@ func trimJSONSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// frame is the part of a JSON-RPC message that has its id.
-type frame struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,10 @@ import (
 // (mcp.IOTransport behind a screening reader: legacyStdio) and, where the
 // input has nothing the SDK's transport refuses or leaves unanswered,
 // through a bare mcp.IOTransport; the output lines must be the same.
+//
+// Where Stdio departs from the SDK on purpose (a batch the SDK ends the
+// session on, or never answers), the script says how the SDK's transport
+// ends (sdkEnds), and what Stdio writes instead (own).
 
 // A step writes lines to the server's stdin, then waits for want lines of
 // output. Within a step, output lines are compared sorted (requests are
@@ -25,6 +30,7 @@ import (
 type step struct {
 	send []string
 	want int
+	sdk  int // in a script where the SDK ends the session: its want
 }
 
 type diffScript struct {
@@ -33,12 +39,18 @@ type diffScript struct {
 	// bare: a bare mcp.IOTransport answers the same (no stray lines, and
 	// nothing left unanswered when stdin ends).
 	bare bool
+	// sdkEnds: the references end the session on the last step, with this
+	// error; Stdio writes own (step by step, sorted) and serves on.
+	sdkEnds string
+	own     [][]string
 }
 
 const (
 	initOld   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	initNew   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	initedMsg = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	initedOld = `{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"logging":{},"tools":{"listChanged":true}},"protocolVersion":"2025-03-26","serverInfo":{"name":"t","version":"1"}}}` + "\n"
+	initedNew = `{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"logging":{},"tools":{"listChanged":true}},"protocolVersion":"2025-06-18","serverInfo":{"name":"t","version":"1"}}}` + "\n"
 	noteMsg   = `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`
 )
 
@@ -49,6 +61,16 @@ func echoCall(id any, text string) string {
 }
 
 func batchOf(msgs ...string) string { return "[" + strings.Join(msgs, ",") + "]" }
+
+// errLine is the line of an error response: id is JSON.
+func errLine(id string, code int, msg string) string {
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":%q}}`, id, code, msg)
+}
+
+const (
+	notMessage = "invalid request: the batch element is not a JSON-RPC 2.0 message"
+	idInUse    = "invalid request: id %v is already in use by another request"
+)
 
 var diffScripts = []diffScript{
 	{name: "single messages", bare: true, steps: []step{
@@ -71,45 +93,81 @@ var diffScripts = []diffScript{
 		{send: []string{initedMsg, echoCall(1, "after")}, want: 1},
 	}},
 	{name: "notifications-only batch", bare: true, steps: []step{
-		{send: []string{initOld}, want: 1},
-		{send: []string{batchOf(initedMsg), ping(1)}, want: 1},
-		{send: []string{batchOf(ping(2), ping(3))}, want: 1},
-		{send: []string{batchOf(noteMsg)}}, // a notification again: "previously seen", the session ends
+		{send: []string{initOld}, want: 1, sdk: 1},
+		{send: []string{batchOf(initedMsg), ping(1)}, want: 1, sdk: 1},
+		{send: []string{batchOf(ping(2), ping(3))}, want: 1, sdk: 1},
+		{send: []string{batchOf(noteMsg), ping(4)}, want: 1, sdk: 0}, // a notification is not answered
+	}, sdkEnds: "batch contains previously seen request", own: [][]string{
+		{initedOld}, {`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"}, {`[{"jsonrpc":"2.0","id":2,"result":{}},{"jsonrpc":"2.0","id":3,"result":{}}]` + "\n"},
+		{`{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"},
 	}},
 	{name: "mixed batch", bare: true, steps: []step{
-		{send: []string{initOld, initedMsg}, want: 1},
-		{send: []string{batchOf(ping(7), noteMsg), ping(8)}, want: 1}, // the SDK never writes that batch
-		{send: []string{batchOf(ping(9), noteMsg)}},                   // the notification's zero id is still held: the session ends
+		{send: []string{initOld, initedMsg}, want: 1, sdk: 1},
+		{send: []string{batchOf(ping(7), noteMsg), ping(8)}, want: 2, sdk: 1}, // the SDK never writes that batch
+		{send: []string{batchOf(noteMsg, ping(9), noteMsg)}, want: 1, sdk: 0},
+	}, sdkEnds: "duplicate message ID", own: [][]string{
+		{initedOld}, {`[{"jsonrpc":"2.0","id":7,"result":{}}]` + "\n", `{"jsonrpc":"2.0","id":8,"result":{}}` + "\n"},
+		{`[{"jsonrpc":"2.0","id":9,"result":{}}]` + "\n"},
 	}},
 	{name: "batch reusing an id in flight", bare: true, steps: []step{
-		{send: []string{initOld, initedMsg}, want: 1},
-		{send: []string{batchOf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`), batchOf(ping(7))}},
+		{send: []string{initOld, initedMsg}, want: 1, sdk: 1},
+		{send: []string{batchOf(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"hold"}}`), batchOf(ping(7), ping(8))}, want: 1, sdk: 0},
+		{send: []string{`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"release"}}`}, want: 2, sdk: 0},
+	}, sdkEnds: "batch contains previously seen request 7", own: [][]string{
+		{initedOld}, {`[` + errLine("7", -32600, fmt.Sprintf(idInUse, 7)) + `,{"jsonrpc":"2.0","id":8,"result":{}}]` + "\n"},
+		{`{"jsonrpc":"2.0","id":9,"result":{"content":[]}}` + "\n", `[{"jsonrpc":"2.0","id":7,"result":{"content":[]}}]` + "\n"},
 	}},
 	{name: "stray lines", steps: []step{
 		{send: []string{"hello, is this thing on?", initOld, "", "   ", `{"foo": 1, "id": 7}`}, want: 3},
 		{send: []string{initedMsg, `{"jsonrpc":"1.0","id":"v","method":"ping"}`, `{"jsonrpc":"2.0","id":1,"method":"ping"} trailing`, ping(2)}, want: 3},
-		{send: []string{`{"jsonrpc":"2.0","id":3,"method":5}`, `[1,`, `{"jsonrpc":"2.0","id":{"o":1},"method":"ping"}`, `null`, `42`, batchOf(ping(4))}, want: 6},
+		{send: []string{`{"jsonrpc":"2.0","method":5}`, `[1,`, `{"jsonrpc":"2.0","id":{"o":1},"method":"ping"}`, `null`, `42`, batchOf(ping(4))}, want: 6},
 	}},
 	{name: "empty batch", bare: true, steps: []step{
-		{send: []string{initOld, initedMsg}, want: 1},
-		{send: []string{"[]"}},
+		{send: []string{initOld, initedMsg}, want: 1, sdk: 1},
+		{send: []string{"[]", " [ ] ", ping(1)}, want: 3, sdk: 0},
+	}, sdkEnds: "empty batch", own: [][]string{
+		{initedOld}, {
+			errLine("null", -32600, "invalid request: an empty batch") + "\n", errLine("null", -32600, "invalid request: an empty batch") + "\n",
+			`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n",
+		},
 	}},
 	{name: "duplicate ids in a batch", bare: true, steps: []step{
-		{send: []string{initOld, initedMsg}, want: 1},
-		{send: []string{batchOf(ping(1), echoCall(1, "x"))}},
+		{send: []string{initOld, initedMsg}, want: 1, sdk: 1},
+		{send: []string{batchOf(ping(1), echoCall(1, "x"))}, want: 1, sdk: 0},
+	}, sdkEnds: "duplicate message ID", own: [][]string{
+		{initedOld}, {`[{"jsonrpc":"2.0","id":1,"result":{}},` + errLine("1", -32600, fmt.Sprintf(idInUse, 1)) + "]\n"},
 	}},
 	{name: "two notifications in a batch", bare: true, steps: []step{
-		{send: []string{initOld}, want: 1},
-		{send: []string{batchOf(initedMsg, noteMsg)}},
+		{send: []string{initOld}, want: 1, sdk: 1},
+		{send: []string{batchOf(initedMsg, noteMsg), ping(1)}, want: 1, sdk: 0},
+	}, sdkEnds: "duplicate message ID", own: [][]string{
+		{initedOld}, {`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
 	}},
-	{name: "batch with a non-message", bare: true, steps: []step{
-		{send: []string{initOld, initedMsg}, want: 1},
-		{send: []string{batchOf(ping(1), `{"x":1}`)}},
+	{name: "batch with non-messages", bare: true, steps: []step{
+		{send: []string{initOld, initedMsg}, want: 1, sdk: 1},
+		{send: []string{batchOf(ping(1), `{"x":1}`, `{"jsonrpc":"2.0","id":"k","method":5}`, "3")}, want: 1, sdk: 0},
+		{send: []string{"[1,2]", "[{}]", `[{"jsonrpc":"2.0","id":2,"result":{}}, {"id":3}]`}, want: 3, sdk: 0},
+	}, sdkEnds: "invalid message version tag", own: [][]string{
+		{initedOld},
+		{`[{"jsonrpc":"2.0","id":1,"result":{}},` + errLine("null", -32600, notMessage) + "," + errLine(`"k"`, -32600, notMessage) + "," + errLine("null", -32600, notMessage) + "]\n"},
+		{
+			"[" + errLine("3", -32600, notMessage) + "]\n",
+			"[" + errLine("null", -32600, notMessage) + "," + errLine("null", -32600, notMessage) + "]\n",
+			"[" + errLine("null", -32600, notMessage) + "]\n",
+		},
 	}},
 	{name: "batch after 2025-06-18", bare: true, steps: []step{
-		{send: []string{initNew, initedMsg}, want: 1},
-		{send: []string{ping(1)}, want: 1},
-		{send: []string{batchOf(ping(2))}},
+		{send: []string{initNew, initedMsg}, want: 1, sdk: 1},
+		{send: []string{ping(1)}, want: 1, sdk: 1},
+		{send: []string{batchOf(ping(2)), "[]", "[1]", ping(3)}, want: 4, sdk: 0},
+	}, sdkEnds: "JSON-RPC batching is not supported", own: [][]string{
+		{initedNew}, {`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"},
+		{
+			errLine("null", -32600, "invalid request: an empty batch") + "\n",
+			errLine("null", -32600, "invalid request: protocol version 2025-06-18 has no JSON-RPC batches (removed in 2025-06-18)") + "\n",
+			errLine("null", -32600, "invalid request: protocol version 2025-06-18 has no JSON-RPC batches (removed in 2025-06-18)") + "\n",
+			`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n",
+		},
 	}},
 	{name: "drain at the end of input", steps: []step{
 		{send: []string{initOld, initedMsg, echoCall(1, "a"), ping(2), echoCall(3, "b")}}, // stdin ends at once
@@ -127,6 +185,20 @@ func diffServer() *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		<-ctx.Done() // until the session ends
 		return nil, nil, ctx.Err()
+	})
+	release := make(chan struct{})
+	var once sync.Once
+	mcp.AddTool(srv, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		select { // until released
+		case <-release:
+			return &mcp.CallToolResult{}, nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "release"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		once.Do(func() { close(release) })
+		return &mcp.CallToolResult{}, nil, nil
 	})
 	return srv
 }
@@ -223,11 +295,34 @@ func TestStdioDifferential(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			want, wantErr := play(t, transports[0].mk, sc.steps)
 			t.Logf("Stdio: %q, Run: %v", want, wantErr)
+			if sc.sdkEnds != "" {
+				// Stdio serves on, and writes what JSON-RPC 2.0 asks.
+				if !slices.EqualFunc(want, sc.own, func(a, b []string) bool { return slices.Equal(a, slices.Sorted(slices.Values(b))) }) || wantErr != "" {
+					t.Errorf("Stdio:\n got %q, Run: %q\nwant %q, Run: nil", want, wantErr, sc.own)
+				}
+			}
 			for _, tr := range transports[1:] {
 				if tr.bare && !sc.bare {
 					continue
 				}
+				if sc.sdkEnds != "" {
+					steps := slices.Clone(sc.steps)
+					for i := range steps {
+						steps[i].want = steps[i].sdk
+					}
+					_, gotErr := play(t, tr.mk, steps)
+					if !strings.Contains(gotErr, sc.sdkEnds) {
+						t.Errorf("%s: Run returned %q, want the session ended with %q", tr.name, gotErr, sc.sdkEnds)
+					}
+					continue
+				}
 				got, gotErr := play(t, tr.mk, sc.steps)
+				for _, lines := range got {
+					for i, l := range lines { // the reference left the member out
+						lines[i] = strings.Replace(l, `{"jsonrpc":"2.0","error":`, `{"jsonrpc":"2.0","id":null,"error":`, 1)
+					}
+					slices.Sort(lines)
+				}
 				if !slices.EqualFunc(got, want, slices.Equal) {
 					t.Errorf("%s:\n got %q\nwant %q (Stdio)", tr.name, got, want)
 				}

@@ -227,3 +227,9 @@ func frameStream(line []byte) (f frame, ok bool) {
 	}
 	return f, true
 }
+
+// frame is the part of a JSON-RPC message that has its id.
+type frame struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}

@@ -59,8 +59,8 @@ func TestStdioStrayLinesKeepTheSession(t *testing.T) {
 	for _, m := range got { // answers to different lines may interleave
 		byID[m["id"]] = m
 	}
-	if m := byID[nil]; code(m) != -32700 {
-		t.Errorf("stray text: %v", m)
+	if m := byID[nil]; code(m) != -32700 || !strings.Contains(raw, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,`) {
+		t.Errorf("stray text (JSON-RPC 2.0 wants \"id\":null): %v", m)
 	}
 	if m := byID[float64(1)]; m["result"] == nil {
 		t.Errorf("initialize: %v", m)
@@ -73,11 +73,29 @@ func TestStdioStrayLinesKeepTheSession(t *testing.T) {
 	}
 }
 
+// The error answering a line that is not a message has the line's id if it
+// has a valid one, whatever its other members, else "id":null.
+func TestScreenIDs(t *testing.T) {
+	for _, tt := range []struct{ line, want string }{
+		{"garbage", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: the line is not valid JSON"}}`},
+		{`{"jsonrpc":"2.0","id":3,"method":5}`, `{"jsonrpc":"2.0","id":3,"error":{"code":-32600,"message":"invalid request: the line is JSON but not a JSON-RPC 2.0 message"}}`},
+		{`{"id":"a","method":"ping"}`, `{"jsonrpc":"2.0","id":"a","error":{"code":-32600,"message":"invalid request: the line is JSON but not a JSON-RPC 2.0 message"}}`},
+		{`{"id":{"x":1},"method":"m"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the line is JSON but not a JSON-RPC 2.0 message"}}`},
+		{`[]`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: an empty batch"}}`},
+		{strings.Repeat("[", 1001) + strings.Repeat("]", 1001), `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request: the line is JSON but not a JSON-RPC 2.0 message"}}`},
+	} {
+		var out strings.Builder
+		if screen([]byte(tt.line), &out) || out.String() != tt.want+"\n" {
+			t.Errorf("%.40q: answered %q, want %q", tt.line, out.String(), tt.want)
+		}
+	}
+}
+
 // FuzzScreen: any line is either handed to the SDK (a JSON-RPC message or
 // a batch) or answered with exactly one JSON-RPC error line; never both,
 // never a panic.
 func FuzzScreen(f *testing.F) {
-	for _, s := range []string{"", "   ", "garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"id":3}`, `[1,2]`, `{"jsonrpc":"2.0","id":{"x":1},"method":"m"}`, "\xff"} {
+	for _, s := range []string{"", "   ", "garbage", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, `{"id":3}`, `[1,2]`, `{"jsonrpc":"2.0","id":{"x":1},"method":"m"}`, "\xff", "[]", " [ ]\r\n", `{"id":3,"method":5}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -93,8 +111,12 @@ func FuzzScreen(f *testing.F) {
 			return
 		}
 		reply := out.String()
-		if strings.Count(reply, "\n") != 1 || !json.Valid([]byte(reply)) || !strings.Contains(reply, `"error"`) {
+		var m map[string]any
+		if strings.Count(reply, "\n") != 1 || json.Unmarshal([]byte(reply), &m) != nil || m["error"] == nil {
 			t.Fatalf("%q answered with %q", line, reply)
+		}
+		if _, ok := m["id"]; !ok { // null when the line has none
+			t.Fatalf("%q answered without an id: %q", line, reply)
 		}
 	})
 }

@@ -234,7 +234,8 @@ func TestDiagnostics(t *testing.T) {
 	p := build(t, dir, `providers:
   - id: x
     kind: cli
-    allow: [git, no-such-program-xyz, ./tools/hang]
+    allow: [git, no-such-program-xyz, ./tools/hang, ./tools/quiet]
+    version: { git: [--version], ./tools/hang: [--version] }
     tools:
       - name: v
         argv: [git, status]
@@ -248,6 +249,11 @@ func TestDiagnostics(t *testing.T) {
 	// that wrote a marker for anything but --version would be caught.
 	hang := "#!/bin/sh\n[ \"$1\" = --version ] || touch \"" + filepath.Join(dir, "ran") + "\"\nexec sleep 10\n"
 	if err := os.WriteFile(filepath.Join(dir, "tools", "hang"), []byte(hang), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A program without version arguments in the config is never run.
+	quiet := "#!/bin/sh\ntouch \"" + filepath.Join(dir, "quiet-ran") + "\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "tools", "quiet"), []byte(quiet), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]provider.Diagnostic{}
@@ -266,7 +272,13 @@ func TestDiagnostics(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
 		t.Error("doctor ran a program with something other than --version")
 	}
-	if len(got) != 3 {
+	if d := got["./tools/quiet"]; d.Status != "ok" || !strings.Contains(d.Reason, "version not probed") {
+		t.Errorf("quiet: %+v", d)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "quiet-ran")); err == nil {
+		t.Error("doctor ran a program the config gave no version arguments")
+	}
+	if len(got) != 4 {
 		t.Errorf("diagnostics = %v", got)
 	}
 }

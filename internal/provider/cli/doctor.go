@@ -12,9 +12,11 @@ import (
 )
 
 // Diagnostics reports, for doctor, each allowed program and nothing else:
-// where it is and the first line of its `--version` (run under a short
-// deadline; nothing else is ever run), or that it is not found (seed 000's
-// probe).
+// where it is, or that it is not found (seed 000's probe), and the first
+// line of its version output only when the config marks the arguments that
+// print it (`version: {git: [--version]}`; run under a short deadline). An
+// allowlisted program is never run with arguments nobody declared: for some
+// `--version` is not harmless.
 func (p *Provider) Diagnostics() []provider.Diagnostic {
 	names := p.opts.Spec.Programs()
 	out := make([]provider.Diagnostic, len(names))
@@ -36,28 +38,34 @@ func (p *Provider) probe(name string) provider.Diagnostic {
 		d.Status, d.Reason = "failed", pr.err.Error()
 		return d
 	}
+	args := p.opts.Spec.Version[name]
+	if len(args) == 0 {
+		d.Status, d.Reason = "ok", pr.path+" (version not probed: no version arguments in the config)"
+		return d
+	}
+	flag := strings.Join(args, " ")
 	dir := ""
 	if wd, err := p.workDir(firstNonEmpty(p.opts.Spec.Cwd, p.root)); err == nil {
 		dir = wd
 	}
 	res, err := proc.Run(context.Background(), proc.Spec{
-		Path: pr.path, Args: []string{"--version"}, Dir: dir, Env: p.env,
+		Path: pr.path, Args: args, Dir: dir, Env: p.env,
 		Timeout: p.opts.ProbeTimeout, Grace: -1, MaxOutput: 64 << 10,
 	})
 	switch {
 	case err != nil:
 		d.Status, d.Reason = "failed", fmt.Sprintf("%s: cannot run: %v", pr.path, err)
 	case res.TimedOut:
-		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (--version did not answer within %s)", pr.path, proc.FormatDuration(p.opts.ProbeTimeout))
+		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (%s did not answer within %s)", pr.path, flag, proc.FormatDuration(p.opts.ProbeTimeout))
 	case res.ExitCode != 0:
-		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (--version exited with status %d)", pr.path, res.ExitCode)
+		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (%s exited with status %d)", pr.path, flag, res.ExitCode)
 	default:
 		v := firstLine(proc.Text(res.Stdout))
 		if v == "" {
 			v = firstLine(proc.Text(res.Stderr))
 		}
 		if v == "" {
-			v = "(--version printed nothing)"
+			v = "(" + flag + " printed nothing)"
 		}
 		d.Status, d.Reason = "ok", pr.path+": "+v
 	}
