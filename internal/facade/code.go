@@ -66,13 +66,13 @@ func (f *Facade) codeSearchDef() toolDef {
 
 func (f *Facade) codeRunDef() toolDef {
 	var schema any = objectSchema(map[string]any{"code": prop("string", "JavaScript")}, []string{"code"})
-	desc := "Run a JavaScript script that finds and calls tools and returns only what you need."
 	if t, ok := f.cat.Lookup(codeTool); ok {
-		schema, desc = t.InputSchema, t.Description
+		schema = t.InputSchema
 	}
-	desc = "Run one JavaScript script that finds tools, calls them and combines their results: only what it returns and prints comes back to you. " +
-		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\"); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
-		"Every call goes through the same policy, validation and confirmation as a direct call. " + desc
+	// Short on purpose: code mode's list is all a model reads up front.
+	desc := "Run JavaScript that finds tools, calls them and combines their results; only what it returns (and console.log prints) comes back. " +
+		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
+		"Top-level await and return work; no require, fetch or timers. Calls pass the same policy, validation and confirmation as direct ones."
 	return toolDef{
 		tool: &mcp.Tool{
 			Name: codeTool, Description: desc, InputSchema: schema,
