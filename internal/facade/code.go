@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
@@ -70,9 +71,9 @@ func (f *Facade) codeRunDef() toolDef {
 		schema = t.InputSchema
 	}
 	// Short on purpose: code mode's list is all a model reads up front.
-	desc := "Run JavaScript that finds tools, calls them and combines their results; only what it returns (and console.log prints) comes back. " +
+	desc := "Run JavaScript that finds tools, calls them and combines their results. " +
 		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
-		"Top-level await and return work; no require, fetch or timers. Calls pass the same policy, validation and confirmation as direct ones."
+		"Top-level await and return work; no require, fetch or timers; a script runs up to " + f.codeTimeout() + " unless timeout_ms says less. Calls pass the same policy, validation and confirmation as direct ones."
 	return toolDef{
 		tool: &mcp.Tool{
 			Name: codeTool, Description: desc, InputSchema: schema,
@@ -162,4 +163,13 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 		return nil, resp.Err
 	}
 	return resp.Result, nil
+}
+
+// codeTimeout is how long a script with tools may run, as the interpreter's
+// catalog entry says (its deadline less the grace).
+func (f *Facade) codeTimeout() string {
+	if t, ok := f.cat.Lookup(codeTool); ok && t.Timeout > 0 {
+		return (t.Timeout - 2*jsrun.Grace).String()
+	}
+	return builtin.DefaultCodeTimeout.String()
 }
