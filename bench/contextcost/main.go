@@ -5,6 +5,11 @@
 //
 //	go run ./bench/contextcost [--json] [--datasets ../shared/datasets] [--recall=false]
 //
+// On the data sets' multi-tool tasks (--code) it compares code mode with
+// progressive and search mode: the tokens a model reads and writes to find
+// each needed tool, call it and pass its result on; and the per-call
+// overhead of a tool call from a script against a direct call.
+//
 // On the data sets it also measures recall at the number of hits search
 // actually returns (adaptive, index.DefaultCut) against fixed limits, at
 // equal tokens: the fixed-limit recall interpolated at the adaptive mean
@@ -59,6 +64,7 @@ func main() {
 	asJSON := flag.Bool("json", false, "print rows as JSON (the last line is one JSON array)")
 	datasets := flag.String("datasets", "../shared/datasets", "directory with livemcpbench/ and azure-mcp/ (skipped when absent)")
 	withRecall := flag.Bool("recall", true, "also measure recall at equal tokens on the data sets")
+	withCode := flag.Bool("code", true, "also measure code mode against progressive and search on the data sets' multi-tool tasks")
 	flag.Parse()
 	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding("o200k_base")
@@ -73,6 +79,7 @@ func main() {
 		rows = append(rows, measure(fmt.Sprintf("synthetic-%d", n), synthetic(n), count)...)
 	}
 	var recall []recallRow
+	var code []codeRow
 	for _, ds := range []string{"livemcpbench", "azure-mcp"} {
 		provs, ids, err := loadDataset(filepath.Join(*datasets, ds, "tools.jsonl"))
 		if err != nil {
@@ -87,12 +94,23 @@ func main() {
 			}
 			recall = append(recall, measureRecall(ds, provs, ids, qs, count)...)
 		}
+		if *withCode {
+			qs, err := loadQueries(filepath.Join(*datasets, ds, "queries.jsonl"))
+			if err != nil {
+				fail(err)
+			}
+			code = append(code, measureCode(ds, provs, ids, qs, count))
+		}
 	}
 	if *asJSON {
-		b, _ := json.Marshal(map[string]any{"rows": rows, "recall": recall})
+		b, _ := json.Marshal(map[string]any{"rows": rows, "recall": recall, "code": code})
 		fmt.Println(string(b))
 		return
 	}
+	if *withCode {
+		defer printOverhead(os.Stdout, measureOverhead(200, count))
+	}
+	defer printCode(os.Stdout, code)
 	defer printRecall(recall)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "catalog\ttools\tproviders\tmode\tlist bytes\tlist tokens\tfind+call tokens\tlist vs flat\tfind+call vs flat\t")

@@ -183,7 +183,7 @@ func (f *flags) withJSON() *flags {
 }
 
 func (f *flags) withMode() *flags {
-	f.StringVar(&f.mode, "mode", "", "exposure mode: progressive, search, flat or text (overrides the config)")
+	f.StringVar(&f.mode, "mode", "", "exposure mode: progressive, search, flat, text or code (overrides the config)")
 	return f
 }
 

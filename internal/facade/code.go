@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
@@ -66,13 +67,13 @@ func (f *Facade) codeSearchDef() toolDef {
 
 func (f *Facade) codeRunDef() toolDef {
 	var schema any = objectSchema(map[string]any{"code": prop("string", "JavaScript")}, []string{"code"})
-	desc := "Run a JavaScript script that finds and calls tools and returns only what you need."
 	if t, ok := f.cat.Lookup(codeTool); ok {
-		schema, desc = t.InputSchema, t.Description
+		schema = t.InputSchema
 	}
-	desc = "Run one JavaScript script that finds tools, calls them and combines their results: only what it returns and prints comes back to you. " +
-		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\"); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
-		"Every call goes through the same policy, validation and confirmation as a direct call. " + desc
+	// Short on purpose: code mode's list is all a model reads up front.
+	desc := "Run JavaScript that finds tools, calls them and combines their results. " +
+		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
+		"Top-level await and return work; no require, fetch or timers; a script runs up to " + f.codeTimeout() + " unless timeout_ms says less. Calls pass the same policy, validation and confirmation as direct ones."
 	return toolDef{
 		tool: &mcp.Tool{
 			Name: codeTool, Description: desc, InputSchema: schema,
@@ -162,4 +163,13 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 		return nil, resp.Err
 	}
 	return resp.Result, nil
+}
+
+// codeTimeout is how long a script with tools may run, as the interpreter's
+// catalog entry says (its deadline less the grace).
+func (f *Facade) codeTimeout() string {
+	if t, ok := f.cat.Lookup(codeTool); ok && t.Timeout > 0 {
+		return (t.Timeout - 2*jsrun.Grace).String()
+	}
+	return builtin.DefaultCodeTimeout.String()
 }

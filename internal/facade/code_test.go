@@ -22,7 +22,7 @@ import (
 
 // newCodeHarness serves the built-ins and a weather provider (forecast and
 // geocode read-only, alert mutating) with an audit log.
-func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options) (*harness, *testutil.SyncBuffer) {
+func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options, client ...*mcp.ClientOptions) (*harness, *testutil.SyncBuffer) {
 	t.Helper()
 	w := providertest.New(catalog.ProviderInfo{ID: "weather", Kind: "fake", Description: "Weather forecasts and places", RequireConfirm: true},
 		providertest.Tool("forecast", "Weather forecast for a city: temperature in Celsius.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`, true),
@@ -55,7 +55,15 @@ func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo built
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "code-client", Version: "1"}, nil).Connect(ctx, ct, nil)
+	var (
+		co   *mcp.ClientOptions
+		sess *mcp.ClientSessionOptions
+	)
+	if len(client) > 0 {
+		// Elicitation inside a call needs a protocol version that allows it.
+		co, sess = client[0], &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "code-client", Version: "1"}, co).Connect(ctx, ct, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +203,30 @@ func TestCodeModeRunawayAllocation(t *testing.T) {
 	text, e = h.call("execute_javascript", map[string]any{"code": `const r = await tools.call("weather_forecast", {city: "Rome"}); r.temp`})
 	if e != nil || !strings.Contains(text, `"result":21`) {
 		t.Fatalf("after the runaway: %s %v", text, e)
+	}
+}
+
+// In human mode a mutating call inside a script asks the person, as a
+// direct call would; a refusal throws inside the script.
+func TestCodeModeHumanConfirmation(t *testing.T) {
+	for _, approve := range []bool{true, false} {
+		asked := 0
+		opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked++ // one request at a time here
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve}}, nil
+		}}
+		h, audit := newCodeHarness(t, facade.Code, policy.Rules{Confirm: policy.ConfirmHuman}, builtin.Options{Code: builtin.CodeOptions{AllowMutations: true}}, opts)
+		text, e := h.call("execute_javascript", map[string]any{"code": `try { return await tools.call("weather_send_alert", {text: "storm"}) } catch (e) { return e.code }`})
+		want := `"result":"sent"`
+		if !approve {
+			want = `"result":"DENIED"`
+		}
+		if e != nil || asked != 1 || !strings.Contains(text, want) {
+			t.Fatalf("approve=%v: asked %d, %s %v", approve, asked, text, e)
+		}
+		recs := auditRecords(t, audit)
+		if len(recs) != 2 || recs[0].Tool != "weather_send_alert" || recs[0].Parent != recs[1].RequestID {
+			t.Fatalf("audit %+v", recs)
+		}
 	}
 }

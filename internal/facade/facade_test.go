@@ -17,6 +17,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/testutil"
@@ -156,9 +157,13 @@ func TestProgressiveToolList(t *testing.T) {
 // and for a snapshot of a tool no longer published. Run with -update after
 // an intended change.
 func TestSnapshots(t *testing.T) {
-	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat, facade.Text} {
+	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat, facade.Text, facade.Code} {
 		t.Run(string(mode), func(t *testing.T) {
-			h := newHarness(t, setup{mode: mode})
+			s := setup{mode: mode}
+			if mode == facade.Code { // code mode publishes the built-in interpreter
+				s.extra = []provider.Provider{builtin.New(builtin.Options{})}
+			}
+			h := newHarness(t, s)
 			h.gh.SetSkills(catalog.Skill{Name: "triage", Description: "Label new issues", Args: "repo (required)"})
 			h.reg.Refresh(context.Background())
 			res, err := h.cs.ListTools(context.Background(), nil)

@@ -4,7 +4,9 @@
 //
 // What the code can reach: the ECMAScript built-ins, a captured console
 // (log/info/warn/error/debug), and whatever the host injects through
-// [Session.Runtime] (skills inject `tools`). There is no require, import,
+// [Session.Runtime] (skills and execute_javascript inject `tools`; a host
+// function that does I/O hands the script a Promise and settles it from
+// [Session.Go] between jobs). There is no require, import,
 // fetch, process, timer, file system, network or Go object: goja has none of
 // them unless the host adds them, and this package adds none. eval and the
 // Function constructors exist but go through the same source checks as the

@@ -2,6 +2,8 @@ package jsrun
 
 import (
 	"context"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,5 +87,48 @@ func TestRunWithHostWorkTimesOut(t *testing.T) {
 	}
 	if d := time.Since(start); d > 2*time.Second {
 		t.Fatalf("took %s", d)
+	}
+}
+
+// The issue's runaway: arrays of a million elements pushed forever. The
+// sampler stops it, and the heap it reached stays near the cap (it samples
+// every 10 ms: the overshoot is what 10 ms of allocation adds).
+func TestRunawayArraysStopNearTheCap(t *testing.T) {
+	const limit = 64 << 20
+	runtime.GC()
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	base := heapBytes(s)
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		ss := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if n := heapBytes(ss); n > peak.Load() {
+					peak.Store(n)
+				}
+			}
+		}
+	}()
+	_, err := Run(context.Background(), `const a = []; while (true) a.push(new Array(1e6))`, Limits{Timeout: time.Minute, MaxHeapGrowth: limit})
+	close(stop)
+	<-sampled
+	e, ok := err.(*Error)
+	if !ok || e.Kind != KindMemory || e.Message != "the code grew the heap by more than 64 MiB" {
+		t.Fatalf("err = %v, want the heap limit", err)
+	}
+	if grew := int64(peak.Load()) - int64(base); grew > 2*limit {
+		t.Fatalf("the heap grew %d MiB before the stop (cap %d MiB)", grew>>20, limit>>20)
+	}
+	// The process goes on: the next run works.
+	if out, err := Run(context.Background(), `1 + 1`, Limits{}); err != nil || string(out.Result) != "2" {
+		t.Fatalf("after the runaway: %v %v", out, err)
 	}
 }
