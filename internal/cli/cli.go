@@ -54,6 +54,7 @@ func commands() []command {
 		{"doctor", "check every provider and script: ok / skipped / failed, and why", runDoctor},
 		{"init", "write a commented starter agent-tools.yaml", runInit},
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
+		{"pins", "pins list|approve NAME: pinned tool definitions and the upstream changes to approve", runPins},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}
