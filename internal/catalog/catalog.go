@@ -34,6 +34,10 @@ type Tool struct {
 	// Digest is the SHA-256 of the published definition (Definition.Digest),
 	// set by the registry: pins and remembered "always" decisions key on it.
 	Digest string `json:"-"`
+	// Defaults and Hidden come from an operator's override (Override):
+	// merged into the arguments before validation (MergeDefaults).
+	Defaults map[string]json.RawMessage `json:"-"`
+	Hidden   []string                   `json:"-"`
 }
 
 // Skill is a server-side recipe a provider ships (seed 000's `meta`).
