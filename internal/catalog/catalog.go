@@ -36,6 +36,10 @@ type Tool struct {
 	// Digest is the SHA-256 of the published definition (Definition.Digest),
 	// set by the registry: pins and remembered "always" decisions key on it.
 	Digest string `json:"-"`
+	// Defaults and Hidden come from an operator's override (Override):
+	// merged into the arguments before validation (MergeDefaults).
+	Defaults map[string]json.RawMessage `json:"-"`
+	Hidden   []string                   `json:"-"`
 	// Upstream is what an upstream MCP server said of the tool beyond the
 	// fields above, for flat mode to publish as it is; nil when it said
 	// nothing more (one pointer: most tools have none of it).

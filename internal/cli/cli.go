@@ -63,6 +63,7 @@ func commands() []command {
 		{"init", "write a commented starter agent-tools.yaml", runInit},
 		{"auth", "auth login|status|logout: logins of upstreams that need one (OAuth)", runAuth},
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
+		{"pins", "pins list|approve NAME: pinned tool definitions and the upstream changes to approve", runPins},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}

@@ -112,6 +112,8 @@ type Provider struct {
 	Skills string `json:"skills,omitempty" yaml:"skills,omitempty"`
 	// Rename maps a tool's own name to the name to use instead (naming.go).
 	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
+	// Overrides are the operator's view of tools (overrides.go).
+	Overrides map[string]Override `json:"overrides,omitempty" yaml:"overrides,omitempty"`
 	// Spec holds the kind's own keys: *MCP, *OpenAPI, *CLI or *Workers (nil
 	// when the kind is missing or unknown, which Validate reports).
 	Spec Spec `json:"-" yaml:"-"`

@@ -494,7 +494,7 @@ var (
 	promptsKeys = []string{"dir"}
 	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
 	// providerKeys are the keys every kind shares; each kind adds its own.
-	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename"}
+	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename", "overrides"}
 	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout", "rules"}
 	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
 	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
@@ -785,6 +785,8 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 			setStr(&p.Skills)(v, kp)
 		case "rename":
 			p.Rename = d.renameKey(v, kp) // naming.go
+		case "overrides":
+			d.overridesKey(v, kp, &p) // overrides.go
 		default:
 			specific = append(specific, later{key, k, v, kp})
 		}

@@ -163,6 +163,9 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
 	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))
 	m.HandleFunc("GET "+p+"/api/audit", c.api(c.apiAudit))
+	m.HandleFunc("GET "+p+"/pins", c.page(c.pinsPage)) // pins.go
+	m.HandleFunc("GET "+p+"/api/pins", c.api(c.apiPins))
+	m.HandleFunc("POST "+p+"/api/pins/{tool}/approve", c.api(c.apiApprovePin))
 	c.mux = m
 }
 

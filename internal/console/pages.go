@@ -13,7 +13,7 @@ import (
 
 // pageNames are the templates under assets/pages, each rendered inside
 // assets/layout.html.
-var pageNames = []string{"login", "providers", "tools", "tool", "activity", "approvals"}
+var pageNames = []string{"login", "providers", "tools", "tool", "activity", "approvals", "pins"}
 
 func parsePages() (map[string]*template.Template, error) {
 	out := map[string]*template.Template{}

@@ -75,6 +75,7 @@ func Resolve(cat Catalog) Middleware {
 				return fail(toolerr.New(toolerr.ProviderUnavailable, "", "provider %q is not loaded", t.Provider), "invalid")
 			}
 			req.Resolved, req.Info, req.Backend = t, info, p
+			req.Args = t.MergeDefaults(req.Args) // an override's visible defaults, before validation (no-op without)
 			return next(ctx, req)
 		}
 	}

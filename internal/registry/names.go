@@ -29,6 +29,9 @@ type Options struct {
 	// Pins, when set, pins every published definition and holds back the
 	// tools it names (security.pin: quarantine); see internal/pins.
 	Pins Pinner
+	// Overrides maps provider id → the tool's own name → the operator's
+	// view of it (config `overrides:`), applied as the tool enters the catalog.
+	Overrides map[string]map[string]catalog.Override
 }
 
 // Pinner is what the registry needs of the pin store (internal/pins).

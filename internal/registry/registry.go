@@ -199,6 +199,9 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 	e.tools = make([]catalog.Tool, 0, len(sorted))
 	for _, t := range sorted {
 		t.Provider = id
+		if ov, ok := r.opts.Overrides[id][t.Name]; ok {
+			t = ov.Apply(t) // the published definition is the overridden one
+		}
 		t.Digest = t.Def().Digest()
 		canonical, err := r.canonicalLocked(e.info, t.Name, renames)
 		if err != nil {
@@ -216,6 +219,12 @@ func (r *Registry) installLocked(e *entry, raw []catalog.Tool, skills []catalog.
 		t.Canonical = canonical
 		e.tools = append(e.tools, t)
 		r.byName[canonical] = &e.tools[len(e.tools)-1]
+	}
+	for name := range r.opts.Overrides[id] {
+		if !slices.ContainsFunc(sorted, func(t catalog.Tool) bool { return t.Name == name }) {
+			e.diags = append(e.diags, provider.Diagnostic{Provider: id, Item: name, Status: "warning",
+				Reason: "overrides names a tool this provider does not offer"})
+		}
 	}
 	for orig := range renames {
 		if !slices.ContainsFunc(sorted, func(t catalog.Tool) bool { return t.Name == orig }) {

@@ -404,6 +404,24 @@ function setupApprovals() {
   setInterval(refresh, 1000);
 }
 
+// setupPins approves a changed tool definition (the pins view).
+function setupPins() {
+  const err = document.getElementById("pin-error");
+  document.querySelectorAll("button.approve-pin").forEach(function (b) {
+    b.addEventListener("click", async function () {
+      b.disabled = true;
+      const r = await send("POST", "/ui/api/pins/" + encodeURIComponent(b.dataset.tool) + "/approve");
+      if (!r.ok) {
+        err.textContent = (r.data && r.data.message) || ("approve failed: " + r.status);
+        err.hidden = false;
+        b.disabled = false;
+        return;
+      }
+      location.reload();
+    });
+  });
+}
+
 function setupLogout() {
   const b = document.getElementById("logout");
   if (!b) return;
@@ -421,5 +439,6 @@ document.addEventListener("DOMContentLoaded", function () {
   setupCallForm();
   setupAudit();
   setupApprovals();
+  setupPins();
   setupLogout();
 });

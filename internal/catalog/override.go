@@ -1,0 +1,118 @@
+package catalog
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// Override is an operator's view of one tool (config `overrides:`, issue
+// 24): the text the model reads, its annotations, argument defaults and
+// arguments hidden from the model. The upstream still gets every argument.
+type Override struct {
+	Description string
+	Title       string
+	// ReadOnly and AlwaysConfirm replace the tool's annotations when set.
+	ReadOnly, AlwaysConfirm *bool
+	// Defaults are merged into the arguments before validation: an absent
+	// argument takes its default; a hidden one always does.
+	Defaults map[string]json.RawMessage
+	// Hide are arguments removed from the published schema.
+	Hide []string
+}
+
+// Apply returns t as the model sees it under o.
+func (o Override) Apply(t Tool) Tool {
+	if o.Description != "" {
+		t.Description = o.Description
+	}
+	if o.Title != "" {
+		t.Title = o.Title
+	}
+	if o.ReadOnly != nil {
+		t.ReadOnly = *o.ReadOnly
+	}
+	if o.AlwaysConfirm != nil {
+		t.AlwaysConfirm = *o.AlwaysConfirm
+	}
+	if len(o.Defaults) > 0 {
+		t.Defaults, t.Hidden = o.Defaults, o.Hide
+	}
+	if len(o.Hide) > 0 {
+		t.InputSchema = hideProperties(t.InputSchema, o.Hide)
+	}
+	return t
+}
+
+// hideProperties removes names from a schema's properties and required;
+// a schema it cannot read is returned as it is.
+func hideProperties(schema json.RawMessage, names []string) json.RawMessage {
+	var s map[string]json.RawMessage
+	if json.Unmarshal(schema, &s) != nil {
+		return schema
+	}
+	if raw, ok := s["properties"]; ok {
+		var props map[string]json.RawMessage
+		if json.Unmarshal(raw, &props) == nil {
+			for _, n := range names {
+				delete(props, n)
+			}
+			s["properties"], _ = json.Marshal(props)
+		}
+	}
+	if raw, ok := s["required"]; ok {
+		var req []string
+		if json.Unmarshal(raw, &req) == nil {
+			req = slices.DeleteFunc(req, func(r string) bool { return slices.Contains(names, r) })
+			s["required"], _ = json.Marshal(req)
+		}
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return schema
+	}
+	return out
+}
+
+// MergeDefaults returns args with t's defaults for the arguments the
+// model sees and left out (validation then checks them). Hidden arguments
+// are not in the published schema, so they are filled after validation,
+// right before the call (FillHidden). args that are not a JSON object are
+// returned as they are, for validation to refuse.
+func (t Tool) MergeDefaults(args json.RawMessage) json.RawMessage {
+	if len(t.Defaults) == 0 || len(t.Defaults) == len(t.Hidden) {
+		return args
+	}
+	return t.merge(args, false)
+}
+
+// FillHidden returns args with every hidden argument set to its default,
+// whatever the model sent for it: the model does not see it, the value is
+// the operator's.
+func (t Tool) FillHidden(args json.RawMessage) json.RawMessage {
+	if len(t.Hidden) == 0 {
+		return args
+	}
+	return t.merge(args, true)
+}
+
+func (t Tool) merge(args json.RawMessage, hidden bool) json.RawMessage {
+	m := map[string]json.RawMessage{}
+	if len(args) > 0 && string(args) != "null" {
+		if json.Unmarshal(args, &m) != nil || m == nil {
+			return args
+		}
+	}
+	for k, v := range t.Defaults {
+		isHidden := slices.Contains(t.Hidden, k)
+		if hidden && isHidden {
+			m[k] = v
+		} else if _, set := m[k]; !hidden && !isHidden && !set {
+			m[k] = v
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return args
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/agent-tools/agent-tools/internal/decisions"
+	"github.com/agent-tools/agent-tools/internal/pins"
+)
+
+// runPins lists the pinned tool definitions and approves changed ones
+// (issue 24): agent-tools.pins.json next to the config, or the shared
+// state with server.redis. A running server picks an approval up within a
+// second and brings a quarantined tool back.
+func runPins(_ context.Context, env *Env, args []string) int {
+	f := newFlags(env, "pins", "pins list|approve NAME [--config FILE] [--json]").withJSON()
+	pos, ok := f.parse(args)
+	if !ok {
+		return ExitUsage
+	}
+	if len(pos) == 0 {
+		f.Usage()
+		return ExitUsage
+	}
+	store, err := pins.Open(pins.PathFor(decisions.PathFor(f.configPath(env), env.Dir)), pins.Warn, nil)
+	if shared, closeShared := sharedDecisions(env, f); shared != nil {
+		defer closeShared()
+		store.Share(shared) // replicas keep pins in Redis
+		err = nil
+	}
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitFailed
+	}
+	switch {
+	case pos[0] == "list" && len(pos) == 1:
+		return listPins(env, f, store)
+	case pos[0] == "approve" && len(pos) == 2:
+		r, err := store.Approve(pos[1])
+		if errors.Is(err, pins.ErrNoChange) {
+			fmt.Fprintf(env.Stdout, "%s: its definition has not changed since it was pinned; nothing to approve\n", r.Tool)
+			return ExitOK
+		}
+		if err != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", err)
+			return ExitFailed
+		}
+		fmt.Fprintf(env.Stdout, "approved %s (pinned %s); a running server serves it within a second\n", r.Tool, short(r.Digest))
+		return ExitOK
+	}
+	f.Usage()
+	return ExitUsage
+}
+
+type pinLine struct {
+	pins.Record
+	Status string `json:"status"` // pinned | changed
+	Diff   string `json:"diff,omitempty"`
+}
+
+func listPins(env *Env, f *flags, store *pins.Store) int {
+	var lines []pinLine
+	for _, r := range store.List() {
+		l := pinLine{Record: r, Status: "pinned"}
+		if r.Changed != nil {
+			l.Status, l.Diff = "changed", pins.Diff(r.Def, r.Changed.Def)
+		}
+		lines = append(lines, l)
+	}
+	if f.json {
+		if lines == nil {
+			lines = []pinLine{}
+		}
+		return writeJSON(env.Stdout, map[string]any{"where": store.Where(), "pins": lines})
+	}
+	if len(lines) == 0 {
+		fmt.Fprintln(env.Stdout, "no pinned definitions in", store.Where(), "(tools are pinned when a server first lists them)")
+		return ExitOK
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tPROVIDER\tSTATUS\tDIGEST\tSINCE")
+	for _, l := range lines {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Tool, l.Provider, l.Status, short(l.Digest), l.Time.Format("2006-01-02 15:04"))
+	}
+	tw.Flush()
+	for _, l := range lines {
+		if l.Diff != "" {
+			fmt.Fprintf(env.Stdout, "\n%s changed: %s\n  approve with: agent-tools pins approve %s\n", l.Tool, l.Diff, l.Tool)
+		}
+	}
+	return ExitOK
+}
+
+// short is a digest's first 12 hex digits, enough to tell two apart.
+func short(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
+}

@@ -1,0 +1,82 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/agent-tools/agent-tools/internal/pins"
+)
+
+// pinRuntime is what the pins view needs (issue 24); a runtime without a
+// pin store shows an empty view.
+type pinRuntime interface {
+	Pins() *pins.Store
+	ApprovePin(ctx context.Context, tool string) (pins.Record, error)
+}
+
+// pinRow is one pin as the view and its API show it.
+type pinRow struct {
+	pins.Record
+	Status string `json:"status"` // pinned | changed
+	Diff   string `json:"diff,omitempty"`
+}
+
+func (c *Console) pinRows() (mode string, rows []pinRow) {
+	pr, ok := c.rt.(pinRuntime)
+	if !ok || pr.Pins() == nil {
+		return "", []pinRow{}
+	}
+	rows = []pinRow{}
+	for _, r := range pr.Pins().List() {
+		row := pinRow{Record: r, Status: "pinned"}
+		if r.Changed != nil {
+			row.Status, row.Diff = "changed", pins.Diff(r.Def, r.Changed.Def)
+		}
+		rows = append(rows, row)
+	}
+	return string(pr.Pins().Mode()), rows
+}
+
+// pinsPage is GET /ui/pins: changed definitions first, with their diff
+// and an approve button.
+func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request) {
+	mode, rows := c.pinRows()
+	var changed, pinned []pinRow
+	for _, p := range rows {
+		if p.Changed != nil {
+			changed = append(changed, p)
+		} else {
+			pinned = append(pinned, p)
+		}
+	}
+	c.render(w, http.StatusOK, "pins", c.view(r, "Pins", "pins", map[string]any{"Mode": mode, "Changed": changed, "Pinned": pinned}))
+}
+
+// apiPins is GET /ui/api/pins.
+func (c *Console) apiPins(w http.ResponseWriter, r *http.Request) {
+	mode, rows := c.pinRows()
+	writeJSON(w, http.StatusOK, map[string]any{"mode": mode, "pins": rows})
+}
+
+// apiApprovePin is POST /ui/api/pins/{tool}/approve: the tool's changed
+// definition becomes its pin; a quarantined tool is served again at once.
+func (c *Console) apiApprovePin(w http.ResponseWriter, r *http.Request) {
+	pr, ok := c.rt.(pinRuntime)
+	if !ok || pr.Pins() == nil {
+		writeJSON(w, http.StatusNotFound, errBody("no_pins", "this runtime keeps no pins"))
+		return
+	}
+	tool := r.PathValue("tool")
+	rec, err := pr.ApprovePin(r.Context(), tool)
+	switch {
+	case errors.Is(err, pins.ErrNoChange):
+		writeJSON(w, http.StatusConflict, errBody("no_change", err.Error()))
+		return
+	case err != nil:
+		writeJSON(w, http.StatusNotFound, errBody("approve_pin", err.Error()))
+		return
+	}
+	c.log.Info("console approved a changed tool definition", "user", callerOf(r.Context()).user, "tool", tool, "digest", rec.Digest)
+	writeJSON(w, http.StatusOK, pinRow{Record: rec, Status: "pinned"})
+}
