@@ -147,6 +147,9 @@ func init() {
 		if x.Stdin != nil {
 			o.ext.Stdin, o.ext.Stdout = x.Stdin, x.Stdout
 		}
+		if x.Profile != "" {
+			o.ext.Profile = x.Profile
+		}
 	}
 }
 
@@ -180,6 +183,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 		ConfigPath: r.opts.ConfigFile, Config: cfg, ProjectDir: r.opts.ProjectDir, Mode: r.opts.Mode,
 		Env: r.opts.LookupEnv, Logger: r.opts.Logger, AuditDefault: r.opts.AuditLog,
 		Middleware: r.opts.ext.Middleware, Tracer: r.tracer(), Providers: ps, Disabled: off, Decisions: store,
+		Profile: r.opts.ext.Profile,
 	})
 	if err != nil {
 		return err
