@@ -158,6 +158,9 @@ func init() {
 		if x.Stdin != nil {
 			o.ext.Stdin, o.ext.Stdout = x.Stdin, x.Stdout
 		}
+		if x.Profile != "" {
+			o.ext.Profile = x.Profile
+		}
 	}
 }
 
@@ -192,6 +195,7 @@ func (r *Runtime) Start(ctx context.Context) error {
 		Env: r.opts.LookupEnv, Logger: r.opts.Logger, AuditDefault: r.opts.AuditLog,
 		Middleware: r.opts.ext.Middleware, Tracer: r.tracer(), Providers: ps, Disabled: off, Decisions: store,
 		Explicit: !r.opts.ext.FindConfig, BuiltIns: r.opts.BuiltIns, // the binary keeps zero-config's scripts; an embedder serves what it names
+		Profile: r.opts.ext.Profile,
 	})
 	if err != nil {
 		return err

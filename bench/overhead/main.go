@@ -53,6 +53,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
+// withRules adds policy.rules to the runtime's config (--rules).
+var withRules bool
+
 type stats struct {
 	P50US  float64 `json:"p50_us"`
 	P99US  float64 `json:"p99_us"`
@@ -105,6 +108,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
 	only = flag.Bool("only-runtime", false, "call only through the runtime (no direct or floor path, no ratios): to profile the runtime's side with -cpuprofile/-memprofile")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
+	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (issue 24) that match every call: their per-call cost against a run without")
 	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 
@@ -250,6 +254,10 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		if err := writeScripts(filepath.Join(tmp, ".agents", "tools"), scripts); err != nil {
 			return result{}, err
 		}
+	}
+	if withRules { // rules that match every caller (one denies nothing the bench calls) and two that match none
+		local += "policy:\n  rules:\n    - identities: [\"process:*\", \"token:*\"]\n      deny: [\"*_delete_*\"]\n" +
+			"    - identities: [\"oidc:*\"]\n      deny: [\"*\"]\n    - profiles: [default]\n      deny: [\"nothing_*\"]\n"
 	}
 	cfg := "mode: flat\n" + local + "audit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
 	cfgPath := filepath.Join(tmp, "agent-tools.yaml")

@@ -49,6 +49,9 @@ type Options struct {
 	ProjectDir string
 	// Mode overrides the config's exposure mode when non-empty.
 	Mode string
+	// Profile makes the main facade serve one profile of the config
+	// (serve --profile; profiles.go); "" serves the default view.
+	Profile string
 	// Env looks up ${VAR}s (default os.LookupEnv).
 	Env func(string) (string, bool)
 	// Logger receives structured logs (default: discard).
@@ -88,16 +91,17 @@ type App struct {
 	Facade *facade.Facade
 	Mode   facade.Mode
 
-	opts    Options
-	ctx     context.Context               // New's, for providers started by a reload
-	fac     atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
-	shared  *Shared                       // outlives reloads: see shared.go
-	live    liveState
-	reload  reloadState
-	enabled enabledSet // outlives reloads: see enabled.go
-	tap     auditTap   // outlives reloads: see audittap.go
-	pins    pinState   // outlives reloads: see pins.go
-	log     *slog.Logger
+	opts     Options
+	ctx      context.Context               // New's, for providers started by a reload
+	fac      atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
+	shared   *Shared                       // outlives reloads: see shared.go
+	live     liveState
+	reload   reloadState
+	enabled  enabledSet     // outlives reloads: see enabled.go
+	profiles profileFacades // profiles.go
+	tap      auditTap       // outlives reloads: see audittap.go
+	pins     pinState       // outlives reloads: see pins.go
+	log      *slog.Logger
 }
 
 // ConfigError marks a configuration problem (exit status 2).
@@ -182,9 +186,16 @@ func New(ctx context.Context, o Options) (*App, error) {
 	a.live.cur.Store(g)
 	// The facade reads the live catalog and call path, so that a config
 	// reload swaps them under connected sessions (watch.go).
+	mode := g.mode
+	if o.Profile != "" { // serve --profile: the main facade is the profile's (profiles.go)
+		if mode, err = a.profileMode(g, o.Profile); err != nil {
+			return nil, err
+		}
+		a.Mode = mode
+	}
 	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{
-		Mode: g.mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
-		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger),
+		Mode: mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
+		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger), Profile: o.Profile, Access: a.access,
 	})
 	// A tools/call runs deep on the SDK's per-request goroutine: its stack
 	// is grown once while shallow rather than copied again and again below.
@@ -247,6 +258,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		Pins: a.openPins(cfg, audit), Overrides: cfg.Overrides()})
 	g := newGeneration(cfg, reg, o.Logger)
 	g.mode, g.rules, g.onPrompts = mode, rules, a.syncPrompts
+	g.access = accessOf(cfg) // profiles.go
 	project := o.ProjectDir
 	if project == "" {
 		project, _ = os.Getwd()
@@ -295,7 +307,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	guard.Store = a.shared.Store
 	g.call = pipeline.New(pipeline.Options{
-		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Decisions: o.Decisions, Guard: guard,
+		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Access: g.access, Decisions: o.Decisions, Guard: guard,
 		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware, Tracer: o.Tracer,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})

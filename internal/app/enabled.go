@@ -99,6 +99,7 @@ func (a *App) changed() {
 	if f := a.fac.Load(); f != nil {
 		f.Sync() // the MCP server tells every session list_changed
 	}
+	a.syncProfiles()
 	a.enabled.notify()
 }
 

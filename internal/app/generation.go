@@ -26,6 +26,7 @@ type generation struct {
 	cfg        *config.Config
 	mode       facade.Mode
 	rules      policy.Rules
+	access     *policy.Access // profiles and per-identity rules (profiles.go)
 	reg        *registry.Registry
 	call       pipeline.Handler
 	closers    []io.Closer

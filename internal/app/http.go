@@ -1,6 +1,10 @@
 package app
 
-import "github.com/agent-tools/agent-tools/internal/transport"
+import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/transport"
+)
 
 // HTTPOptions are the Streamable HTTP transport's options from the live
 // config's server.http, for this app's MCP server: the one mapping that
@@ -18,5 +22,15 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
 		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
+		Profile: a.profileServer, Profiles: a.Profiles, // profiles.go
 	}
+}
+
+// profileServer is the MCP server of a profile, for /mcp/p/<slug>.
+func (a *App) profileServer(slug string) (*mcp.Server, bool) {
+	f, ok := a.ProfileFacade(slug)
+	if !ok {
+		return nil, false
+	}
+	return f.Server(), true
 }

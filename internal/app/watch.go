@@ -134,7 +134,8 @@ func (a *App) Reload(ctx context.Context) error {
 	g.reg.OnChange(a.changed)
 	a.live.cur.Store(g)
 	a.Facade.SetRules(g.rules) // re-syncs: sessions get list_changed if the tools changed
-	a.enabled.notify()         // in-process sessions re-list too
+	a.setProfileRules(g.rules)
+	a.enabled.notify() // in-process sessions re-list too
 	a.live.retired.Add(1)
 	old.retire(func() {
 		defer a.live.retired.Done()

@@ -153,9 +153,10 @@ func usage(w io.Writer) {
 // flags is a FlagSet with the options most commands share.
 type flags struct {
 	*flag.FlagSet
-	config string
-	json   bool
-	mode   string
+	config  string
+	json    bool
+	mode    string
+	profile string // serve --profile
 }
 
 func newFlags(env *Env, name, usageLine string) *flags {
@@ -223,7 +224,7 @@ func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audi
 	}
 	// The binary is built on the public embedding package, as any service is.
 	o := agenttools.Options{ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
-	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, Tracer: tracer, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout})
+	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, Tracer: tracer, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout, Profile: f.profile})
 	rt, err := agenttools.New(o)
 	if err == nil {
 		err = rt.Start(ctx)

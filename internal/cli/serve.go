@@ -27,7 +27,8 @@ import (
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth] [--no-ui]] [--log-level LEVEL]").withMode()
+	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--profile SLUG] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth] [--no-ui]] [--log-level LEVEL]").withMode()
+	f.StringVar(&f.profile, "profile", "", "serve one profile of the config (profiles:) instead of the default view")
 	httpMode := f.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
 	addr := f.String("addr", "", "HTTP listen address (default server.http.addr, else "+transport.DefaultAddr+")")
 	stateless := f.Bool("stateless", false, "HTTP without sessions, for replicas behind a load balancer")

@@ -29,6 +29,8 @@ type Extension struct {
 	// binary in-process).
 	Stdin  io.Reader
 	Stdout io.Writer
+	// Profile serves one profile of the config (serve --profile; app.Options.Profile).
+	Profile string
 }
 
 var (

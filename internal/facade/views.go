@@ -21,16 +21,25 @@ func (f *Facade) visible(provider, canonical string) bool {
 	if !f.rules().Visible(canonical) {
 		return false
 	}
-	v := f.opts.View
+	v := f.view()
 	if v == nil {
 		return true
 	}
 	return f.providerInView(provider) && v.Tools.Visible(canonical)
 }
 
+// view is the profile's current view: the live Access's when there is one
+// (a config reload changes it), else Options.View.
+func (f *Facade) view() *policy.View {
+	if f.opts.Profile != "" && f.opts.Access != nil {
+		return f.opts.Access().View(f.opts.Profile)
+	}
+	return f.opts.View
+}
+
 // providerInView reports whether the profile's view includes a provider.
 func (f *Facade) providerInView(id string) bool {
-	v := f.opts.View
+	v := f.view()
 	if v == nil || v.Providers == nil {
 		return true
 	}

@@ -83,6 +83,11 @@ type HTTPOptions struct {
 	Console http.Handler
 	// Cluster connects this replica to the others (nil = a single instance).
 	Cluster *ClusterOptions
+	// Profile returns the MCP server of a configured profile, served at
+	// /mcp/p/<slug> (http_profiles.go); Profiles lists the slugs for the
+	// 404 of an unknown one. Nil: no profiles.
+	Profile  func(slug string) (*mcp.Server, bool)
+	Profiles func() []string
 	// Logger receives one line per request and the transport's errors.
 	Logger *slog.Logger
 	// Now is the clock (tests).
@@ -142,7 +147,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
-	h.mcp = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return o.Server }, &mcp.StreamableHTTPOptions{
+	h.mcp = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
 		JSONResponse:   o.JSONResponse,
 		Logger:         o.Logger,
@@ -153,6 +158,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	})
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h.route("mcp", h.guard(h.authenticate(h.serveMCP))))
+	mux.Handle(ProfilePath, h.route("mcp_profile", h.guard(h.authenticate(h.serveProfile))))
 	mux.Handle("/healthz", h.route("healthz", http.HandlerFunc(h.healthz)))
 	mux.Handle("/readyz", h.route("readyz", http.HandlerFunc(h.readyz)))
 	if o.Metrics != nil {
