@@ -197,7 +197,22 @@ func (s *Store) Allowed(t catalog.Tool, session string) bool {
 	}
 	s.refreshLocked()
 	r, ok := s.always[t.Canonical]
-	return ok && r.Provider == t.Provider && r.Digest == t.Digest
+	if !ok || r.Provider != t.Provider {
+		return false
+	}
+	if r.Digest == "" && t.Digest != "" {
+		// A decision made before definitions had digests (an older file, or
+		// one written by hand) is bound to the definition it first meets,
+		// as the pin store pins a tool on its first listing: from then on a
+		// changed definition asks again, and upgrading asks nobody twice.
+		r.Digest = t.Digest
+		s.always[t.Canonical] = r
+		if err := s.saveLocked(); err != nil {
+			s.log.Error("binding a decision to its definition", "tool", t.Canonical, "err", err)
+		}
+		return true
+	}
+	return r.Digest == t.Digest
 }
 
 // Remember records a session or "always" decision; others are ignored. A

@@ -80,14 +80,18 @@ type stdioConn struct {
 	closeOnce sync.Once
 	queue     []jsonrpc.Message // the rest of a batch: Read has a single caller
 
-	mu       sync.Mutex
-	idle     *sync.Cond
-	pending  map[jsonrpc.ID]bool   // requests read and not yet answered
-	batches  map[jsonrpc.ID]*batch // requests of batches, by id, until answered
-	initID   jsonrpc.ID            // the initialize request read, if any
-	version  string                // the protocol version the initialize result gave
-	drained  bool                  // the drain time passed
-	isClosed bool
+	mu      sync.Mutex
+	idle    *sync.Cond
+	pending map[jsonrpc.ID]bool   // requests read and not yet answered
+	batches map[jsonrpc.ID]*batch // requests of batches, by id, until answered
+	initID  jsonrpc.ID            // the initialize request read, if any
+	// initAnswered is closed once the initialize request read is answered:
+	// a batch read before then waits for it, since whether batches are
+	// allowed depends on the version that answer negotiates.
+	initAnswered chan struct{}
+	version      string // the protocol version the initialize result gave
+	drained      bool   // the drain time passed
+	isClosed     bool
 }
 
 // inbound is one line's worth for Read: its message, a batch, or an error
@@ -148,6 +152,18 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.queue = in.msgs
 			continue
 		}
+		c.mu.Lock()
+		initWait := c.initAnswered
+		c.mu.Unlock()
+		if initWait != nil {
+			select {
+			case <-initWait:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-c.closed:
+				return nil, io.EOF
+			}
+		}
 		msgs, reply := c.addBatch(in.batch)
 		if reply != nil {
 			// A write error shows again on the SDK's next Write.
@@ -159,6 +175,9 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	c.queue = c.queue[1:]
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" && req.ID.IsValid() {
 		c.mu.Lock()
+		if !c.initID.IsValid() {
+			c.initAnswered = make(chan struct{})
+		}
 		c.initID = req.ID
 		c.mu.Unlock()
 	}
@@ -325,6 +344,13 @@ func (c *stdioConn) updateBatch(resp *jsonrpc.Response) (responses []*jsonrpc.Re
 func (c *stdioConn) noteVersion(resp *jsonrpc.Response) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.initAnswered != nil && c.initID.IsValid() && resp.ID == c.initID {
+		select {
+		case <-c.initAnswered:
+		default:
+			defer close(c.initAnswered) // after the version is noted
+		}
+	}
 	if c.version != "" || !c.initID.IsValid() || resp.ID != c.initID || resp.Error != nil || len(resp.Result) == 0 {
 		return
 	}
