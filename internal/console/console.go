@@ -163,6 +163,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
 	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))
 	m.HandleFunc("GET "+p+"/api/audit", c.api(c.apiAudit))
+	c.routesUpstreamLogin(m)
 	c.mux = m
 }
 
