@@ -98,7 +98,10 @@ func (c *Console) apiUpstreamLogin(w http.ResponseWriter, r *http.Request) {
 		st := u.Query().Get("state")
 		got := pendingLogins.add(st)
 		defer pendingLogins.take(st)
-		urls <- authURL
+		select { // a second authorization (step-up) has no page waiting: it waits for its callback only
+		case urls <- authURL:
+		default:
+		}
 		select {
 		case res := <-got:
 			if res.Code == "" {
