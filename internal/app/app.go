@@ -263,7 +263,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env}
+	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env, Logins: a.shared.Logins}
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}

@@ -3,13 +3,49 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/state"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
+
+// LoginsPurpose is the cluster key derivation of the upstream token store.
+const LoginsPurpose = "upstream-tokens"
+
+// LoginStore is the upstream token store cfg asks for: with server.redis,
+// the logins in Redis sealed under a key derived from the cluster key
+// (close it when done); else the user's file store (close is a no-op).
+// It is what serve uses and what `agent-tools auth` must write to.
+func LoginStore(cfg *config.Config, env func(string) (string, bool), fileDir string) (upstreamauth.WatchStore, func() error, error) {
+	if u := cfg.Server.Redis.URL; u != "" {
+		key, err := cluster.LoadKey(cfg.Server.ClusterKey, env)
+		if err != nil {
+			return nil, nil, err
+		}
+		if key.Generated {
+			return nil, nil, fmt.Errorf("server.redis is set but no cluster key is: the logins in Redis are sealed with it; set %s", cluster.EnvKey)
+		}
+		r, err := state.NewRedis(u, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := upstreamauth.NewRedisStore(r, key.Derive(LoginsPurpose))
+		if err != nil {
+			r.Close()
+			return nil, nil, err
+		}
+		return s, r.Close, nil
+	}
+	s, err := upstreamauth.NewFileStore(fileDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, func() error { return nil }, nil
+}
 
 // Shared is what outlives a configuration reload and, with server.redis,
 // what replicas share: the state store (loop-guard counts, rate-limit
@@ -29,6 +65,10 @@ type Shared struct {
 	Sessions *cluster.Sessions
 	// Redis is the shared store when configured (nil otherwise).
 	Redis *state.Redis
+	// Logins keeps the upstream logins in Redis, sealed under the cluster
+	// key, so every replica uses one login (nil without Redis: the user's
+	// file store).
+	Logins upstreamauth.WatchStore
 	// fallback checks Redis for /readyz (nil without Redis).
 	fallback *state.Fallback
 }
@@ -48,6 +88,9 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 		fb := state.NewFallback(r, log)
 		fb.Check(context.Background()) // logs once if Redis is not there yet
 		s.Store, s.Redis, s.fallback = fb, r, fb
+		if s.Logins, err = upstreamauth.NewRedisStore(r, key.Derive(LoginsPurpose)); err != nil {
+			return nil, &ConfigError{err}
+		}
 		if key.Generated {
 			log.Warn("server.redis is set but no cluster key is: confirmation tokens and session ids of this replica cannot be verified by the others; set " + cluster.EnvKey)
 		}

@@ -37,12 +37,23 @@ func runAuth(ctx context.Context, env *Env, args []string) int {
 	return ExitUsage
 }
 
-func tokenStore(env *Env) (*upstreamauth.FileStore, error) {
+// tokenStore is the store serve uses: with server.redis in the config, the
+// logins in Redis shared by the replicas (sealed under the cluster key);
+// else the user's file. where names it in messages (never a URL).
+func tokenStore(env *Env, f *flags) (store upstreamauth.Store, where string, closeFn func() error, err error) {
 	dir := ""
 	if d, ok := env.LookupEnv("XDG_STATE_HOME"); ok && d != "" {
 		dir = d + "/agent-tools"
 	}
-	return upstreamauth.NewFileStore(dir)
+	if cfg, cerr := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv}); cerr == nil && cfg.Server.Redis.URL != "" {
+		s, c, err := app.LoginStore(cfg, env.LookupEnv, dir)
+		return s, "Redis (server.redis)", c, err
+	}
+	fs, err := upstreamauth.NewFileStore(dir)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	return fs, fs.Path(), func() error { return nil }, nil
 }
 
 // httpUpstream finds provider id in the config: an HTTP kind mcp entry.
@@ -83,11 +94,12 @@ func authLogin(ctx context.Context, env *Env, args []string) int {
 	if spec == nil {
 		return code
 	}
-	store, err := tokenStore(env)
+	store, _, closeStore, err := tokenStore(env, f)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitFailed
 	}
+	defer closeStore()
 	port := 0
 	if spec.Auth != nil {
 		port = spec.Auth.RedirectPort
@@ -160,11 +172,12 @@ func authStatus(env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	store, err := tokenStore(env)
+	store, where, closeStore, err := tokenStore(env, f)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitFailed
 	}
+	defer closeStore()
 	list, err := store.List()
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
@@ -183,7 +196,7 @@ func authStatus(env *Env, args []string) int {
 		return writeJSON(env.Stdout, out)
 	}
 	if len(list) == 0 {
-		fmt.Fprintf(env.Stdout, "no upstream logins (%s)\n", store.Path())
+		fmt.Fprintf(env.Stdout, "no upstream logins (%s)\n", where)
 		return ExitOK
 	}
 	for _, e := range list {
@@ -199,11 +212,12 @@ func authLogout(env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	store, err := tokenStore(env)
+	store, where, closeStore, err := tokenStore(env, f)
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitFailed
 	}
+	defer closeStore()
 	e, err := store.Load(pos[0])
 	if err == nil && e == nil {
 		fmt.Fprintf(env.Stdout, "%s was not logged in\n", pos[0])
@@ -213,6 +227,6 @@ func authLogout(env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return ExitFailed
 	}
-	fmt.Fprintf(env.Stdout, "logged out of %s (its tokens are deleted from %s)\n", pos[0], store.Path())
+	fmt.Fprintf(env.Stdout, "logged out of %s (its tokens are deleted from %s)\n", pos[0], where)
 	return ExitOK
 }

@@ -166,6 +166,7 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/pins", c.page(c.pinsPage)) // pins.go
 	m.HandleFunc("GET "+p+"/api/pins", c.api(c.apiPins))
 	m.HandleFunc("POST "+p+"/api/pins/{tool}/approve", c.api(c.apiApprovePin))
+	c.routesUpstreamLogin(m)
 	c.mux = m
 }
 

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
 // Provider is a source of tools. Construction has no side effects; optional
@@ -168,4 +169,7 @@ type Deps struct {
 	Version string
 	// Env looks up the host environment (nil = os.LookupEnv).
 	Env func(string) (string, bool)
+	// Logins is the upstream token store (Redis with server.redis, shared by
+	// the replicas); nil is the user's file store.
+	Logins upstreamauth.WatchStore
 }

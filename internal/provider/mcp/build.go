@@ -20,9 +20,13 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if spec.URL == "" {
 		return New(o), nil
 	}
-	store, err := upstreamauth.NewFileStore("")
-	if err != nil {
-		return New(o), nil // no state directory: no logins either
+	var store upstreamauth.WatchStore = deps.Logins
+	if store == nil {
+		fs, err := upstreamauth.NewFileStore("")
+		if err != nil {
+			return New(o), nil // no state directory: no logins either
+		}
+		store = fs
 	}
 	// Every HTTP upstream gets a handler (one without an auth block logs in
 	// as a plain oauth client), except one that sends its own Authorization

@@ -100,7 +100,7 @@ var _ auth.OAuthHandler = (*upstreamauth.Handler)(nil)
 // terminal, or the console. The new session lists the tools and OnChange
 // tells the runtime, which sends list_changed. Token refreshes (which also
 // rewrite the store) do not restart a running provider.
-func (p *Provider) watchLogins(store *upstreamauth.FileStore) {
+func (p *Provider) watchLogins(store upstreamauth.WatchStore) {
 	err := store.Watch(p.base, func(id string) {
 		if id != p.opts.ID {
 			return

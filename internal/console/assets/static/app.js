@@ -62,6 +62,21 @@ function setupRestart() {
   });
 }
 
+// setupUpstreamLogin: Log in (a needs_login provider) starts the
+// provider's login and opens the authorization server's page; it calls
+// back to /ui/oauth/callback.
+function setupUpstreamLogin() {
+  document.querySelectorAll("button.upstream-login").forEach(function (b) {
+    b.addEventListener("click", async function () {
+      b.disabled = true;
+      const r = await send("POST", "/ui/api/providers/" + encodeURIComponent(b.dataset.provider) + "/login");
+      if (r.ok && r.data && r.data.redirect) { location.assign(r.data.redirect); return; }
+      b.disabled = false;
+      showError((r.data && r.data.message) || ("login failed: HTTP " + r.status));
+    });
+  });
+}
+
 function errorWhen(iso) {
   if (!iso) return "";
   const d = new Date(iso);
@@ -434,6 +449,7 @@ function setupLogout() {
 document.addEventListener("DOMContentLoaded", function () {
   setupToggles();
   setupRestart();
+  setupUpstreamLogin();
   setupProviderPoll();
   setupCharts();
   setupCallForm();
