@@ -137,7 +137,7 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 			`["UNKNOWN_TOOL","weather_forecast"]`},
 		{"a missing name teaches the script's call", policy.Rules{}, builtin.CodeOptions{},
 			`try { await tools.call("", {}) } catch (e) { return [e.code, e.correct_shape.arguments.code] }`,
-			`["MISSING_TOOL_NAME","await tools.call(\"\u003ctool name\u003e\", {})"]`},
+			`["MISSING_TOOL_NAME","await tools.call(\"<tool name>\", {})"]`},
 		{"mutations off", policy.Rules{}, builtin.CodeOptions{},
 			`try { await tools.call("weather_send_alert", {text: "x"}) } catch (e) { return e.code }`, `"DENIED"`},
 		{"token confirmation", policy.Rules{Confirm: policy.ConfirmToken}, builtin.CodeOptions{AllowMutations: true},
@@ -178,7 +178,7 @@ func TestScriptToolsInProgressiveMode(t *testing.T) {
 func TestCodeModeSearchAndHelp(t *testing.T) {
 	h, _ := newCodeHarness(t, facade.Code, policy.Rules{}, builtin.Options{})
 	text, e := h.call("agent_tools_search", map[string]any{"query": "weather forecast for a city"})
-	if e != nil || !strings.Contains(text, `"signature":"weather_forecast(args: {city: string, days?: number}): Promise\u003cany\u003e"`) ||
+	if e != nil || !strings.Contains(text, `"signature":"weather_forecast(args: {city: string, days?: number}): Promise<any>"`) ||
 		strings.Contains(text, `"inputSchema"`) || !strings.Contains(text, "execute_javascript") {
 		t.Fatalf("search: %s %v", text, e)
 	}
