@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"os"
 	"sync"
 	"time"
 
@@ -31,7 +32,11 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 	p.once.Do(func() {
 		path := ""
 		if d, ok := a.opts.Decisions.(interface{ Path() string }); ok {
-			path = pins.PathFor(d.Path())
+			env := a.opts.Env
+			if env == nil {
+				env = os.LookupEnv
+			}
+			path = pins.PathFor(d.Path(), cfg.Path != "", env)
 		}
 		s, err := pins.Open(path, mode, a.log)
 		if err != nil {

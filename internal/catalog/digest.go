@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Definition is what a model is shown of a tool: the part a pin covers
@@ -16,12 +18,20 @@ type Definition struct {
 	OutputSchema  json.RawMessage `json:"outputSchema,omitempty"`
 	ReadOnly      bool            `json:"readOnly,omitempty"`
 	AlwaysConfirm bool            `json:"alwaysConfirm,omitempty"`
+	// Annotations are an upstream MCP server's own hints (destructive,
+	// idempotent, open-world...): flat mode publishes them, so a changed
+	// hint is a changed definition.
+	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
 }
 
 // Def returns t's published definition.
 func (t Tool) Def() Definition {
-	return Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
+	d := Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
 		OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly, AlwaysConfirm: t.AlwaysConfirm}
+	if t.Upstream != nil {
+		d.Annotations = t.Upstream.Annotations
+	}
+	return d
 }
 
 // Digest is the hex SHA-256 of d's JSON form. Schemas are hashed as the

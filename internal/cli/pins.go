@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/pins"
 )
@@ -24,7 +25,11 @@ func runPins(_ context.Context, env *Env, args []string) int {
 		f.Usage()
 		return ExitUsage
 	}
-	store, err := pins.Open(pins.PathFor(decisions.PathFor(f.configPath(env), env.Dir)), pins.Warn, nil)
+	cfgPath := f.configPath(env)
+	if cfgPath == "" {
+		cfgPath, _ = config.Find(env.Dir) // ./agent-tools.yaml, as serve finds it
+	}
+	store, err := pins.Open(pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv), pins.Warn, nil)
 	if shared, closeShared := sharedDecisions(env, f); shared != nil {
 		defer closeShared()
 		store.Share(shared) // replicas keep pins in Redis

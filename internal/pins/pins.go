@@ -13,6 +13,8 @@ package pins
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -392,15 +394,41 @@ func (s *Store) Changed() []Record {
 	return out
 }
 
-// PathFor is where the binary keeps pins: next to the decisions file.
-func PathFor(decisionsPath string) string {
+// PathFor is where the binary keeps pins. With a config file (haveConfig)
+// they sit next to the decisions file, as an operator set it up. In
+// zero-config they go under the user's state directory
+// ($XDG_STATE_HOME/agent-tools/pins, else ~/.local/state/agent-tools/pins),
+// one file per project, named by a hash of its directory: pinning happens on
+// every listing, and a command run in a repository must not leave a file in
+// it that nobody asked for. lookupEnv is os.LookupEnv or a test's.
+func PathFor(decisionsPath string, haveConfig bool, lookupEnv func(string) (string, bool)) string {
 	if decisionsPath == "" {
 		return ""
 	}
-	return filepath.Join(filepath.Dir(decisionsPath), FileName)
+	dir := filepath.Dir(decisionsPath)
+	if haveConfig {
+		return filepath.Join(dir, FileName)
+	}
+	state := ""
+	if d, ok := lookupEnv("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
+		state = filepath.Join(d, "agent-tools")
+	} else if h, ok := lookupEnv("HOME"); ok && filepath.IsAbs(h) {
+		state = filepath.Join(h, ".local", "state", "agent-tools")
+	}
+	if state == "" {
+		return filepath.Join(dir, FileName) // no state directory: as with a config
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	sum := sha256.Sum256([]byte(dir))
+	return filepath.Join(state, "pins", filepath.Base(dir)+"-"+hex.EncodeToString(sum[:6])+".json")
 }
 
 func writeAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil { // the state directory may be new
+		return err
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/state"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func tool(name, desc string) catalog.Tool {
@@ -33,6 +34,9 @@ func TestDigestCoversTheDefinition(t *testing.T) {
 		{"read-only annotation", func(t *catalog.Tool) { t.ReadOnly = true }},
 		{"always-confirm", func(t *catalog.Tool) { t.AlwaysConfirm = true }},
 		{"name", func(t *catalog.Tool) { t.Name = "get2" }},
+		{"upstream annotations", func(t *catalog.Tool) {
+			t.Upstream = &catalog.UpstreamTool{Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}
+		}},
 		{"schema not JSON", func(t *catalog.Tool) { t.InputSchema = []byte(`{`) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,5 +210,48 @@ func TestDiffClips(t *testing.T) {
 	d := Diff(catalog.Definition{Description: long}, catalog.Definition{Description: long + "b"})
 	if len(d) > 400 || !strings.Contains(d, "…") {
 		t.Fatalf("diff = %q", d)
+	}
+}
+
+// Zero-config keeps pins out of the project: a listing in a repository must
+// not leave a file there. With a config, they sit next to it.
+func TestPathFor(t *testing.T) {
+	env := func(kv ...string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1], true
+				}
+			}
+			return "", false
+		}
+	}
+	dec := filepath.Join("/work", "repo", "agent-tools.decisions.json")
+	for _, c := range []struct {
+		name       string
+		haveConfig bool
+		env        func(string) (string, bool)
+		wantDir    string
+	}{
+		{"config: next to it", true, env("XDG_STATE_HOME", "/state"), "/work/repo"},
+		{"zero-config: XDG state", false, env("XDG_STATE_HOME", "/state", "HOME", "/home/u"), "/state/agent-tools/pins"},
+		{"zero-config: home", false, env("HOME", "/home/u"), "/home/u/.local/state/agent-tools/pins"},
+		{"zero-config: relative XDG is ignored", false, env("XDG_STATE_HOME", "rel", "HOME", "/home/u"), "/home/u/.local/state/agent-tools/pins"},
+		{"zero-config: no state directory", false, env(), "/work/repo"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := PathFor(dec, c.haveConfig, c.env)
+			if filepath.Dir(got) != filepath.FromSlash(c.wantDir) {
+				t.Fatalf("PathFor = %s, want it in %s", got, c.wantDir)
+			}
+		})
+	}
+	a := PathFor("/work/a/x.json", false, env("HOME", "/h"))
+	b := PathFor("/work/b/x.json", false, env("HOME", "/h"))
+	if a == b || !strings.HasPrefix(filepath.Base(a), "a-") {
+		t.Fatalf("two projects share a pins file or the name hides the project: %s %s", a, b)
+	}
+	if PathFor("", false, env("HOME", "/h")) != "" {
+		t.Fatal("an in-memory store got a path")
 	}
 }
