@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,13 +52,24 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	args := append([]string{s.Path}, s.Args...)
+	if argv, ok := windowsInterpreter(path); ok {
+		// A script with a #! line (a repository's .agents/tools): Windows
+		// runs no interpreter line, so the runtime does what the kernel
+		// would, with the interpreter found on PATH.
+		interp, err := LookPath(argv[0], s.Env)
+		if err != nil {
+			return nil, fmt.Errorf("proc: %s needs %s (its #! line), not found on PATH: %w", s.Path, argv[0], err)
+		}
+		path, args = interp, append(append(argv, s.Path), s.Args...)
+	}
 	marker := trackVar + "=" + strconv.Itoa(os.Getpid()) + "." + strconv.FormatUint(runSeq.Add(1), 10)
 	env := append(slices.Clip(s.Env), marker)
 	stdout := &capture{max: s.MaxOutput, tee: s.OnStdout}
 	stderr := &capture{max: s.MaxOutput}
 	cmd := &exec.Cmd{
 		Path:      path,
-		Args:      append([]string{s.Path}, s.Args...),
+		Args:      args,
 		Dir:       s.Dir,
 		Env:       env,
 		Stdout:    stdout,
@@ -206,4 +219,15 @@ func joinAndResume(job windows.Handle, pid int) (windows.Handle, error) {
 		return 0, fmt.Errorf("resume: NTSTATUS %#x", st)
 	}
 	return h, nil
+}
+
+// windowsInterpreter is the #! line of a file Windows cannot run itself
+// (not .exe, .com, .cmd or .bat).
+func windowsInterpreter(path string) ([]string, bool) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".exe", ".com", ".cmd", ".bat":
+		return nil, false
+	}
+	argv, err := Shebang(path)
+	return argv, err == nil
 }
