@@ -266,6 +266,19 @@ func (o *offTools) lookup(name string) (catalog.Tool, bool) {
 	return t, ok
 }
 
+// WhyOff says that t's provider is disabled, when it is: the reason a tool
+// that resolved has no provider to run it (pipeline.Resolve asks).
+func (c gatedCatalog) WhyOff(t catalog.Tool) *toolerr.Error {
+	for _, st := range c.Registry.Providers() {
+		if st.Info.ID == t.Provider && !st.Enabled {
+			return toolerr.New(toolerr.ProviderUnavailable,
+				"It is switched off; tell the user, who can enable it again (the console, or the embedding program). Call agent_tools_help for what is loaded now.",
+				"provider %q is disabled; %q did not run", t.Provider, t.Canonical)
+		}
+	}
+	return nil
+}
+
 func (c gatedCatalog) Provider(id string) (provider.Provider, catalog.ProviderInfo, bool) {
 	p, info, ok := c.Registry.Provider(id)
 	if !ok {

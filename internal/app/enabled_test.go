@@ -13,6 +13,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 )
 
@@ -89,6 +90,15 @@ func TestEnabledSetOwnedByTheApp(t *testing.T) {
 	resp := a.Call(ctx, &pipeline.Request{Tool: "ev_echo", Args: []byte(`{"text":"x"}`)})
 	if resp.Err == nil || resp.Err.Code != "PROVIDER_UNAVAILABLE" {
 		t.Fatalf("call after disable: %+v", resp.Err)
+	}
+	// Every front door outside MCP builds its request through the facade
+	// (whose miss teaching must not turn the switched-off tool into an
+	// UNKNOWN_TOOL), and the answer says why: disabled.
+	for _, via := range []string{"cli", "in-process"} {
+		resp := a.Call(ctx, a.Facade.Request(facade.Caller{Via: via, Tool: "ev_echo", Args: []byte(`{"text":"x"}`)}))
+		if resp.Err == nil || resp.Err.Code != "PROVIDER_UNAVAILABLE" || !strings.Contains(resp.Err.Message, "disabled") {
+			t.Fatalf("%s call after disable: %+v", via, resp.Err)
+		}
 	}
 	if err := a.Reload(ctx); err != nil {
 		t.Fatal(err)

@@ -171,6 +171,14 @@ func (f *Facade) missError(ctx context.Context, req *pipeline.Request) *toolerr.
 		}
 	}
 	shape, name := f.shapeFor(req, t)
+	if name == req.Tool && (req.Provider == "" || req.Provider == t.Provider) {
+		// The call already names the tool as this mode does: it did not
+		// resolve a moment ago only because its provider was switched off
+		// (and is back, or still racing a toggle). That is no naming
+		// mistake to teach: the pipeline resolves it, and its gate says
+		// PROVIDER_UNAVAILABLE if the provider is off when the call starts.
+		return nil
+	}
 	where := ""
 	if req.Provider != "" && req.Provider != t.Provider {
 		where = fmt.Sprintf(" in provider %q; provider %q has it", req.Provider, t.Provider)

@@ -72,6 +72,11 @@ func Resolve(cat Catalog) Middleware {
 			}
 			p, info, ok := cat.Provider(t.Provider)
 			if !ok {
+				if w, isWhy := cat.(whyOff); isWhy {
+					if e := w.WhyOff(t); e != nil {
+						return fail(e, "invalid")
+					}
+				}
 				return fail(toolerr.New(toolerr.ProviderUnavailable, "", "provider %q is not loaded", t.Provider), "invalid")
 			}
 			req.Resolved, req.Info, req.Backend = t, info, p
@@ -79,6 +84,13 @@ func Resolve(cat Catalog) Middleware {
 			return next(ctx, req)
 		}
 	}
+}
+
+// whyOff is a catalog that knows why a tool it resolved has no provider
+// now (its provider was switched off at run time): the PROVIDER_UNAVAILABLE
+// to answer, with that reason, or nil.
+type whyOff interface {
+	WhyOff(t catalog.Tool) *toolerr.Error
 }
 
 // nestedNameKeys are where models put the tool name by mistake.
