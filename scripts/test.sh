@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# --- step timing (helper F): every step's wall time, printed at the end
+# --- step timing: every step's wall time, printed at the end
 # (also when a step fails), so a slow step shows which one it is.
 step_names=() step_secs=()
 step() { # step NAME: starts timing NAME (and ends the previous step)
@@ -41,13 +41,13 @@ fi
 step "go vet"
 go vet ./...
 
-# --- race run and skip summary (helper F): go vet ran above, so the tests
+# --- race run and skip summary: go vet ran above, so the tests
 # skip their own vet pass. The race build of every package is made once,
 # then two shards run at once: the packages whose tests mostly wait (fault
 # injection against misbehaving upstreams, the npm peers, the real worker
 # CLIs' --help and status: 93 s, 97 s and 62 s of test time measured under
 # -race on a loaded 2-core machine, against 3 to 20 s for the others), then the
-# heavy interop that skips under -race (GitHub's OpenAPI document,
+# heavy interop and the index's differential test, which skip under -race (GitHub's OpenAPI document,
 # PocketBase), beside everything else, whose time is mostly compiling and
 # linking race test binaries: the waiting overlaps the CPU work instead of
 # adding to it. Each shard's results and failures print as they come
@@ -61,8 +61,9 @@ others=$(go list ./... | grep -v -e '/internal/faults$' -e '/interop$' -e '/inte
 race() { go test -race -count=1 -vet=off -json "$@"; }
 fail_event() { echo "{\"Action\":\"fail\",\"Package\":\"$1\"}"; } # go test failed outside its JSON
 {
-  race "${waiting_pkgs[@]}" || fail_event "go test -race ${waiting_pkgs[*]}"
+  race -p 3 "${waiting_pkgs[@]}" || fail_event "go test -race ${waiting_pkgs[*]}"
   go test -count=1 -vet=off -json -run 'GitHub|PocketBase' ./internal/provider/openapi/ || fail_event "heavy interop"
+  go test -count=1 -vet=off -json -run 'TestFastPathsAgree' ./internal/index/ || fail_event "index differential"
 } | tee "$tmp/waiting.json" | "$tmp/testsummary" -live &
 waiting=$!
 race_status=0
