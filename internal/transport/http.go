@@ -50,6 +50,10 @@ type HTTPOptions struct {
 	JSONResponse bool
 	// Tokens are the static bearer tokens accepted (compared in constant time).
 	Tokens []string
+	// TokenNames[i] names Tokens[i] (config's server.http.tokens {name,
+	// token}): its identity is then "token:<name>"; "" or missing = the
+	// digest identity "token:<8 hex>".
+	TokenNames []string
 	// OIDC, when Issuer is set, accepts JWTs from that issuer.
 	OIDC OIDCOptions
 	// Resource is the public URL of /mcp for the protected-resource metadata

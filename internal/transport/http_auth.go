@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/time/rate"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
@@ -91,23 +91,26 @@ func (e *authError) Error() string { return e.msg }
 
 // identity is who a request authenticated as (never the token itself).
 type identity struct {
-	user   string // "token:<hash prefix>" or "oidc:<sub>"
+	user   string // "token:<name or hash prefix>" or "oidc:<issuer>|<sub>"
 	expiry time.Time
 }
 
 type authenticator struct {
 	statics [][32]byte // SHA-256 of each static token
-	users   []string   // the identity of each: "token:" and 8 hex digits of its digest (never the token)
+	users   []string   // the identity of each: "token:<name>", else "token:" and 8 hex digits of its digest (never the token)
 	oidc    *oidcVerifier
 }
 
 func newAuthenticator(o HTTPOptions) *authenticator {
 	a := &authenticator{}
-	for _, t := range o.Tokens {
+	for i, t := range o.Tokens {
 		if t != "" {
-			sum := sha256.Sum256([]byte(t))
-			a.statics = append(a.statics, sum)
-			a.users = append(a.users, "token:"+hex.EncodeToString(sum[:4]))
+			name := ""
+			if i < len(o.TokenNames) {
+				name = o.TokenNames[i]
+			}
+			a.statics = append(a.statics, sha256.Sum256([]byte(t)))
+			a.users = append(a.users, config.TokenIdentity(t, name))
 		}
 	}
 	if o.OIDC.Issuer != "" {
