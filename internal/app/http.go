@@ -22,7 +22,7 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
 		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
-		Profile: a.profileServer, Profiles: a.Profiles, // profiles.go
+		Profile: a.profileServer, Profiles: a.Profiles, ClaimNames: a.claimNames, // profiles.go
 	}
 }
 

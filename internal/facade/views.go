@@ -54,6 +54,15 @@ func (f *Facade) providerInView(id string) bool {
 // Profile is the profile this facade serves ("" for the default endpoint).
 func (f *Facade) Profile() string { return f.opts.Profile }
 
+// claimsOf are the verified claims the transport carried with the identity.
+func claimsOf(x *mcp.RequestExtra) policy.Claims {
+	if x == nil || x.TokenInfo == nil {
+		return ""
+	}
+	c, _ := x.TokenInfo.Extra[policy.ClaimsExtraKey].(policy.Claims)
+	return c
+}
+
 // identityOfRequest is identityOf for any request (tools/list included).
 func identityOfRequest(req mcp.Request) string {
 	if x := req.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
@@ -76,7 +85,7 @@ func (f *Facade) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || access.Empty() {
 			return res, err
 		}
-		grant := access.For(identityOfRequest(req), f.opts.Profile)
+		grant := access.For(identityOfRequest(req), claimsOf(req.GetExtra()), f.opts.Profile)
 		if grant.Open() {
 			return res, err
 		}

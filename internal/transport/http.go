@@ -56,6 +56,10 @@ type HTTPOptions struct {
 	TokenNames []string
 	// OIDC, when Issuer is set, accepts JWTs from that issuer.
 	OIDC OIDCOptions
+	// ClaimNames lists the JWT claims per-identity rules match on (the live
+	// config's; nil = none): of a verified token only these travel with
+	// the identity, in TokenInfo.Extra[policy.ClaimsExtraKey].
+	ClaimNames func() []string
 	// Resource is the public URL of /mcp for the protected-resource metadata
 	// ("" = derived from each request).
 	Resource string
