@@ -107,7 +107,8 @@ type HTTPOptions struct {
 type HTTP struct {
 	opts    HTTPOptions
 	log     *slog.Logger
-	mcp     *mcp.StreamableHTTPHandler
+	mcp     *mcp.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
+	eps     endpoints
 	mux     *http.ServeMux
 	auth    *authenticator
 	limits  *limiter
@@ -155,15 +156,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
-	h.mcp = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
-		Stateless:      o.Stateless,
-		JSONResponse:   o.JSONResponse,
-		Logger:         o.Logger,
-		SessionTimeout: o.SessionTimeout,
-		// The Host check below replaces the SDK's (same rule, plus AllowedHosts).
-		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        o.BodyLimit,
-	})
+	h.mcp = h.newSDKHandler(o.Server)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h.route("mcp", h.guard(h.authenticate(h.serveMCP))))
 	mux.Handle(ProfilePath, h.route("mcp_profile", h.guard(h.authenticate(h.serveProfile))))
@@ -241,7 +234,7 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if c := h.opts.Cluster; c != nil && c.Node != nil {
 		w.Header().Set(HeaderReplica, c.Node.ID)
 	}
-	h.mcp.ServeHTTP(w, r)
+	h.handlerFor(r).ServeHTTP(w, r) // http_profiles.go: each endpoint its own sessions
 	h.registerSession(w, r)
 }
 
