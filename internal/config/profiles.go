@@ -27,8 +27,9 @@ type ToolsFilter struct {
 
 // Rule is one per-identity rule of policy.rules: for callers whose identity
 // matches one of Identities (globs over the identity the runtime computes:
-// "token:<8 hex>", "oidc:<issuer>|<subject>", "process:<pid>"; empty = any)
-// and who come through one of Profiles (empty = any, "default" = /mcp), it
+// "token:<name>" or "token:<8 hex>", "oidc:<issuer>|<subject>",
+// "process:<pid>"; empty = any), whose verified token carries the Claims
+// (empty = no condition), and who come through one of Profiles (empty = any, "default" = /mcp), it
 // adds Allow/Deny globs over canonical names and may override Confirm.
 type Rule struct {
 	Identities []string `json:"identities,omitempty" yaml:"identities,omitempty"`

@@ -35,7 +35,7 @@ import (
 
 // Request is one call as the facade understood it.
 type Request struct {
-	// Identity is who the caller authenticated as ("token:<hash prefix>",
+	// Identity is who the caller authenticated as ("token:<name or hash prefix>",
 	// "oidc:<issuer>|<subject>", "process:<pid>" on stdio; never a token):
 	// with Session it scopes the loop guard, tokens and audit.
 	Identity string
