@@ -18,11 +18,11 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 	}
 	return transport.HTTPOptions{
 		Server: a.Facade.Server(), Addr: hc.Addr, Stateless: hc.Stateless, JSONResponse: hc.JSONResponse,
-		Tokens: hc.Tokens, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
+		Tokens: hc.Tokens, TokenNames: hc.TokenNames, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
 		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
 		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
-		Profile: a.profileServer, Profiles: a.Profiles, // profiles.go
+		Profile: a.profileServer, Profiles: a.Profiles, ClaimNames: a.claimNames, // profiles.go
 	}
 }
 

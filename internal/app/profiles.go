@@ -32,7 +32,7 @@ func accessOf(cfg *config.Config) *policy.Access {
 	}
 	rules := make([]policy.IdentityRule, 0, len(cfg.Policy.Rules))
 	for _, r := range cfg.Policy.Rules {
-		rules = append(rules, policy.IdentityRule{Identities: r.Identities, Profiles: r.Profiles,
+		rules = append(rules, policy.IdentityRule{Identities: r.Identities, Claims: r.Claims, Profiles: r.Profiles,
 			Rules: policy.Rules{Allow: r.Allow, Deny: r.Deny, Confirm: policy.ConfirmMode(r.Confirm)}})
 	}
 	return policy.NewAccess(views, rules)
@@ -40,6 +40,9 @@ func accessOf(cfg *config.Config) *policy.Access {
 
 // access is the live generation's Access (nil: no profiles, no rules).
 func (a *App) access() *policy.Access { return a.current().access }
+
+// claimNames are the token claims the live rules match on.
+func (a *App) claimNames() []string { return a.access().ClaimNames() }
 
 // Profiles lists the configured profile slugs, sorted.
 func (a *App) Profiles() []string { return a.Config().ProfileNames() }

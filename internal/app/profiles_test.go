@@ -3,8 +3,6 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -30,34 +28,37 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func tokenIdentity(tok string) string {
-	sum := sha256.Sum256([]byte(tok))
-	return "token:" + hex.EncodeToString(sum[:4])
-}
-
 const (
 	opsToken    = "ops-token-0123456789"
 	devToken    = "dev-token-0123456789"
 	profileYAML = `mode: flat
 server:
   http:
-    tokens: ["ops-token-0123456789", "dev-token-0123456789"]
+    tokens:
+      - {name: ops, token: ops-token-0123456789}
+      - {name: dev, token: dev-token-0123456789}
+    oidc: {issuer: "ISSUER", audience: agent-tools}
 profiles:
   ops:
     tools: {allow: ["deploy"]}
     mode: flat
 policy:
   rules:
-    - identities: ["DEV"]
+    - identities: ["token:dev"]
+      deny: ["deploy"]
+    - claims: {groups: [interns]}
       deny: ["deploy"]
 `
 )
 
-func profileProject(t *testing.T) *project {
+func profileProject(t *testing.T) *project { return profileProjectWith(t, "http://127.0.0.1:1") }
+
+// profileProjectWith is profileProject trusting an OpenID Connect issuer.
+func profileProjectWith(t *testing.T, issuer string) *project {
 	p := newProject(t)
 	p.script(t, "hello", "#!/bin/sh\n# @description Say hello.\n# @readonly\necho hello\n")
 	p.script(t, "deploy", "#!/bin/sh\n# @description Deploy.\n# @readonly\necho deployed\n")
-	p.file(t, "agent-tools.yaml", strings.Replace(profileYAML, "DEV", tokenIdentity(devToken), 1))
+	p.file(t, "agent-tools.yaml", strings.Replace(profileYAML, "ISSUER", issuer, 1))
 	return p
 }
 
@@ -80,11 +81,13 @@ func listNames(t *testing.T, ctx context.Context, url, tok string) ([]string, *m
 	return names, cs
 }
 
-// Two HTTP clients with different tokens get different tool lists from one
-// runtime; /mcp/p/ops serves the ops profile's view, with its profile in
+// Two HTTP clients with different named tokens get different tool lists
+// from one runtime, and so do two OIDC callers whose tokens' groups claims
+// differ (a rule on claims); /mcp/p/ops serves the ops profile's view, with its profile in
 // the audit and the metrics; an unknown profile is a 404 listing them.
 func TestHTTPProfilesAndIdentityRules(t *testing.T) {
-	p := profileProject(t)
+	is := newTestIssuer(t)
+	p := profileProjectWith(t, is.srv.URL)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	var audit testutil.SyncBuffer
@@ -108,6 +111,14 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 	if !slices.Contains(ops, "deploy") || slices.Contains(dev, "deploy") || !slices.Contains(dev, "hello") {
 		t.Fatalf("ops token lists %v, dev token lists %v", ops, dev)
 	}
+	admin, _ := listNames(t, ctx, srv.URL+transport.MCPPath, is.sign(t, "ann", []string{"admins", "staff"}))
+	intern, internSession := listNames(t, ctx, srv.URL+transport.MCPPath, is.sign(t, "ian", []string{"staff", "interns"}))
+	if !slices.Contains(admin, "deploy") || slices.Contains(intern, "deploy") || !slices.Contains(intern, "hello") {
+		t.Fatalf("admins list %v, interns list %v", admin, intern)
+	}
+	if res, err := internSession.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"}); err != nil || !res.IsError {
+		t.Fatalf("an intern called deploy: %v %+v", err, res)
+	}
 	res, err := devSession.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "DENIED") {
 		t.Fatalf("dev calling deploy: %v %+v", err, res)
@@ -123,8 +134,8 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 	if res, err := profSession.CallTool(ctx, &mcp.CallToolParams{Name: "hello"}); err != nil || !res.IsError {
 		t.Fatalf("a tool outside the profile ran: %v %+v", err, res)
 	}
-	if !strings.Contains(audit.String(), `"profile":"ops"`) {
-		t.Fatalf("audit has no profile field: %s", audit.String())
+	if a := audit.String(); !strings.Contains(a, `"profile":"ops"`) || !strings.Contains(a, `"identity":"token:dev"`) || strings.Contains(a, devToken) {
+		t.Fatalf("audit lacks the profile or the token's name, or has the token: %s", a)
 	}
 	var scrape bytes.Buffer
 	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)

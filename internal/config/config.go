@@ -165,6 +165,11 @@ type Server struct {
 type HTTP struct {
 	Addr   string   `json:"addr" yaml:"addr"`
 	Tokens []string `json:"tokens,omitempty" yaml:"tokens,omitempty"` // secrets: see Redacted
+	// TokenNames[i] names Tokens[i] ("" when the file gave it none): a
+	// named token's identity is "token:<name>", an unnamed one's
+	// "token:<8 hex digits of its SHA-256>". Written in the file as a token
+	// entry {name: ci, token: ${CI_TOKEN}}; nil when no token is named.
+	TokenNames []string `json:"tokenNames,omitempty" yaml:"-"`
 	// OIDC validates JWT bearer tokens from an OpenID Connect issuer.
 	OIDC OIDC `json:"oidc,omitzero" yaml:"oidc,omitempty"`
 	// Resource is this server's public /mcp URL, the protected-resource id

@@ -653,7 +653,7 @@ func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
 			h.Addr = s
 		}
 	case "tokens":
-		h.Tokens = d.stringList(v, p)
+		h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
 	case "oidc":
 		d.mapping(v, p, oidcKeys, func(key string, _, v *yaml.Node, p string) {
 			switch key {

@@ -27,15 +27,20 @@ type ToolsFilter struct {
 
 // Rule is one per-identity rule of policy.rules: for callers whose identity
 // matches one of Identities (globs over the identity the runtime computes:
-// "token:<8 hex>", "oidc:<issuer>|<subject>", "process:<pid>"; empty = any)
-// and who come through one of Profiles (empty = any, "default" = /mcp), it
+// "token:<name>" or "token:<8 hex>", "oidc:<issuer>|<subject>",
+// "process:<pid>"; empty = any), whose verified token carries the Claims
+// (empty = no condition), and who come through one of Profiles (empty = any, "default" = /mcp), it
 // adds Allow/Deny globs over canonical names and may override Confirm.
 type Rule struct {
 	Identities []string `json:"identities,omitempty" yaml:"identities,omitempty"`
-	Profiles   []string `json:"profiles,omitempty" yaml:"profiles,omitempty"`
-	Allow      []string `json:"allow,omitempty" yaml:"allow,omitempty"`
-	Deny       []string `json:"deny,omitempty" yaml:"deny,omitempty"`
-	Confirm    string   `json:"confirm,omitempty" yaml:"confirm,omitempty"`
+	// Claims match verified OIDC token claims: for every claim named, the
+	// token's value equals one listed, or (an array) contains one. A
+	// boolean or number claim is compared as its JSON text ("true", "3").
+	Claims   map[string][]string `json:"claims,omitempty" yaml:"claims,omitempty"`
+	Profiles []string            `json:"profiles,omitempty" yaml:"profiles,omitempty"`
+	Allow    []string            `json:"allow,omitempty" yaml:"allow,omitempty"`
+	Deny     []string            `json:"deny,omitempty" yaml:"deny,omitempty"`
+	Confirm  string              `json:"confirm,omitempty" yaml:"confirm,omitempty"`
 }
 
 // DefaultProfile names the unprofiled /mcp endpoint in rules and metrics.
@@ -44,7 +49,7 @@ const DefaultProfile = "default"
 var (
 	profileKeys = []string{"providers", "tools", "mode"}
 	toolsKeys   = []string{"allow", "deny"}
-	ruleKeys    = []string{"identities", "profiles", "allow", "deny", "confirm"}
+	ruleKeys    = []string{"identities", "claims", "profiles", "allow", "deny", "confirm"}
 	slugRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 )
 
@@ -98,6 +103,15 @@ func (d *decoder) rules(v *yaml.Node, path string, pol *Policy) {
 			switch key {
 			case "identities":
 				r.Identities = d.stringList(v, kp)
+			case "claims":
+				r.Claims = map[string][]string{}
+				d.mapping(v, kp, nil, func(name string, _, v *yaml.Node, cp string) {
+					if vals := d.stringList(v, cp); len(vals) > 0 {
+						r.Claims[name] = vals
+					} else if !d.meta.bad[cp] {
+						d.errAt(v, cp, "want a non-empty list of values (a token matches when its %q claim equals, or contains, one of them)", clip(name))
+					}
+				})
 			case "profiles":
 				r.Profiles = d.stringList(v, kp)
 			case "allow":

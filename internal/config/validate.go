@@ -117,11 +117,7 @@ func (c *Config) validate() []Error {
 	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		v.errf("server.http.addr", "invalid port in %s: want a number from 0 to 65535", v.show("server.http.addr", h.Addr))
 	}
-	for i, t := range h.Tokens {
-		if tp := index("server.http.tokens", i); t == "" && !v.bad(tp) {
-			v.errf(tp, "empty token%s", v.via(tp))
-		}
-	}
+	v.tokens(h) // tokens.go
 	v.httpServer(h)
 	v.auditPath()
 	v.validateCluster(c.Server)

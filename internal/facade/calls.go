@@ -277,7 +277,7 @@ func (f *Facade) searchDef() toolDef {
 					return errorResult(e), nil
 				}
 			}
-			return jsonResult(f.rank(a, indexOptions(prov), callTool)), nil
+			return jsonResult(f.rank(f.grantOf(req.Extra), a, indexOptions(prov), callTool)), nil
 		},
 	}
 }

@@ -60,7 +60,7 @@ func (f *Facade) codeSearchDef() toolDef {
 		f.cat.Refresh(ctx)
 		o := indexOptions(prov)
 		o.Kind = "tool" // skills run through run_skill, which code mode does not publish
-		return jsonResult(f.rank(a, o, codeTool)), nil
+		return jsonResult(f.rank(f.grantOf(req.Extra), a, o, codeTool)), nil
 	}
 	return d
 }
@@ -124,10 +124,15 @@ type scriptHost struct {
 
 var _ builtin.ScriptHost = (*scriptHost)(nil)
 
-// callable is a tool a script may see: visible to this caller, and not the
+// callable is a tool a script may see: visible to this caller (global
+// rules, the profile, the caller's per-identity rules), and not the
 // interpreter itself (a script does not start scripts).
 func (h *scriptHost) callable(t catalog.Tool) bool {
-	return t.Canonical != builtin.JavaScriptTool && h.f.rules().Visible(t.Canonical)
+	var x *mcp.RequestExtra
+	if h.mreq != nil {
+		x = h.mreq.Extra
+	}
+	return t.Canonical != builtin.JavaScriptTool && h.f.visibleTo(h.f.grantOf(x), t.Provider, t.Canonical)
 }
 
 func (h *scriptHost) Search(_ context.Context, query string, limit int) []catalog.Tool {

@@ -24,6 +24,12 @@ import (
 // geocode read-only, alert mutating) with an audit log.
 func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options, client ...*mcp.ClientOptions) (*harness, *testutil.SyncBuffer) {
 	t.Helper()
+	return newCodeHarnessWith(t, mode, rules, nil, bo, client...)
+}
+
+// newCodeHarnessWith is newCodeHarness with profiles and per-identity rules.
+func newCodeHarnessWith(t *testing.T, mode facade.Mode, rules policy.Rules, access *policy.Access, bo builtin.Options, client ...*mcp.ClientOptions) (*harness, *testutil.SyncBuffer) {
+	t.Helper()
 	w := providertest.New(catalog.ProviderInfo{ID: "weather", Kind: "fake", Description: "Weather forecasts and places", RequireConfirm: true},
 		providertest.Tool("forecast", "Weather forecast for a city: temperature in Celsius.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`, true),
 		providertest.Tool("geocode", "Latitude and longitude of a city or place.", `{"type":"object","properties":{"place":{"type":"string"}},"required":["place"]}`, true),
@@ -45,8 +51,12 @@ func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo built
 		}
 	}
 	audit := &testutil.SyncBuffer{}
-	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, AuditTo: audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
-	fac := facade.New(reg, run, facade.Options{Mode: mode, Rules: rules, Version: "test"})
+	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, Access: access, AuditTo: audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
+	fo := facade.Options{Mode: mode, Rules: rules, Version: "test"}
+	if access != nil {
+		fo.Access = func() *policy.Access { return access }
+	}
+	fac := facade.New(reg, run, fo)
 	reg.Refresh(context.Background())
 	fac.Sync()
 	ct, st := mcp.NewInMemoryTransports()

@@ -415,6 +415,7 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
 	req.Identity = identityOf(mreq)
+	req.Claims = claimsOf(mreq.Extra)
 	req.Profile = f.opts.Profile
 	if mreq.Extra != nil && mreq.Extra.Header != nil { // HTTP: the client's trace, if it sent one
 		req.TraceParent, req.TraceState = mreq.Extra.Header.Get("traceparent"), mreq.Extra.Header.Get("tracestate")

@@ -77,6 +77,7 @@ func (f *Facade) bindOp(mreq mcp.Request, req *pipeline.Request) {
 	req.Identity = processIdentity
 	if x := mreq.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
 		req.Identity = x.TokenInfo.UserID
+		req.Claims = claimsOf(x)
 	}
 	ss, _ := mreq.GetSession().(*mcp.ServerSession)
 	if ss == nil {

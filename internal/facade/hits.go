@@ -6,6 +6,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 )
 
@@ -48,8 +49,9 @@ func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
 	return h
 }
 
-// rank answers a query: ranked tools and skills (skills with their related links).
-func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[string]any {
+// rank answers a query: ranked tools and skills (skills with their related
+// links) the caller can see (its grant g; nil = no per-identity rules).
+func (f *Facade) rank(g *policy.Grant, a discoverArgs, o index.Options, callVia string) map[string]any {
 	o.Limit = a.Limit
 	adaptive := o.Limit == 0
 	if adaptive {
@@ -66,7 +68,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			name := strings.TrimPrefix(h.ID, "skill:"+h.Provider+":")
 			s, ok := f.cat.Skill(h.Provider, name)
 			_, info, loaded := f.cat.Provider(h.Provider)
-			if !ok || !loaded || !f.skillVisible(info, s.Name) {
+			if !ok || !loaded || !f.skillVisibleTo(g, info, s.Name) {
 				continue
 			}
 			sk := hit{Kind: "skill", Name: s.Name, Provider: h.Provider, Description: firstLine(s.Description, descLen), Args: skillArgs(s.Args), Related: s.Related, Why: h.Why}
@@ -77,7 +79,7 @@ func (f *Facade) rank(a discoverArgs, o index.Options, callVia string) map[strin
 			scores = append(scores, h.Score)
 		default:
 			t, ok := f.cat.Lookup(h.ID)
-			if !ok || !f.visible(t.Provider, t.Canonical) {
+			if !ok || !f.visibleTo(g, t.Provider, t.Canonical) {
 				continue
 			}
 			th := toolHit(t, a.Schemas || len(results) < schemaHits && f.opts.Mode != Code, f.opts.Mode) // code mode: the signature is enough

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -63,7 +64,7 @@ func (f *Facade) helpDef() toolDef {
 				return errorResult(e), nil
 			}
 			f.cat.Refresh(ctx)
-			return jsonResult(f.help()), nil
+			return jsonResult(f.help(f.grantOf(req.Extra))), nil
 		},
 	}
 }
@@ -78,12 +79,16 @@ type providerLine struct {
 	Error       string   `json:"error,omitempty"`
 }
 
-func (f *Facade) help() map[string]any {
+// help lists the providers with what the caller (its grant g, nil for no
+// per-identity rules) can see of each: tool counts and skills.
+func (f *Facade) help(g *policy.Grant) map[string]any {
 	var lines []providerLine
 	for _, p := range f.visibleProviders() {
-		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: len(f.visibleTools(p.Info.ID))}
+		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: len(f.visibleToolsTo(g, p.Info.ID))}
 		for _, s := range p.Skills {
-			l.Skills = append(l.Skills, s.Name)
+			if g == nil || f.skillVisibleTo(g, p.Info, s.Name) {
+				l.Skills = append(l.Skills, s.Name)
+			}
 		}
 		if f.opts.Mode == Progressive {
 			l.Discover, l.Call = metaName(p.Info.ID, "discover"), metaName(p.Info.ID, "call")
@@ -130,7 +135,7 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find " + id + " tools"},
 		},
 		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return f.discover(ctx, id, name, req.Params.Arguments), nil
+			return f.discover(ctx, f.grantOf(req.Extra), id, name, req.Params.Arguments), nil
 		},
 	}
 }
@@ -163,7 +168,7 @@ func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverAr
 	return a, m, nil
 }
 
-func (f *Facade) discover(ctx context.Context, id, via string, raw json.RawMessage) *mcp.CallToolResult {
+func (f *Facade) discover(ctx context.Context, g *policy.Grant, id, via string, raw json.RawMessage) *mcp.CallToolResult {
 	a, _, e := parseDiscover(raw, via)
 	if e != nil {
 		return errorResult(e)
@@ -173,13 +178,13 @@ func (f *Facade) discover(ctx context.Context, id, via string, raw json.RawMessa
 		return errorResult(e)
 	}
 	if a.Query == "" {
-		return f.listPage(id, via, a)
+		return f.listPage(g, id, via, a)
 	}
-	return jsonResult(f.rank(a, index.Options{Provider: id}, metaName(id, "call")))
+	return jsonResult(f.rank(g, a, index.Options{Provider: id}, metaName(id, "call")))
 }
 
-func (f *Facade) listPage(id, via string, a discoverArgs) *mcp.CallToolResult {
-	tools := f.visibleTools(id)
+func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *mcp.CallToolResult {
+	tools := f.visibleToolsTo(g, id)
 	start := 0
 	if a.Cursor != "" {
 		n, err := strconv.Atoi(a.Cursor)

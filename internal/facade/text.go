@@ -206,9 +206,9 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 	f.cat.Refresh(ctx)
 	switch c.Verb {
 	case "help":
-		return jsonResult(f.help())
+		return jsonResult(f.help(f.grantOf(mreq.Extra)))
 	case "search":
-		return jsonResult(f.rank(discoverArgs{Query: c.Query}, index.Options{}, execTool+" (`<provider> call <name> key=value`)"))
+		return jsonResult(f.rank(f.grantOf(mreq.Extra), discoverArgs{Query: c.Query}, index.Options{}, execTool+" (`<provider> call <name> key=value`)"))
 	}
 	if c.Provider == "" { // call <canonical-name>
 		req := &pipeline.Request{Via: execTool, Tool: c.Tool, Confirm: c.Confirm, ConfirmToken: c.ConfirmToken, Shape: textShape{canonical: true}}
@@ -226,9 +226,9 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 			return errorResult(e)
 		}
 		if c.Query == "" {
-			return f.listPage(c.Provider, execTool, discoverArgs{})
+			return f.listPage(f.grantOf(mreq.Extra), c.Provider, execTool, discoverArgs{})
 		}
-		return jsonResult(f.rank(discoverArgs{Query: c.Query}, index.Options{Provider: c.Provider}, execTool+" (`"+c.Provider+" call <name> key=value`)"))
+		return jsonResult(f.rank(f.grantOf(mreq.Extra), discoverArgs{Query: c.Query}, index.Options{Provider: c.Provider}, execTool+" (`"+c.Provider+" call <name> key=value`)"))
 	}
 	req := &pipeline.Request{Via: execTool, Provider: c.Provider, Tool: c.Tool, Confirm: c.Confirm, ConfirmToken: c.ConfirmToken, Shape: textShape{provider: c.Provider}}
 	var schema json.RawMessage

@@ -5,7 +5,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/registry"
 )
 
 // A facade serves one profile (Options.Profile, "" for /mcp): its view
@@ -26,6 +29,53 @@ func (f *Facade) visible(provider, canonical string) bool {
 		return true
 	}
 	return f.providerInView(provider) && v.Tools.Visible(canonical)
+}
+
+// grantOf is what the caller of a request may see through this facade's
+// profile: nil when no per-identity rule filters anything for it. The grant
+// is the Access's cached one for (identity, claims, profile): one lookup.
+func (f *Facade) grantOf(x *mcp.RequestExtra) *policy.Grant {
+	if f.opts.Access == nil {
+		return nil
+	}
+	a := f.opts.Access()
+	if a.Empty() {
+		return nil
+	}
+	id := processIdentity
+	if x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
+		id = x.TokenInfo.UserID
+	}
+	if g := a.For(id, claimsOf(x), f.opts.Profile); !g.Open() {
+		return g
+	}
+	return nil
+}
+
+// visibleTo is visible for one caller: also within its grant (nil = all).
+func (f *Facade) visibleTo(g *policy.Grant, provider, canonical string) bool {
+	return f.visible(provider, canonical) && (g == nil || g.Visible(provider, canonical))
+}
+
+// visibleToolsTo are a provider's tools the caller with grant g may see.
+func (f *Facade) visibleToolsTo(g *policy.Grant, provider string) []catalog.Tool {
+	tools := f.visibleTools(provider)
+	if g == nil {
+		return tools
+	}
+	out := tools[:0]
+	for _, t := range tools {
+		if g.Visible(t.Provider, t.Canonical) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// skillVisibleTo is skillVisible for one caller.
+func (f *Facade) skillVisibleTo(g *policy.Grant, info catalog.ProviderInfo, name string) bool {
+	canonical, err := registry.SkillCanonical(naming.SchemeOf(f.cat), info, name)
+	return err == nil && f.visibleTo(g, info.ID, canonical)
 }
 
 // view is the profile's current view: the live Access's when there is one
@@ -54,6 +104,15 @@ func (f *Facade) providerInView(id string) bool {
 // Profile is the profile this facade serves ("" for the default endpoint).
 func (f *Facade) Profile() string { return f.opts.Profile }
 
+// claimsOf are the verified claims the transport carried with the identity.
+func claimsOf(x *mcp.RequestExtra) policy.Claims {
+	if x == nil || x.TokenInfo == nil {
+		return ""
+	}
+	c, _ := x.TokenInfo.Extra[policy.ClaimsExtraKey].(policy.Claims)
+	return c
+}
+
 // identityOfRequest is identityOf for any request (tools/list included).
 func identityOfRequest(req mcp.Request) string {
 	if x := req.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
@@ -76,7 +135,7 @@ func (f *Facade) filterList(next mcp.MethodHandler) mcp.MethodHandler {
 		if !ok || access.Empty() {
 			return res, err
 		}
-		grant := access.For(identityOfRequest(req), f.opts.Profile)
+		grant := access.For(identityOfRequest(req), claimsOf(req.GetExtra()), f.opts.Profile)
 		if grant.Open() {
 			return res, err
 		}

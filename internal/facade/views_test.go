@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 )
 
 // A profile's facade publishes only its view; a call outside it is never
@@ -51,5 +52,54 @@ func TestIdentityRulesHideTools(t *testing.T) {
 	other := newHarness(t, setup{access: policy.NewAccess(nil, []policy.IdentityRule{{Identities: []string{"token:*"}, Rules: policy.Rules{Deny: []string{"gh_*"}}}})})
 	if !slices.Contains(other.names(), "agent_tools_gh_call") {
 		t.Fatalf("a rule for other identities hid tools: %v", other.names())
+	}
+}
+
+// Search, discover, help and a script's tools.search show a caller only
+// what its identity's rules let it call: the same tool is absent for the
+// identity a rule denies it to and present for another.
+func TestIdentityRulesFilterSearch(t *testing.T) {
+	rule := func(identity string) *policy.Access {
+		return policy.NewAccess(nil, []policy.IdentityRule{{Identities: []string{identity}, Rules: policy.Rules{Deny: []string{"gh_delete_*"}}}})
+	}
+	tests := []struct {
+		name     string
+		identity string // the rule's; the harness's caller is process:<pid>
+		visible  bool
+	}{
+		{"denied to this caller", "process:*", false},
+		{"denied to another identity", "token:*", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newHarness(t, setup{mode: facade.Search, access: rule(tt.identity)})
+			text, e := s.call("agent_tools_search", map[string]any{"query": "delete a repository"})
+			if e != nil || strings.Contains(text, `"gh_delete_repo"`) != tt.visible || !strings.Contains(text, "gh_get_repo") {
+				t.Errorf("search: %s %v", text, e)
+			}
+			help, _ := s.call("agent_tools_help", map[string]any{})
+			want := `"tools":2`
+			if tt.visible {
+				want = `"tools":3`
+			}
+			if !strings.Contains(help, want) {
+				t.Errorf("help counts, want %s: %s", want, help)
+			}
+
+			p := newHarness(t, setup{access: rule(tt.identity)})
+			for _, args := range []map[string]any{{}, {"query": "delete a repository"}} {
+				text, e := p.call("agent_tools_gh_discover", args)
+				if e != nil || strings.Contains(text, `"delete_repo"`) != tt.visible {
+					t.Errorf("discover %v: %s %v", args, text, e)
+				}
+			}
+
+			ca := policy.NewAccess(nil, []policy.IdentityRule{{Identities: []string{tt.identity}, Rules: policy.Rules{Deny: []string{"weather_send_*"}}}})
+			c, _ := newCodeHarnessWith(t, facade.Code, policy.Rules{}, ca, builtin.Options{})
+			text, e = c.call("execute_javascript", map[string]any{"code": `return tools.search("send a weather alert").map(t => t.name)`})
+			if e != nil || strings.Contains(text, "weather_send_alert") != tt.visible || !strings.Contains(text, "weather_") {
+				t.Errorf("a script's search: %s %v", text, e)
+			}
+		})
 	}
 }

@@ -35,12 +35,15 @@ import (
 
 // Request is one call as the facade understood it.
 type Request struct {
-	// Identity is who the caller authenticated as ("token:<hash prefix>",
+	// Identity is who the caller authenticated as ("token:<name or hash prefix>",
 	// "oidc:<issuer>|<subject>", "process:<pid>" on stdio; never a token):
 	// with Session it scopes the loop guard, tokens and audit.
 	Identity string
-	Session  string // the client's session id where one exists ("" when stateless)
-	Client   string // client name from initialize, for audit
+	// Claims are the verified token claims per-identity rules name (OIDC;
+	// "" otherwise): with Identity and Profile they select the rules.
+	Claims  policy.Claims
+	Session string // the client's session id where one exists ("" when stateless)
+	Client  string // client name from initialize, for audit
 	// Profile is the profile (view) the call came through: "" for the
 	// default endpoint. With Identity it selects the per-identity rules.
 	Profile string

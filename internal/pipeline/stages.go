@@ -43,7 +43,7 @@ func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens
 			}
 			mode := rules.Confirm
 			if !access.Empty() {
-				grant := access.For(req.Identity, req.Profile)
+				grant := access.For(req.Identity, req.Claims, req.Profile)
 				if err := grant.Check(req.Resolved.Provider, req.Resolved.Canonical); err != nil {
 					return fail(err, "denied")
 				}

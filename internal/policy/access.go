@@ -29,17 +29,23 @@ func (v *View) admits(provider, canonical string) bool {
 }
 
 // IdentityRule is one per-identity rule: callers whose identity matches one
-// of Identities (path.Match globs; empty = anyone) and who come through one
-// of Profiles (empty = any) get Rules' allow/deny on top of the global ones,
-// and Rules.Confirm (when set) as their confirm mode.
+// of Identities (path.Match globs; empty = anyone), whose verified token
+// has, for every claim Claims names, one of its listed values (empty = no
+// condition), and who come through one of Profiles (empty = any) get Rules'
+// allow/deny on top of the global ones, and Rules.Confirm (when set) as
+// their confirm mode.
 type IdentityRule struct {
 	Identities []string
+	Claims     map[string][]string
 	Profiles   []string
 	Rules      Rules
 }
 
-func (r *IdentityRule) matches(identity, profile string) bool {
+func (r *IdentityRule) matches(identity string, claims map[string][]string, profile string) bool {
 	if len(r.Profiles) > 0 && !slices.Contains(r.Profiles, profile) {
+		return false
+	}
+	if !claimsMatch(r.Claims, claims) {
 		return false
 	}
 	if len(r.Identities) == 0 {
@@ -53,14 +59,19 @@ func (r *IdentityRule) matches(identity, profile string) bool {
 // configuration. What applies to one (identity, profile) pair is worked out
 // on its first call and remembered, so a call costs one map lookup.
 type Access struct {
-	views map[string]*View
-	rules []IdentityRule
+	views  map[string]*View
+	rules  []IdentityRule
+	claims []string // the claim names rules match on, sorted
 
 	mu    sync.RWMutex
 	cache map[grantKey]*Grant // a struct key: the lookup allocates nothing
 }
 
-type grantKey struct{ identity, profile string }
+type grantKey struct {
+	identity string
+	claims   Claims
+	profile  string
+}
 
 // maxGrants bounds the remembered pairs; past it grants are computed per call.
 const maxGrants = 10000
@@ -73,7 +84,24 @@ func NewAccess(views map[string]View, rules []IdentityRule) *Access {
 		v := v
 		a.views[slug] = &v
 	}
+	for _, r := range rules {
+		for n := range r.Claims {
+			if !slices.Contains(a.claims, n) {
+				a.claims = append(a.claims, n)
+			}
+		}
+	}
+	slices.Sort(a.claims)
 	return a
+}
+
+// ClaimNames lists the token claims rules match on, worked out once per
+// configuration: the transport carries only these with the identity.
+func (a *Access) ClaimNames() []string {
+	if a == nil {
+		return nil
+	}
+	return a.claims
 }
 
 // Empty reports whether there are neither profiles nor rules.
@@ -118,15 +146,16 @@ type Grant struct {
 
 var openGrant = &Grant{}
 
-// For returns the grant of identity through profile ("" = DefaultProfile).
-func (a *Access) For(identity, profile string) *Grant {
+// For returns the grant of identity, with its verified claims, through
+// profile ("" = DefaultProfile).
+func (a *Access) For(identity string, claims Claims, profile string) *Grant {
 	if a.Empty() {
 		return openGrant
 	}
 	if profile == "" {
 		profile = DefaultProfile
 	}
-	key := grantKey{identity, profile}
+	key := grantKey{identity, claims, profile}
 	a.mu.RLock()
 	g, ok := a.cache[key]
 	a.mu.RUnlock()
@@ -134,9 +163,10 @@ func (a *Access) For(identity, profile string) *Grant {
 		return g
 	}
 	g = &Grant{view: a.views[profile]}
+	have := claims.decode()
 	for i := range a.rules {
 		r := &a.rules[i]
-		if !r.matches(identity, profile) {
+		if !r.matches(identity, have, profile) {
 			continue
 		}
 		g.rules = append(g.rules, &r.Rules)

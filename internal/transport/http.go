@@ -50,8 +50,16 @@ type HTTPOptions struct {
 	JSONResponse bool
 	// Tokens are the static bearer tokens accepted (compared in constant time).
 	Tokens []string
+	// TokenNames[i] names Tokens[i] (config's server.http.tokens {name,
+	// token}): its identity is then "token:<name>"; "" or missing = the
+	// digest identity "token:<8 hex>".
+	TokenNames []string
 	// OIDC, when Issuer is set, accepts JWTs from that issuer.
 	OIDC OIDCOptions
+	// ClaimNames lists the JWT claims per-identity rules match on (the live
+	// config's; nil = none): of a verified token only these travel with
+	// the identity, in TokenInfo.Extra[policy.ClaimsExtraKey].
+	ClaimNames func() []string
 	// Resource is the public URL of /mcp for the protected-resource metadata
 	// ("" = derived from each request).
 	Resource string
@@ -99,7 +107,8 @@ type HTTPOptions struct {
 type HTTP struct {
 	opts    HTTPOptions
 	log     *slog.Logger
-	mcp     *mcp.StreamableHTTPHandler
+	mcp     *mcp.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
+	eps     endpoints
 	mux     *http.ServeMux
 	auth    *authenticator
 	limits  *limiter
@@ -147,15 +156,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
-	h.mcp = mcp.NewStreamableHTTPHandler(h.serverFor, &mcp.StreamableHTTPOptions{
-		Stateless:      o.Stateless,
-		JSONResponse:   o.JSONResponse,
-		Logger:         o.Logger,
-		SessionTimeout: o.SessionTimeout,
-		// The Host check below replaces the SDK's (same rule, plus AllowedHosts).
-		DisableLocalhostProtection: true,
-		MaxRequestBodyBytes:        o.BodyLimit,
-	})
+	h.mcp = h.newSDKHandler(o.Server)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h.route("mcp", h.guard(h.authenticate(h.serveMCP))))
 	mux.Handle(ProfilePath, h.route("mcp_profile", h.guard(h.authenticate(h.serveProfile))))
@@ -233,7 +234,7 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if c := h.opts.Cluster; c != nil && c.Node != nil {
 		w.Header().Set(HeaderReplica, c.Node.ID)
 	}
-	h.mcp.ServeHTTP(w, r)
+	h.handlerFor(r).ServeHTTP(w, r) // http_profiles.go: each endpoint its own sessions
 	h.registerSession(w, r)
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/time/rate"
 
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
@@ -91,23 +92,28 @@ func (e *authError) Error() string { return e.msg }
 
 // identity is who a request authenticated as (never the token itself).
 type identity struct {
-	user   string // "token:<hash prefix>" or "oidc:<sub>"
+	user   string // "token:<name or hash prefix>" or "oidc:<issuer>|<sub>"
 	expiry time.Time
+	claims policy.Claims // the verified claims rules name (OIDC only)
 }
 
 type authenticator struct {
 	statics [][32]byte // SHA-256 of each static token
-	users   []string   // the identity of each: "token:" and 8 hex digits of its digest (never the token)
+	users   []string   // the identity of each: "token:<name>", else "token:" and 8 hex digits of its digest (never the token)
 	oidc    *oidcVerifier
+	claims  func() []string // the claim names rules match on (nil = none)
 }
 
 func newAuthenticator(o HTTPOptions) *authenticator {
-	a := &authenticator{}
-	for _, t := range o.Tokens {
+	a := &authenticator{claims: o.ClaimNames}
+	for i, t := range o.Tokens {
 		if t != "" {
-			sum := sha256.Sum256([]byte(t))
-			a.statics = append(a.statics, sum)
-			a.users = append(a.users, "token:"+hex.EncodeToString(sum[:4]))
+			name := ""
+			if i < len(o.TokenNames) {
+				name = o.TokenNames[i]
+			}
+			a.statics = append(a.statics, sha256.Sum256([]byte(t)))
+			a.users = append(a.users, config.TokenIdentity(t, name))
 		}
 	}
 	if o.OIDC.Issuer != "" {
@@ -132,7 +138,11 @@ func (a *authenticator) verify(ctx context.Context, tok string) (identity, *auth
 		return identity{user: a.users[match]}, nil
 	}
 	if a.oidc != nil && strings.Count(tok, ".") == 2 {
-		return a.oidc.verify(ctx, tok)
+		var names []string
+		if a.claims != nil {
+			names = a.claims()
+		}
+		return a.oidc.verify(ctx, tok, names)
 	}
 	return identity{}, &authError{status: http.StatusUnauthorized, code: "invalid_token", reason: "invalid_token", msg: "the bearer token is not valid for this server"}
 }
@@ -148,7 +158,11 @@ func (h *HTTP) authenticate(next http.HandlerFunc) http.HandlerFunc {
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{UserID: id.user, Expiration: id.expiry}, nil
+		ti := &auth.TokenInfo{UserID: id.user, Expiration: id.expiry}
+		if id.claims != "" {
+			ti.Extra = map[string]any{policy.ClaimsExtraKey: id.claims}
+		}
+		return ti, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true, ClockSkew: h.opts.OIDC.ClockSkew + DefaultClockSkew})
 	bound := bind(next)
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -362,7 +376,9 @@ func (v *oidcVerifier) warm(ctx context.Context) error {
 	return err
 }
 
-func (v *oidcVerifier) verify(ctx context.Context, tok string) (identity, *authError) {
+// verify checks a JWT; of its claims it keeps those named (see
+// policy.SelectClaims), for the per-identity rules.
+func (v *oidcVerifier) verify(ctx context.Context, tok string, names []string) (identity, *authError) {
 	ver, err := v.get(ctx)
 	if err != nil {
 		return identity{}, &authError{status: http.StatusServiceUnavailable, code: "temporarily_unavailable", reason: "issuer_unavailable",
@@ -373,7 +389,14 @@ func (v *oidcVerifier) verify(ctx context.Context, tok string) (identity, *authE
 		return identity{}, &authError{status: http.StatusUnauthorized, code: "invalid_token", reason: jwtReason(err), msg: jwtMessage(err, v.opts)}
 	}
 	// Issuer and subject together: a subject is only unique per issuer.
-	return identity{user: "oidc:" + clipHeader(t.Issuer) + "|" + clipHeader(t.Subject), expiry: t.Expiry}, nil
+	id := identity{user: "oidc:" + clipHeader(t.Issuer) + "|" + clipHeader(t.Subject), expiry: t.Expiry}
+	if len(names) > 0 {
+		var raw map[string]json.RawMessage
+		if t.Claims(&raw) == nil {
+			id.claims = policy.SelectClaims(raw, names)
+		}
+	}
+	return id, nil
 }
 
 func jwtReason(err error) string {

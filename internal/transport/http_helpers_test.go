@@ -95,7 +95,13 @@ const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"proto
 // post sends a JSON-RPC body to /mcp with the usual headers plus hdr.
 func post(t *testing.T, base, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, base+MCPPath, strings.NewReader(body))
+	return postTo(t, base+MCPPath, body, hdr)
+}
+
+// postTo is post to any URL (a profile's endpoint).
+func postTo(t *testing.T, url, body string, hdr map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	for k, v := range hdr {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,13 +17,60 @@ const ProfilePath = MCPPath + "/p/"
 // SDK handler's getServer.
 type profileServerKey struct{}
 
-// serverFor is the MCP server a new session of r gets: its profile's, or
-// the default one.
-func (h *HTTP) serverFor(r *http.Request) *mcp.Server {
-	if s, ok := r.Context().Value(profileServerKey{}).(*mcp.Server); ok {
-		return s
+// endpoints are the SDK handlers of the profile endpoints, one per MCP
+// server. Each endpoint has a handler of its own, so its own session table:
+// a session created on /mcp/p/ops is unknown to /mcp (and the other way
+// round), and a request carrying it there gets the SDK's 404 "session not
+// found", which the MCP spec prescribes for an unknown session (the client
+// then initializes on the endpoint it meant). One shared handler would hand
+// the request to the session's own server: another profile's view.
+type endpoints struct {
+	mu sync.Mutex
+	m  map[*mcp.Server]*mcp.StreamableHTTPHandler
+}
+
+// newSDKHandler is the SDK's Streamable HTTP handler serving srv's sessions.
+func (h *HTTP) newSDKHandler(srv *mcp.Server) *mcp.StreamableHTTPHandler {
+	o := h.opts
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+		Stateless:      o.Stateless,
+		JSONResponse:   o.JSONResponse,
+		Logger:         o.Logger,
+		SessionTimeout: o.SessionTimeout,
+		// The Host check (guard) replaces the SDK's (same rule, plus AllowedHosts).
+		DisableLocalhostProtection: true,
+		MaxRequestBodyBytes:        o.BodyLimit,
+	})
+}
+
+// handlerFor is the SDK handler of r's endpoint: its profile's, else /mcp's.
+func (h *HTTP) handlerFor(r *http.Request) *mcp.StreamableHTTPHandler {
+	srv, ok := r.Context().Value(profileServerKey{}).(*mcp.Server)
+	if !ok || srv == h.opts.Server {
+		return h.mcp
 	}
-	return h.opts.Server
+	h.eps.mu.Lock()
+	defer h.eps.mu.Unlock()
+	if sh, ok := h.eps.m[srv]; ok {
+		return sh
+	}
+	if h.eps.m == nil {
+		h.eps.m = map[*mcp.Server]*mcp.StreamableHTTPHandler{}
+	}
+	sh := h.newSDKHandler(srv)
+	h.eps.m[srv] = sh
+	return sh
+}
+
+// servers are the MCP servers with an endpoint so far: /mcp's first.
+func (h *HTTP) servers() []*mcp.Server {
+	out := []*mcp.Server{h.opts.Server}
+	h.eps.mu.Lock()
+	defer h.eps.mu.Unlock()
+	for s := range h.eps.m {
+		out = append(out, s)
+	}
+	return out
 }
 
 // serveProfile is /mcp/p/<slug> once guards and auth passed: the profile's

@@ -147,9 +147,11 @@ func (h *HTTP) shutdown(srv *http.Server) {
 	}
 
 	var wg sync.WaitGroup
-	for ss := range h.opts.Server.Sessions() {
-		wg.Add(1)
-		go func() { defer wg.Done(); ss.Close() }()
+	for _, s := range h.servers() { // /mcp's sessions and every profile's
+		for ss := range s.Sessions() {
+			wg.Add(1)
+			go func() { defer wg.Done(); ss.Close() }()
+		}
 	}
 	closed := make(chan struct{})
 	go func() { wg.Wait(); close(closed) }()

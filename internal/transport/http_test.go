@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 // TestHTTPBadInput: every class of bad request gets the right status and a
@@ -156,6 +158,18 @@ func TestHTTPStaticTokens(t *testing.T) {
 	}
 	if l := logs.String(); strings.Contains(l, secret[:8]) || !strings.Contains(l, "reason=auth:invalid_token") || !strings.Contains(l, "user=token:") {
 		t.Errorf("logs leak the token or lack the reason:\n%s", l)
+	}
+	// A named token's identity is its name: in the log, the session binding
+	// and the rate limit; an unnamed one keeps its digest identity.
+	_, named, nlogs := start(t, HTTPOptions{Tokens: []string{"other-token", secret}, TokenNames: []string{"", "ci"}})
+	for _, tok := range []string{secret, "other-token"} {
+		resp := post(t, named.URL, initBody, map[string]string{"Authorization": "Bearer " + tok})
+		if readBody(t, resp); resp.StatusCode != 200 {
+			t.Fatalf("named tokens: %d", resp.StatusCode)
+		}
+	}
+	if l := nlogs.String(); strings.Contains(l, secret[:8]) || !strings.Contains(l, "user=token:ci") || !strings.Contains(l, "user="+config.TokenIdentity("other-token", "")) {
+		t.Errorf("named token logs:\n%s", l)
 	}
 	// /metrics needs the token too; health does not.
 	for path, want := range map[string]int{"/healthz": 200, "/readyz": 200} {
