@@ -478,3 +478,43 @@ func TestOnStdoutSeesEverything(t *testing.T) {
 		t.Errorf("tee saw %q, kept %q: the tee sees all of stdout, the cap applies to what is kept", seen, res.Stdout)
 	}
 }
+
+// A call in flight leads a session of its own; another runtime of this
+// process ending (an embedder's, or a parallel test's CLI command) sweeps
+// its orphans but must leave that call alone.
+func TestSweepAllSparesRunsInFlight(t *testing.T) {
+	dir := t.TempDir()
+	started, resume := filepath.Join(dir, "started"), filepath.Join(dir, "resume")
+	for _, f := range []string{started, resume} {
+		if err := syscall.Mkfifo(f, 0o600); err != nil {
+			t.Skip("no mkfifo: ", err)
+		}
+	}
+	// Opening a FIFO blocks until the other end opens: the two are the
+	// signals "the call runs" and "go on".
+	s := script(t, "echo up > "+started+"\nread line < "+resume+"\necho survived-$line\n")
+	done := make(chan *Result, 1)
+	go func() {
+		res, err := Run(context.Background(), Spec{Path: s, Timeout: time.Minute})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	if _, err := os.ReadFile(started); err != nil {
+		t.Fatal(err)
+	}
+	SweepAll()
+	// A swept script never reads: the write then blocks, and the result
+	// (killed) says so first; the cleanup opens a reader to release it.
+	go func() { _ = os.WriteFile(resume, []byte("yes\n"), 0o600) }()
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(resume, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	res := <-done
+	if res == nil || !strings.Contains(string(res.Stdout), "survived-yes") || res.Signal != 0 {
+		t.Fatalf("the call in flight was swept: %+v", res)
+	}
+}

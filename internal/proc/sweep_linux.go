@@ -137,7 +137,16 @@ func directChild(pid string) bool {
 	if !ok {
 		return true // gone or unreadable: leave it
 	}
-	sid, _ := unix.Getsid(0)
 	n, _ := strconv.Atoi(pid)
+	leadersMu.RLock()
+	running := leaders[n]
+	leadersMu.RUnlock()
+	if running {
+		// A run in flight leads a session of its own: it belongs to its
+		// call (of another runtime in this process, an embedder's or a
+		// test's), which ends it itself.
+		return true
+	}
+	sid, _ := unix.Getsid(0)
 	return st.sid == sid && (st.pgid == n || st.pgid == syscall.Getpgrp())
 }

@@ -226,7 +226,9 @@ func TestTimeoutAndCancelKillTheTree(t *testing.T) {
 					// Cancel once the worker's descendant is running (its pid
 					// file exists): on a loaded machine the first tick can
 					// come before the fake worker got that far.
-					if _, err := os.Stat(pidfile); err == nil && strings.Contains(msg, "elapsed") {
+					// A pid file that exists may not be written yet: wait
+					// for a pid in it, else the check below reads pid 0.
+					if b, err := os.ReadFile(pidfile); err == nil && pidIn(b) > 0 && strings.Contains(msg, "elapsed") {
 						cancel()
 					}
 				})
@@ -244,7 +246,10 @@ func TestTimeoutAndCancelKillTheTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+			pid := pidIn(b)
+			if pid <= 0 {
+				t.Fatalf("no descendant pid in %s: %q", pidfile, b)
+			}
 			deadline := time.Now().Add(30 * time.Second) // generous: the machine may be loaded
 			for syscall.Kill(pid, 0) == nil {
 				if time.Now().After(deadline) {
@@ -458,4 +463,10 @@ func TestProjectRootBelowTheRepository(t *testing.T) {
 	if strings.Join(r.FilesChanged, ",") != "<repository>/shared/lib.go,src/b.go" || strings.Join(r.ScopeViolations, ",") != "<repository>/shared/lib.go" {
 		t.Fatalf("changed %v violations %v", r.FilesChanged, r.ScopeViolations)
 	}
+}
+
+// pidIn is the pid a fake worker wrote (0 while the file is still empty).
+func pidIn(b []byte) int {
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
 }
