@@ -138,9 +138,9 @@ func directChild(pid string) bool {
 		return true // gone or unreadable: leave it
 	}
 	n, _ := strconv.Atoi(pid)
-	leadersMu.RLock()
+	leadersAddMu.Lock() // runs register under leadersMu.RLock plus this
 	running := leaders[n]
-	leadersMu.RUnlock()
+	leadersAddMu.Unlock()
 	if running {
 		// A run in flight leads a session of its own: it belongs to its
 		// call (of another runtime in this process, an embedder's or a
