@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,8 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -271,9 +270,9 @@ func TestToggleNotifiesEverySession(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 	changed := make(chan struct{}, 8)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,18 +333,18 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 	defer srv.Close()
 	ctx := context.Background()
 	var asked atomic.Int64
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked.Add(1)
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "always"}}, nil
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "always"}}, nil
 		},
-	}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 	for range 2 {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{}})
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{}})
 		if err != nil || res.IsError {
 			t.Fatalf("call: %v %+v", err, res)
 		}
@@ -427,18 +426,18 @@ func TestDecisionsInEveryMode(t *testing.T) {
 			defer srv.Close()
 			ctx := context.Background()
 			var asked atomic.Int64
-			cs, err := mcp.NewClient(&mcp.Implementation{Name: "t"}, &mcp.ClientOptions{
-				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
+				ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 					asked.Add(1)
-					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
+					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
 				},
-			}).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer cs.Close()
 			for range 3 {
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
 				if err != nil || res.IsError {
 					t.Fatalf("call: %v %+v", err, res.Content)
 				}
@@ -473,14 +472,14 @@ func TestHandlerAuthAndCaller(t *testing.T) {
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
 	ctx := context.Background()
-	connect := func(tok string) (*mcp.ClientSession, error) {
+	connect := func(tok string) (*sdk.ClientSession, error) {
 		hc := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
 			r = r.Clone(r.Context())
 			r.Header.Set("Authorization", "Bearer "+tok)
 			return http.DefaultTransport.RoundTrip(r)
 		})}
-		return mcp.NewClient(&mcp.Implementation{Name: "caller-test"}, nil).
-			Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
+		return sdk.NewClient(&sdk.Implementation{Name: "caller-test"}, nil).
+			Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", HTTPClient: hc}, nil)
 	}
 	if _, err := connect("wrong"); err == nil {
 		t.Fatal("a wrong token connected")
@@ -490,11 +489,11 @@ func TestHandlerAuthAndCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "svc_whoami"})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "svc_whoami"})
 	if err != nil || res.IsError {
 		t.Fatal(err, res)
 	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	text := res.Content[0].(*sdk.TextContent).Text
 	if !strings.HasPrefix(text, "token:") || !strings.HasSuffix(text, " caller-test") || strings.Contains(text, "tok-123456") {
 		t.Fatalf("caller = %q", text)
 	}

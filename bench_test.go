@@ -2,11 +2,10 @@ package agenttools_test
 
 import (
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -45,8 +44,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 	}
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -68,7 +67,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 			b.Fatal(err)
 		}
 		t2 := time.Now()
-		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "math_add", Arguments: args}); err != nil || res.IsError {
+		if res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "math_add", Arguments: args}); err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
 		t3 := time.Now()

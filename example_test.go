@@ -5,10 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -104,14 +103,14 @@ func ExampleRuntime_Handler() {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "example"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer cs.Close()
-	res, _ := cs.CallTool(ctx, &mcp.CallToolParams{Name: "core_hello"})
-	fmt.Println(res.Content[0].(*mcp.TextContent).Text)
+	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_hello"})
+	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
 	// Output: hello
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestConformanceServer runs the official MCP conformance suite's server

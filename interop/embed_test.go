@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestTSSDKSeesPluginToggles: the embedded booking example (examples/booking)

@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net"
 	"os"
 	"os/exec"
@@ -33,9 +34,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // npmServer is the entry point of a pinned server package.
@@ -58,14 +57,14 @@ func nodePath(t *testing.T) string {
 
 // served is `agent-tools serve` over stdio with a Go SDK client session.
 type served struct {
-	cs     *mcp.ClientSession
+	cs     *sdk.ClientSession
 	cmd    *exec.Cmd
 	stderr *testutil.SyncBuffer
 }
 
 // serveStdio writes config into a new project directory and starts the
 // binary there (its tool-list cache in a temporary directory).
-func serveStdio(t *testing.T, config string, opts *mcp.ClientOptions, roots ...*mcp.Root) (*served, string) {
+func serveStdio(t *testing.T, config string, opts *sdk.ClientOptions, roots ...*sdk.Root) (*served, string) {
 	t.Helper()
 	project := t.TempDir()
 	if err := os.WriteFile(filepath.Join(project, "agent-tools.yaml"), []byte(config), 0o644); err != nil {
@@ -76,11 +75,11 @@ func serveStdio(t *testing.T, config string, opts *mcp.ClientOptions, roots ...*
 	cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+t.TempDir())
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "interop-go-client", Version: "1"}, opts)
+	client := sdk.NewClient(&sdk.Implementation{Name: "interop-go-client", Version: "1"}, opts)
 	client.AddRoots(roots...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connecting to agent-tools serve: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -93,11 +92,11 @@ func serveStdio(t *testing.T, config string, opts *mcp.ClientOptions, roots ...*
 	return &served{cs: cs, cmd: cmd, stderr: stderr}, project
 }
 
-func (s *served) call(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+func (s *served) call(t *testing.T, name string, args map[string]any) *sdk.CallToolResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	res, err := s.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := s.cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
@@ -105,7 +104,7 @@ func (s *served) call(t *testing.T, name string, args map[string]any) *mcp.CallT
 }
 
 // callVia calls a provider's tool through the progressive facade.
-func (s *served) callVia(t *testing.T, provider, tool string, args map[string]any, confirm bool) *mcp.CallToolResult {
+func (s *served) callVia(t *testing.T, provider, tool string, args map[string]any, confirm bool) *sdk.CallToolResult {
 	t.Helper()
 	a := map[string]any{"toolName": tool, "arguments": args}
 	if confirm {
@@ -114,10 +113,10 @@ func (s *served) callVia(t *testing.T, provider, tool string, args map[string]an
 	return s.call(t, "agent_tools_"+provider+"_call", a)
 }
 
-func text(res *mcp.CallToolResult) string {
+func text(res *sdk.CallToolResult) string {
 	var out []string
 	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*sdk.TextContent); ok {
 			out = append(out, tc.Text)
 		}
 	}
@@ -125,7 +124,7 @@ func text(res *mcp.CallToolResult) string {
 }
 
 // code is the error envelope's code of a failed result ("" when it succeeded).
-func code(t *testing.T, res *mcp.CallToolResult) string {
+func code(t *testing.T, res *sdk.CallToolResult) string {
 	t.Helper()
 	if !res.IsError {
 		return ""
@@ -138,14 +137,14 @@ func code(t *testing.T, res *mcp.CallToolResult) string {
 	return c
 }
 
-func wantOK(t *testing.T, what string, res *mcp.CallToolResult, contains string) {
+func wantOK(t *testing.T, what string, res *sdk.CallToolResult, contains string) {
 	t.Helper()
 	if res.IsError || !strings.Contains(text(res), contains) {
 		t.Errorf("%s: isError=%v, want text containing %q; got %s", what, res.IsError, contains, text(res))
 	}
 }
 
-func wantCode(t *testing.T, what string, res *mcp.CallToolResult, want string) {
+func wantCode(t *testing.T, what string, res *sdk.CallToolResult, want string) {
 	t.Helper()
 	if got := code(t, res); got != want {
 		t.Errorf("%s: error code %q, want %s; text: %s", what, got, want, text(res))
@@ -198,7 +197,7 @@ func killUpstream(t *testing.T, s *served, match string) int {
 
 // eventuallyOK calls until the result is not an error (a restarting upstream
 // answers PROVIDER_UNAVAILABLE meanwhile).
-func eventuallyOK(t *testing.T, what string, call func() *mcp.CallToolResult) *mcp.CallToolResult {
+func eventuallyOK(t *testing.T, what string, call func() *sdk.CallToolResult) *sdk.CallToolResult {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -370,7 +369,7 @@ func TestNPMServersStdio(t *testing.T) {
 			if c.tool == "echo" {
 				args["message"] = "again"
 			}
-			eventuallyOK(t, c.provider+" after the kill", func() *mcp.CallToolResult {
+			eventuallyOK(t, c.provider+" after the kill", func() *sdk.CallToolResult {
 				return s.callVia(t, c.provider, c.tool, args, false)
 			})
 			if pids := childPIDs(s.cmd.Process.Pid, c.match); len(pids) != 1 || pids[0] == old {
@@ -454,7 +453,7 @@ func TestNPMEverythingStreamableHTTP(t *testing.T) {
 	res = s.callVia(t, "evh", "echo", map[string]any{"message": "down"}, false)
 	wantCode(t, "echo while the server is down", res, "PROVIDER_UNAVAILABLE")
 	startEverythingHTTP(t, port)
-	eventuallyOK(t, "echo after the server came back", func() *mcp.CallToolResult {
+	eventuallyOK(t, "echo after the server came back", func() *sdk.CallToolResult {
 		return s.callVia(t, "evh", "echo", map[string]any{"message": "back"}, false)
 	})
 }
@@ -478,27 +477,27 @@ providers:
 	var mu sync.Mutex
 	var progress []float64
 	var logs []string
-	opts := &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			return &mcp.CreateMessageResult{Role: "assistant", Model: "interop-model", Content: &mcp.TextContent{Text: "sampled by the interop client"}}, nil
+	opts := &sdk.ClientOptions{
+		CreateMessageHandler: func(_ context.Context, req *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
+			return &sdk.CreateMessageResult{Role: "assistant", Model: "interop-model", Content: &sdk.TextContent{Text: "sampled by the interop client"}}, nil
 		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Interop Person", "check": true, "email": "i@example.com", "integer": 5}}, nil
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": "Interop Person", "check": true, "email": "i@example.com", "integer": 5}}, nil
 		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			mu.Lock()
 			defer mu.Unlock()
 			if req.Params.ProgressToken == "interop-progress" {
 				progress = append(progress, req.Params.Progress)
 			}
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			mu.Lock()
 			defer mu.Unlock()
 			logs = append(logs, fmt.Sprint(req.Params.Data))
 		},
 	}
-	s, _ := serveStdio(t, config, opts, &mcp.Root{URI: "file:///interop/root", Name: "interop-root"})
+	s, _ := serveStdio(t, config, opts, &sdk.Root{URI: "file:///interop/root", Name: "interop-root"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -530,7 +529,7 @@ providers:
 	img := s.call(t, "get-tiny-image", map[string]any{})
 	hasImage := false
 	for _, c := range img.Content {
-		if ic, ok := c.(*mcp.ImageContent); ok && ic.MIMEType == "image/png" && len(ic.Data) > 0 {
+		if ic, ok := c.(*sdk.ImageContent); ok && ic.MIMEType == "image/png" && len(ic.Data) > 0 {
 			hasImage = true
 		}
 	}
@@ -538,7 +537,7 @@ providers:
 		t.Errorf("get-tiny-image: no image content passed through: %+v", img.Content)
 	}
 
-	params := &mcp.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 3}}
+	params := &sdk.CallToolParams{Name: "trigger-long-running-operation", Arguments: map[string]any{"duration": 1, "steps": 3}}
 	params.SetProgressToken("interop-progress")
 	if _, err := s.cs.CallTool(ctx, params); err != nil {
 		t.Fatal(err)
@@ -557,7 +556,7 @@ providers:
 		}
 	}
 
-	if err := s.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+	if err := s.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
 	s.call(t, "toggle-simulated-logging", map[string]any{})
@@ -587,11 +586,11 @@ providers:
 	if !slices.Contains(pnames, "simple-prompt") || !slices.Contains(pnames, "completable-prompt") {
 		t.Errorf("prompts/list: %v", pnames)
 	}
-	if got, err := s.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "simple-prompt"}); err != nil || len(got.Messages) == 0 {
+	if got, err := s.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "simple-prompt"}); err != nil || len(got.Messages) == 0 {
 		t.Errorf("prompts/get simple-prompt: %+v, %v", got, err)
 	}
-	comp, err := s.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "completable-prompt"},
-		Argument: mcp.CompleteParamsArgument{Name: "department", Value: "Eng"}})
+	comp, err := s.cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "completable-prompt"},
+		Argument: sdk.CompleteParamsArgument{Name: "department", Value: "Eng"}})
 	if err != nil || !slices.Equal(comp.Completion.Values, []string{"Engineering"}) {
 		t.Errorf("completion: %+v, %v", comp, err)
 	}
@@ -600,7 +599,7 @@ providers:
 	if err != nil || len(res.Resources) == 0 {
 		t.Fatalf("resources/list: %+v, %v", res, err)
 	}
-	read, err := s.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: res.Resources[0].URI})
+	read, err := s.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: res.Resources[0].URI})
 	if err != nil || len(read.Contents) == 0 {
 		t.Errorf("resources/read %s: %+v, %v", res.Resources[0].URI, read, err)
 	}
@@ -608,10 +607,10 @@ providers:
 	if err != nil || len(tpl.ResourceTemplates) == 0 {
 		t.Errorf("resources/templates/list: %+v, %v", tpl, err)
 	}
-	if err := s.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: res.Resources[0].URI}); err != nil {
+	if err := s.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: res.Resources[0].URI}); err != nil {
 		t.Errorf("subscribe: %v", err)
 	}
-	if err := s.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: res.Resources[0].URI}); err != nil {
+	if err := s.cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: res.Resources[0].URI}); err != nil {
 		t.Errorf("unsubscribe: %v", err)
 	}
 
@@ -624,7 +623,7 @@ providers:
 	for _, pid := range pids {
 		syscall.Kill(-pid, syscall.SIGKILL)
 	}
-	eventuallyOK(t, "echo after both upstreams were killed", func() *mcp.CallToolResult {
+	eventuallyOK(t, "echo after both upstreams were killed", func() *sdk.CallToolResult {
 		return s.call(t, "echo", map[string]any{"message": "still here"})
 	})
 }

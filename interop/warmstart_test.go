@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,9 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestNPMEverythingWarmStart is issue 23 item 1 against a real upstream:
@@ -102,10 +101,10 @@ func connectServe(t *testing.T, cmd *exec.Cmd) *served {
 	t.Helper()
 	stderr := &testutil.SyncBuffer{}
 	cmd.Stderr = stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "interop-go-client", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "interop-go-client", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatalf("connecting to agent-tools serve: %v\nstderr:\n%s", err, stderr.String())
 	}

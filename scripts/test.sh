@@ -56,8 +56,8 @@ go vet ./...
 step "go test -race (two shards) and the heavy interop without -race"
 go build -o "$tmp/testsummary" ./scripts/testsummary
 go build -race ./...
-waiting_pkgs=(./internal/faults ./interop ./internal/provider/workers)
-others=$(go list ./... | grep -v -e '/internal/faults$' -e '/interop$' -e '/internal/provider/workers$')
+waiting_pkgs=(./internal/tests/faults ./interop ./internal/provider/workers)
+others=$(go list ./... | grep -v -e '/internal/tests/faults$' -e '/interop$' -e '/internal/provider/workers$')
 race() { go test -race -count=1 -vet=off -json "$@"; }
 fail_event() { echo "{\"Action\":\"fail\",\"Package\":\"$1\"}"; } # go test failed outside its JSON
 {
@@ -79,7 +79,7 @@ step "cross-compile and vet: windows/amd64, darwin/arm64 (tests included)"
 # what a cross-build would prove, at the cost of one compile instead of two.
 # The tests of these packages drive real Unix processes (signals, process
 # groups, shell scripts): vetted on Unix only.
-unix_tests='/internal/(app|faults|provider/(local|mcp|workers))$'
+unix_tests='/internal/(app|tests/faults|provider/(local|mcp|workers))$'
 GOOS=windows GOARCH=amd64 go vet $(GOOS=windows go list ./... | grep -Ev "$unix_tests")
 GOOS=darwin GOARCH=arm64 go vet ./...
 

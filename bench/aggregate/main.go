@@ -19,13 +19,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -118,8 +117,8 @@ func aggregated(server, tool string) string {
 
 // hub is the fake aggregating upstream.
 func hub(tools []datasetTool) (*httptest.Server, map[string]bool) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcp-hub", Title: "Aggregated MCP hub", Version: "1"},
-		&mcp.ServerOptions{Instructions: "Tools of 114 MCP servers behind one endpoint. Names are <server>__<tool>."})
+	srv := sdk.NewServer(&sdk.Implementation{Name: "mcp-hub", Title: "Aggregated MCP hub", Version: "1"},
+		&sdk.ServerOptions{Instructions: "Tools of 114 MCP servers behind one endpoint. Names are <server>__<tool>."})
 	names := map[string]bool{}
 	for _, t := range tools {
 		name := aggregated(t.Server, t.Name)
@@ -134,12 +133,12 @@ func hub(tools []datasetTool) (*httptest.Server, map[string]bool) {
 		if schema["type"] == nil {
 			schema["type"] = "object"
 		}
-		srv.AddTool(&mcp.Tool{Name: name, Description: t.Description, InputSchema: schema},
-			func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "called " + req.Params.Name}}}, nil
+		srv.AddTool(&sdk.Tool{Name: name, Description: t.Description, InputSchema: schema},
+			func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "called " + req.Params.Name}}}, nil
 			})
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: true})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{Stateless: true})
 	return httptest.NewServer(h), names
 }
 
@@ -153,7 +152,7 @@ func measure(ctx context.Context, tools []datasetTool) (Result, error) {
 	defer os.RemoveAll(dir)
 	res := Result{Upstream: len(names)}
 
-	open := func(mode string) (*app.App, *mcp.ClientSession, error) {
+	open := func(mode string) (*app.App, *sdk.ClientSession, error) {
 		cfg := fmt.Sprintf("mode: %s\nlocal: {enabled: false}\naudit: {path: \"off\"}\nproviders:\n  - id: hub\n    kind: mcp\n    url: %s\n    readonly: [\"*\"]\n", mode, up.URL)
 		path := filepath.Join(dir, "agent-tools.yaml")
 		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
@@ -165,23 +164,23 @@ func measure(ctx context.Context, tools []datasetTool) (Result, error) {
 		}
 		a.Registry().Refresh(ctx)
 		a.Facade.Sync()
-		ct, st := mcp.NewInMemoryTransports()
+		ct, st := sdk.NewInMemoryTransports()
 		if _, err := a.Facade.Server().Connect(ctx, st, nil); err != nil {
 			return nil, nil, err
 		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench"}, nil).Connect(ctx, ct, nil)
 		return a, cs, err
 	}
-	call := func(cs *mcp.ClientSession, name string, args map[string]any) (map[string]any, error) {
-		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	call := func(cs *sdk.ClientSession, name string, args map[string]any) (map[string]any, error) {
+		r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		if err != nil {
 			return nil, err
 		}
 		if r.IsError {
-			return nil, fmt.Errorf("%s: %s", name, r.Content[0].(*mcp.TextContent).Text)
+			return nil, fmt.Errorf("%s: %s", name, r.Content[0].(*sdk.TextContent).Text)
 		}
 		var m map[string]any
-		err = json.Unmarshal([]byte(r.Content[0].(*mcp.TextContent).Text), &m)
+		err = json.Unmarshal([]byte(r.Content[0].(*sdk.TextContent).Text), &m)
 		return m, err
 	}
 

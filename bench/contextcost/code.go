@@ -4,13 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -18,8 +17,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // codeRow is the mean tokens a model reads and writes to do one multi-tool
@@ -256,14 +255,14 @@ func script(steps []catalog.Tool) string {
 }
 
 type clientAndList struct {
-	cs   *mcp.ClientSession
+	cs   *sdk.ClientSession
 	list int
 }
 
 // listTokens reads every page of tools/list, as a client puts it in context.
-func listTokens(cs *mcp.ClientSession, count func([]byte) int) int {
+func listTokens(cs *sdk.ClientSession, count func([]byte) int) int {
 	n := 0
-	params := &mcp.ListToolsParams{}
+	params := &sdk.ListToolsParams{}
 	for {
 		page, err := cs.ListTools(context.Background(), params)
 		if err != nil {
@@ -326,7 +325,7 @@ func measureOverhead(n int, count func([]byte) int) overhead {
 		o.DirectTokens = float64(exchange(cs, "agent_tools_call", args, count)) // also warms up
 		start := time.Now()
 		for range n { // timed without the tokenizer
-			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_call", Arguments: args}); err != nil {
+			if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "agent_tools_call", Arguments: args}); err != nil {
 				fail(err)
 			}
 		}
@@ -342,7 +341,7 @@ func measureOverhead(n int, count func([]byte) int) overhead {
 		base := exchange(cs, "execute_javascript", map[string]any{"code": `return "item 42"`}, count)
 		timed := func(code string) time.Duration {
 			start := time.Now()
-			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "execute_javascript", Arguments: map[string]any{"code": code}}); err != nil {
+			if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "execute_javascript", Arguments: map[string]any{"code": code}}); err != nil {
 				fail(err)
 			}
 			return time.Since(start)

@@ -23,23 +23,22 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	tiktoken "github.com/pkoukk/tiktoken-go"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"os"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	tiktoken "github.com/pkoukk/tiktoken-go"
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
-
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // toolsPerProvider shapes the synthetic catalogs like typical MCP servers.
@@ -241,7 +240,7 @@ func measure(name string, provs []*providertest.Fake, count func([]byte) int) []
 		cs, closeAll := connect(fac)
 		// A client reads every page of tools/list into context.
 		var listBytes, listTokens int
-		params := &mcp.ListToolsParams{}
+		params := &sdk.ListToolsParams{}
 		for {
 			page, err := cs.ListTools(context.Background(), params)
 			if err != nil {
@@ -281,8 +280,8 @@ func measure(name string, provs []*providertest.Fake, count func([]byte) int) []
 }
 
 // exchange calls a tool and returns the tokens of the request and its result.
-func exchange(cs *mcp.ClientSession, name string, args map[string]any, count func([]byte) int) int {
-	params := &mcp.CallToolParams{Name: name, Arguments: args}
+func exchange(cs *sdk.ClientSession, name string, args map[string]any, count func([]byte) int) int {
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil {
 		fail(fmt.Errorf("%s: %w", name, err))
@@ -292,14 +291,14 @@ func exchange(cs *mcp.ClientSession, name string, args map[string]any, count fun
 	return count(req) + count(out)
 }
 
-func connect(fac *facade.Facade) (*mcp.ClientSession, func()) {
+func connect(fac *facade.Facade) (*sdk.ClientSession, func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := fac.Server().Connect(ctx, st, nil)
 	if err != nil {
 		fail(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "contextcost", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "contextcost", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		fail(err)
 	}

@@ -4,19 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"strings"
 	"text/tabwriter"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // recallRow is recall at the hits one search call returns, with the
@@ -124,8 +123,8 @@ func measureRecall(name string, provs []*providertest.Fake, ids map[string]strin
 
 // searchCall calls agent_tools_search and returns the tokens of request and
 // response and the names of the results.
-func searchCall(cs *mcp.ClientSession, args map[string]any, count func([]byte) int) (int, []string) {
-	params := &mcp.CallToolParams{Name: "agent_tools_search", Arguments: args}
+func searchCall(cs *sdk.ClientSession, args map[string]any, count func([]byte) int) (int, []string) {
+	params := &sdk.CallToolParams{Name: "agent_tools_search", Arguments: args}
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil {
 		fail(err)
@@ -138,7 +137,7 @@ func searchCall(cs *mcp.ClientSession, args map[string]any, count func([]byte) i
 		} `json:"results"`
 	}
 	if len(res.Content) > 0 {
-		if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
 			json.Unmarshal([]byte(tc.Text), &body)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"log/slog"
 	"net"
@@ -35,8 +36,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -157,16 +156,16 @@ func listen() (net.Listener, string, error) {
 }
 
 func serveBare() (string, func(), error) {
-	s := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo text.", InputSchema: echoSchema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s := sdk.NewServer(&sdk.Implementation{Name: "bare", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "echo", Description: "Echo text.", InputSchema: echoSchema}, func(_ context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		text, err := echo(req.Params.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	})
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	mux.Handle("/mcp", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
 	ln, url, err := listen()
 	if err != nil {
 		return "", nil, err
@@ -314,7 +313,7 @@ func run(ctx context.Context, tg target, n, m int) result {
 	tr := &http.Transport{MaxIdleConns: 4 * n, MaxIdleConnsPerHost: 4 * n, IdleConnTimeout: time.Minute}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: bearer{tg.token, tr}}
-	client := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "load", Version: "1"}, nil)
 
 	var res result
 	var mu sync.Mutex
@@ -327,7 +326,7 @@ func run(ctx context.Context, tg target, n, m int) result {
 		}
 	}
 	start := time.Now()
-	sessions := make([]*mcp.ClientSession, n)
+	sessions := make([]*sdk.ClientSession, n)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64) // bound concurrent handshakes
 	for i := range sessions {
@@ -336,7 +335,7 @@ func run(ctx context.Context, tg target, n, m int) result {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: tg.url, HTTPClient: hc, MaxRetries: -1}, nil)
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: tg.url, HTTPClient: hc, MaxRetries: -1}, nil)
 			if err != nil {
 				fail(fmt.Errorf("connect: %w", err))
 				return
@@ -361,12 +360,12 @@ func run(ctx context.Context, tg target, n, m int) result {
 			for j := 0; j < m && ctx.Err() == nil; j++ {
 				t0 := time.Now()
 				text := fmt.Sprintf("s%d-c%d", i, j)
-				r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tg.tool, Arguments: map[string]any{"text": text}})
+				r, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tg.tool, Arguments: map[string]any{"text": text}})
 				l = append(l, time.Since(t0))
 				switch {
 				case err != nil:
 					fail(err)
-				case r.IsError || len(r.Content) != 1 || r.Content[0].(*mcp.TextContent).Text != text:
+				case r.IsError || len(r.Content) != 1 || r.Content[0].(*sdk.TextContent).Text != text:
 					b, _ := json.Marshal(r)
 					fail(errors.New("wrong result: " + string(b)))
 				}

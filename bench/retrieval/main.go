@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/embed"
-	"github.com/agent-tools/agent-tools/internal/embed/embedtest"
+	"github.com/agent-tools/agent-tools/internal/embedding"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/index/cjk"
 )
@@ -442,13 +442,13 @@ func semanticFactory(spec, model string) (newSemantic, func(), error) {
 		closeAll = srv.Close
 		url = srv.URL + "/v1/embeddings"
 	}
-	c, err := embed.NewClient(url, model, nil, nil)
+	c, err := embedding.NewClient(url, model, nil, nil)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
 	return func() (index.Semantic, func() error) {
-		st := embed.NewStore(c, embed.Options{Model: model, QueryTimeout: 10 * time.Second})
+		st := embedding.NewStore(c, embedding.Options{Model: model, QueryTimeout: 10 * time.Second})
 		return st, func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()

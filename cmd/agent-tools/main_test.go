@@ -10,7 +10,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/agent-tools/agent-tools/internal/cli"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestMain lets testscript run the real command in-process as "agent-tools",

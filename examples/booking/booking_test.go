@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,8 +13,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -58,7 +57,7 @@ func rest(t *testing.T, ts *httptest.Server, method, path, body, token string) (
 
 type mcpClient struct {
 	t       *testing.T
-	cs      *mcp.ClientSession
+	cs      *sdk.ClientSession
 	changed chan struct{}
 }
 
@@ -69,9 +68,9 @@ func connect(t *testing.T, ts *httptest.Server, token string) *mcpClient {
 	if token != "" {
 		hc = &http.Client{Transport: bearer{token}}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "booking-test"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.changed <- struct{}{} },
-	}).Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "booking-test"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { c.changed <- struct{}{} },
+	}).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +90,11 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // call calls a flat tool and returns its JSON result decoded.
 func (c *mcpClient) call(name string, args map[string]any) any {
 	c.t.Helper()
-	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	text := res.Content[0].(*sdk.TextContent).Text
 	if res.IsError {
 		c.t.Fatalf("%s: %s", name, text)
 	}
@@ -160,8 +159,8 @@ func TestRESTAndMCPAgree(t *testing.T) {
 	}
 	// The same failure both ways: the slot is free again, b1 is already cancelled.
 	status, _ = rest(t, ts, "PATCH", "/api/v1/booking/bookings/b1/cancel", "", "")
-	res, _ := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{"id": "b1", "agent_tools_confirm": true}})
-	if text := res.Content[0].(*mcp.TextContent).Text; status != 409 || !res.IsError || !strings.Contains(text, "already cancelled") || !strings.Contains(text, "BACKEND_ERROR") {
+	res, _ := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{"id": "b1", "agent_tools_confirm": true}})
+	if text := res.Content[0].(*sdk.TextContent).Text; status != 409 || !res.IsError || !strings.Contains(text, "already cancelled") || !strings.Contains(text, "BACKEND_ERROR") {
 		t.Fatalf("double cancel: REST %d, MCP %s", status, text)
 	}
 	_, clients := rest(t, ts, "GET", "/api/v1/clients", "", "")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"log/slog"
 	"os"
@@ -15,11 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/prompts"
@@ -29,7 +29,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
-	"github.com/agent-tools/agent-tools/internal/stack"
 	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/textutil"
 )
@@ -413,7 +412,7 @@ func promptDiagnostics(g *generation) []provider.Diagnostic {
 		if !ok {
 			continue // disabled: its prompts are not served
 		}
-		up, ok := provider.As[interface{ UpstreamPrompts() []*mcp.Prompt }](p)
+		up, ok := provider.As[interface{ UpstreamPrompts() []*sdk.Prompt }](p)
 		if !ok {
 			continue
 		}
@@ -461,11 +460,11 @@ func Version() string {
 }
 
 // growOnCall grows the stack of the goroutine serving a tools/call once, at
-// its top (internal/stack).
-func growOnCall(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+// its top (jsonrpcwire.GrowStack).
+func growOnCall(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if method == "tools/call" {
-			stack.Grow()
+			jsonrpcwire.GrowStack()
 		}
 		return next(ctx, method, req)
 	}

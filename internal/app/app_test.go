@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -48,7 +47,7 @@ func (p *project) file(t *testing.T, name, body string) {
 }
 
 // connect builds the runtime for the project and connects an MCP client to it.
-func (p *project) connect(t *testing.T, mode string, opts *mcp.ClientOptions) (*app.App, *mcp.ClientSession) {
+func (p *project) connect(t *testing.T, mode string, opts *sdk.ClientOptions) (*app.App, *sdk.ClientSession) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -57,13 +56,13 @@ func (p *project) connect(t *testing.T, mode string, opts *mcp.ClientOptions) (*
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { a.Close() })
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := a.Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, opts).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +70,7 @@ func (p *project) connect(t *testing.T, mode string, opts *mcp.ClientOptions) (*
 	return a, cs
 }
 
-func toolNames(t *testing.T, cs *mcp.ClientSession) string {
+func toolNames(t *testing.T, cs *sdk.ClientSession) string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -84,13 +83,13 @@ func toolNames(t *testing.T, cs *mcp.ClientSession) string {
 	return strings.Join(names, ",")
 }
 
-func text(res *mcp.CallToolResult) string { return res.Content[0].(*mcp.TextContent).Text }
+func text(res *sdk.CallToolResult) string { return res.Content[0].(*sdk.TextContent).Text }
 
 func TestHotReloadWithoutRestart(t *testing.T) {
 	p := newProject(t)
 	p.script(t, "one", "#!/bin/sh\n# @description First tool.\n# @readonly\necho one\n")
 	changed := make(chan struct{}, 8)
-	_, cs := p.connect(t, "flat", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+	_, cs := p.connect(t, "flat", &sdk.ClientOptions{ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
 		changed <- struct{}{}
 	}})
 	if got := toolNames(t, cs); got != "execute_javascript,one,runtime_status" {
@@ -107,7 +106,7 @@ func TestHotReloadWithoutRestart(t *testing.T) {
 	}
 	// Edit, save, call: the new body runs at once.
 	p.script(t, "one", "#!/bin/sh\n# @description First tool, edited.\n# @readonly\necho edited\n")
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one"})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "one"})
 	if err != nil || text(res) != "edited\n" {
 		t.Fatalf("edited script = %v %v", res, err)
 	}
@@ -119,7 +118,7 @@ func TestTimeoutAndCancelKillTheScript(t *testing.T) {
 	p.script(t, "hang", "#!/bin/sh\n# @description Hangs until cancelled.\n# @readonly\necho $$ > \"$AGENT_TOOLS_WORKDIR/pid2\"\nexec sleep 1000\n")
 	_, cs := p.connect(t, "", nil)
 
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "slow"}})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "slow"}})
 	if err != nil || !res.IsError || !strings.Contains(text(res), `"code":"TIMEOUT"`) {
 		t.Fatalf("timeout = %v %v", res, err)
 	}
@@ -128,7 +127,7 @@ func TestTimeoutAndCancelKillTheScript(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "hang"}})
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": "hang"}})
 		errc <- err
 	}()
 	pid := waitPID(t, p.dir+"/pid2")
@@ -179,11 +178,11 @@ func TestConfigAndAudit(t *testing.T) {
 	if a.Mode != "search" {
 		t.Fatalf("mode = %s", a.Mode)
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "write"}})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "write"}})
 	if err != nil || res.IsError || text(res) != "wrote\n" {
 		t.Fatalf("requireConfirm: false must let it run: %v %v", res, err)
 	}
-	res, _ = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "runtime_status"}})
+	res, _ = cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "agent_tools_call", Arguments: map[string]any{"tool": "runtime_status"}})
 	if !res.IsError || !strings.Contains(text(res), "DENIED") {
 		t.Fatalf("deny rule ignored: %s", text(res))
 	}
@@ -216,11 +215,11 @@ func TestPromptsServed(t *testing.T) {
 	if err != nil || len(res.Prompts) != 1 || res.Prompts[0].Name != "review" || !res.Prompts[0].Arguments[0].Required {
 		t.Fatalf("prompts = %+v %v", res, err)
 	}
-	got, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "review", Arguments: map[string]string{"path": "main.go"}})
-	if err != nil || got.Messages[0].Content.(*mcp.TextContent).Text != "Review main.go carefully." {
+	got, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "review", Arguments: map[string]string{"path": "main.go"}})
+	if err != nil || got.Messages[0].Content.(*sdk.TextContent).Text != "Review main.go carefully." {
 		t.Fatalf("get = %+v %v", got, err)
 	}
-	if _, err := cs.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "review"}); err == nil || !strings.Contains(err.Error(), "needs argument(s): path") {
+	if _, err := cs.GetPrompt(context.Background(), &sdk.GetPromptParams{Name: "review"}); err == nil || !strings.Contains(err.Error(), "needs argument(s): path") {
 		t.Fatalf("missing argument: %v", err)
 	}
 	var skipped, served bool
@@ -246,8 +245,8 @@ func (promptUpstream) Tools(context.Context) ([]catalog.Tool, error) { return ni
 func (promptUpstream) Call(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
 	return nil, nil
 }
-func (promptUpstream) UpstreamPrompts() []*mcp.Prompt {
-	return []*mcp.Prompt{{Name: "summarize"}, {Name: "triage"}}
+func (promptUpstream) UpstreamPrompts() []*sdk.Prompt {
+	return []*sdk.Prompt{{Name: "summarize"}, {Name: "triage"}}
 }
 
 // TestDoctorListsUpstreamPrompts: doctor covers every prompt, the

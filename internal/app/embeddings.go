@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/embed"
+	"github.com/agent-tools/agent-tools/internal/embedding"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
@@ -19,7 +19,7 @@ func (g *generation) withEmbeddings(e config.Embeddings) {
 	if !e.Enabled() {
 		return
 	}
-	c, err := embed.NewClient(e.URL, e.Model, e.Headers, nil)
+	c, err := embedding.NewClient(e.URL, e.Model, e.Headers, nil)
 	if err != nil {
 		g.failed("index", "embeddings", err)
 		return
@@ -33,12 +33,12 @@ func (g *generation) withEmbeddings(e config.Embeddings) {
 			path = filepath.Join(dir, "agent-tools", fmt.Sprintf("vectors-%x.bin", sum[:8]))
 		}
 	}
-	cache, err := embed.OpenCache(path)
+	cache, err := embedding.OpenCache(path)
 	if err != nil {
 		g.log.Warn("embeddings: vector cache unusable, keeping vectors in memory", "err", err)
 		cache = nil
 	}
-	st := embed.NewStore(c, embed.Options{Model: e.Model, Cache: cache, QueryTimeout: e.Timeout.Duration, Logger: g.log})
+	st := embedding.NewStore(c, embedding.Options{Model: e.Model, Cache: cache, QueryTimeout: e.Timeout.Duration, Logger: g.log})
 	g.reg.SetSemantic(st)
 	g.closers = append(g.closers, st)
 }

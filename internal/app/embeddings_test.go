@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/app"
-	"github.com/agent-tools/agent-tools/internal/embed"
-	"github.com/agent-tools/agent-tools/internal/embed/embedtest"
+	"github.com/agent-tools/agent-tools/internal/embedding"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
 )
 
@@ -29,9 +29,9 @@ func TestEmbeddingsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	st, ok := a.Registry().Semantic().(*embed.Store)
+	st, ok := a.Registry().Semantic().(*embedding.Store)
 	if !ok {
-		t.Fatalf("semantic stage %T, want *embed.Store", a.Registry().Semantic())
+		t.Fatalf("semantic stage %T, want *embedding.Store", a.Registry().Semantic())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -2,9 +2,8 @@ package app_test
 
 import (
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A script saved a moment ago is callable at once, by name in flat mode and
@@ -14,11 +13,11 @@ import (
 func TestNewScriptCallableAtOnce(t *testing.T) {
 	tests := []struct {
 		mode string
-		call func(name string) *mcp.CallToolParams
+		call func(name string) *sdk.CallToolParams
 	}{
-		{"flat", func(name string) *mcp.CallToolParams { return &mcp.CallToolParams{Name: name} }},
-		{"progressive", func(name string) *mcp.CallToolParams {
-			return &mcp.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": name}}
+		{"flat", func(name string) *sdk.CallToolParams { return &sdk.CallToolParams{Name: name} }},
+		{"progressive", func(name string) *sdk.CallToolParams {
+			return &sdk.CallToolParams{Name: "agent_tools_local_call", Arguments: map[string]any{"toolName": name}}
 		}},
 	}
 	for _, tt := range tests {

@@ -2,10 +2,9 @@ package app_test
 
 import (
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestModelTextIsNotHTMLEscaped: every text a model reads (help, text
@@ -31,7 +30,7 @@ func TestModelTextIsNotHTMLEscaped(t *testing.T) {
 	}
 	for _, c := range calls {
 		_, cs := p.connect(t, c.mode, nil)
-		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: c.tool, Arguments: c.args})
 		if err != nil {
 			t.Fatalf("%s %s: %v", c.mode, c.tool, err)
 		}

@@ -1,7 +1,7 @@
 package app
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -27,7 +27,7 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 }
 
 // profileServer is the MCP server of a profile, for /mcp/p/<slug>.
-func (a *App) profileServer(slug string) (*mcp.Server, bool) {
+func (a *App) profileServer(slug string) (*sdk.Server, bool) {
 	f, ok := a.ProfileFacade(slug)
 	if !ok {
 		return nil, false

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestMain keeps upstream tool-list caches and embeddings out of the

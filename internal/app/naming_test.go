@@ -3,12 +3,11 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -51,7 +50,7 @@ export async function run(tools, args) {
 				t.Fatalf("no tool %q in the catalog", tool)
 			}
 			// The model's path: the provider's run_skill meta-tool over MCP.
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "agent_tools_mycli_run_skill",
+			res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "agent_tools_mycli_run_skill",
 				Arguments: map[string]any{"skill": "say-hello", "arguments": map[string]any{}}})
 			if err != nil {
 				t.Fatal(err)

@@ -4,18 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -62,10 +61,10 @@ func profileProjectWith(t *testing.T, issuer string) *project {
 	return p
 }
 
-func listNames(t *testing.T, ctx context.Context, url, tok string) ([]string, *mcp.ClientSession) {
+func listNames(t *testing.T, ctx context.Context, url, tok string) ([]string, *sdk.ClientSession) {
 	t.Helper()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer(tok)}}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer(tok)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,11 +115,11 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 	if !slices.Contains(admin, "deploy") || slices.Contains(intern, "deploy") || !slices.Contains(intern, "hello") {
 		t.Fatalf("admins list %v, interns list %v", admin, intern)
 	}
-	if res, err := internSession.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"}); err != nil || !res.IsError {
+	if res, err := internSession.CallTool(ctx, &sdk.CallToolParams{Name: "deploy"}); err != nil || !res.IsError {
 		t.Fatalf("an intern called deploy: %v %+v", err, res)
 	}
-	res, err := devSession.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "DENIED") {
+	res, err := devSession.CallTool(ctx, &sdk.CallToolParams{Name: "deploy"})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "DENIED") {
 		t.Fatalf("dev calling deploy: %v %+v", err, res)
 	}
 
@@ -128,10 +127,10 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 	if !slices.Equal(prof, []string{"deploy"}) {
 		t.Fatalf("/mcp/p/ops lists %v", prof)
 	}
-	if res, err := profSession.CallTool(ctx, &mcp.CallToolParams{Name: "deploy"}); err != nil || res.IsError {
+	if res, err := profSession.CallTool(ctx, &sdk.CallToolParams{Name: "deploy"}); err != nil || res.IsError {
 		t.Fatalf("ops calling deploy: %v %+v", err, res)
 	}
-	if res, err := profSession.CallTool(ctx, &mcp.CallToolParams{Name: "hello"}); err != nil || !res.IsError {
+	if res, err := profSession.CallTool(ctx, &sdk.CallToolParams{Name: "hello"}); err != nil || !res.IsError {
 		t.Fatalf("a tool outside the profile ran: %v %+v", err, res)
 	}
 	if a := audit.String(); !strings.Contains(a, `"profile":"ops"`) || !strings.Contains(a, `"identity":"token:dev"`) || strings.Contains(a, devToken) {

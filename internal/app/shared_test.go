@@ -3,23 +3,22 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func callJSON(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) map[string]any {
+func callJSON(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) map[string]any {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out map[string]any
 	if res.IsError {
-		_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &out)
+		_ = json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &out)
 		return out
 	}
-	return map[string]any{"text": res.Content[0].(*mcp.TextContent).Text}
+	return map[string]any{"text": res.Content[0].(*sdk.TextContent).Text}
 }
 
 // TestTokensAndLoopGuardSurviveReload: a confirmation token issued before a

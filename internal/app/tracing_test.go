@@ -3,15 +3,14 @@ package app_test
 import (
 	"context"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/tracing"
@@ -52,18 +51,18 @@ func TestTracesCarryNoSecretsEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := a.Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "penv_show", Arguments: map[string]any{"name": argCanary}})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "penv_show", Arguments: map[string]any{"name": argCanary}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,13 +118,13 @@ func TestHTTPCallContinuesTheClientsTrace(t *testing.T) {
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	client := &http.Client{Transport: withHeader{"traceparent", "00-" + traceID + "-" + spanID + "-01"}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
-		Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + transport.MCPPath, HTTPClient: client}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + transport.MCPPath, HTTPClient: client}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "hello"})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "hello"})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %v", err, res)
 	}

@@ -3,6 +3,7 @@ package app_test
 import (
 	"bytes"
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"log/slog"
 	"os"
@@ -13,8 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 
@@ -31,7 +30,7 @@ func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(
 
 // watched builds the runtime for dir, starts its watcher and connects a
 // client that counts list_changed notifications.
-func watched(t *testing.T, dir string) (*app.App, *mcp.ClientSession, chan struct{}, *syncBuf) {
+func watched(t *testing.T, dir string) (*app.App, *sdk.ClientSession, chan struct{}, *syncBuf) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -45,12 +44,12 @@ func watched(t *testing.T, dir string) (*app.App, *mcp.ClientSession, chan struc
 		t.Fatal(err)
 	}
 	changed := make(chan struct{}, 16)
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	if _, err := a.Facade.Server().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, &mcp.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	c := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
 	cs, err := c.Connect(ctx, ct, nil)
 	if err != nil {
@@ -60,7 +59,7 @@ func watched(t *testing.T, dir string) (*app.App, *mcp.ClientSession, chan struc
 	return a, cs, changed, logs
 }
 
-func liveToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+func liveToolNames(t *testing.T, cs *sdk.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -153,7 +152,7 @@ func TestWatchConfig(t *testing.T) {
 	if a.Current() != boot {
 		t.Fatal("a broken config replaced the runtime")
 	}
-	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "runtime_status"}); err != nil || res.IsError {
+	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "runtime_status"}); err != nil || res.IsError {
 		t.Fatalf("serving after a broken config: %v %+v", err, res)
 	}
 
@@ -165,8 +164,8 @@ func TestWatchConfig(t *testing.T) {
 	if a.Current() == boot || !a.CurrentConfig().Local.Enabled {
 		t.Fatal("runtime not swapped")
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "hi"})
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "hi") {
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "hi"})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "hi") {
 		t.Fatalf("call after reload: %v %+v", err, res)
 	}
 	if !strings.Contains(logs.String(), "configuration reloaded") {
@@ -246,25 +245,25 @@ func TestReloadExplicit(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Listings and calls use the new rules at once.
-	if names := a.Facade.Tools(); slices.ContainsFunc(names, func(t *mcp.Tool) bool { return t.Name == "runtime_status" }) {
+	if names := a.Facade.Tools(); slices.ContainsFunc(names, func(t *sdk.Tool) bool { return t.Name == "runtime_status" }) {
 		t.Fatal("a tool denied by the reloaded config is still listed")
 	}
 	if resp := a.CurrentCall()(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
 		t.Fatalf("denied after reload: %+v", resp.Err)
 	}
-	res, err := func() (*mcp.CallToolResult, error) {
-		ct, st := mcp.NewInMemoryTransports()
+	res, err := func() (*sdk.CallToolResult, error) {
+		ct, st := sdk.NewInMemoryTransports()
 		if _, err := a.Facade.Server().Connect(context.Background(), st, nil); err != nil {
 			return nil, err
 		}
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), ct, nil)
 		if err != nil {
 			return nil, err
 		}
 		defer cs.Close()
-		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "runtime_status"})
+		return cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "runtime_status"})
 	}()
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "UNKNOWN_TOOL") {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "UNKNOWN_TOOL") {
 		t.Fatalf("an unlisted tool called over MCP: %v %+v", err, res)
 	}
 }

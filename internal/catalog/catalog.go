@@ -5,9 +5,8 @@ package catalog
 
 import (
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Tool is one callable backend operation, as the runtime sees it.
@@ -50,7 +49,7 @@ type Tool struct {
 // (shared with the provider's list, never copied), icons and _meta as the
 // JSON it sent.
 type UpstreamTool struct {
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
 	Icons       json.RawMessage      `json:"icons,omitempty"`
 	Meta        json.RawMessage      `json:"_meta,omitempty"`
 }

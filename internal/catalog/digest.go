@@ -4,8 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Definition is what a model is shown of a tool: the part a pin covers
@@ -21,7 +20,7 @@ type Definition struct {
 	// Annotations are an upstream MCP server's own hints (destructive,
 	// idempotent, open-world...): flat mode publishes them, so a changed
 	// hint is a changed definition.
-	Annotations *mcp.ToolAnnotations `json:"annotations,omitempty"`
+	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
 }
 
 // Def returns t's published definition.

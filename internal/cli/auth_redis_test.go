@@ -12,7 +12,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agent-tools/agent-tools/internal/app"
-	"github.com/agent-tools/agent-tools/internal/state/redistest"
+	"github.com/agent-tools/agent-tools/internal/tests/redistest"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
+	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
 // TestAuthLoginStatusLogout: `auth login` runs the flow through its

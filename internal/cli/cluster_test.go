@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -17,9 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/state/redistest"
+	"github.com/agent-tools/agent-tools/internal/tests/redistest"
 )
 
 // replica is one `agent-tools serve --http` running in this process.
@@ -121,11 +120,11 @@ func clusterProject(t *testing.T, extraYAML string) string {
 	return dir
 }
 
-func connectURL(t *testing.T, u string, hdr http.Header) *mcp.ClientSession {
+func connectURL(t *testing.T, u string, hdr http.Header) *sdk.ClientSession {
 	t.Helper()
 	hc := &http.Client{Transport: headerRT{hdr}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cluster-test", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: u + "/mcp", HTTPClient: hc}, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "cluster-test", Version: "1"}, nil).
+		Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: u + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +141,7 @@ func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-func errorOf(t *testing.T, res *mcp.CallToolResult) map[string]any {
+func errorOf(t *testing.T, res *sdk.CallToolResult) map[string]any {
 	t.Helper()
 	if !res.IsError {
 		return nil
@@ -150,13 +149,13 @@ func errorOf(t *testing.T, res *mcp.CallToolResult) map[string]any {
 	var body struct {
 		Error map[string]any `json:"error"`
 	}
-	_ = json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body)
+	_ = json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &body)
 	return body.Error
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -186,8 +185,8 @@ func TestClusterStateless(t *testing.T) {
 		t.Fatalf("first call: %v", e)
 	}
 	// Python-style spacing is the same call (canonical argument hash).
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "deploy", Arguments: json.RawMessage(`{ "env": "prod", "agent_tools_confirm": "` + tok + `" }`)})
-	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "deployed prod") {
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "deploy", Arguments: json.RawMessage(`{ "env": "prod", "agent_tools_confirm": "` + tok + `" }`)})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "deployed prod") {
 		t.Fatalf("redeem on another replica: %v %+v", err, res)
 	}
 	if e := errorOf(t, callTool(t, cs, "deploy", map[string]any{"env": "prod", "agent_tools_confirm": tok})); e["code"] != "CONFIRMATION_REQUIRED" {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestServeHTTPConsole: without tokens, serve --http prints a one-time

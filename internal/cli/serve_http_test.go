@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net/http"
 	"os"
@@ -11,9 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 func testEnv(t *testing.T, vars map[string]string) (*Env, *testutil.SyncBuffer, *testutil.SyncBuffer) {
@@ -85,8 +84,8 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 		t.Fatalf("no listening line:\n%s", stderr)
 	}
 	hc := &http.Client{Transport: authRT{"e2e-secret-token"}}
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +97,7 @@ func TestServeHTTPEndToEnd(t *testing.T) {
 	if err != nil || !found {
 		t.Fatalf("list: %v %+v", err, lt)
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "runtime_status"})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "runtime_status"})
 	if err != nil || res.IsError {
 		t.Fatalf("call: %v %+v", err, res)
 	}

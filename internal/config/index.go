@@ -90,7 +90,7 @@ func (d *decoder) index(v *yaml.Node, path string, out *Index) {
 	})
 }
 
-// embeddingsURL mirrors embed.ParseEndpoint (config stays a leaf package).
+// embeddingsURL mirrors embedding.ParseEndpoint (config stays a leaf package).
 func embeddingsURL(raw string) bool {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

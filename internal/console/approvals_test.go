@@ -3,32 +3,31 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/console"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // connect opens an MCP client session on the fixture's /mcp; the client
 // cannot elicit. onList counts tools/list_changed notifications.
-func (f *fixture) connect(ctx context.Context, onList chan<- struct{}) *mcp.ClientSession {
+func (f *fixture) connect(ctx context.Context, onList chan<- struct{}) *sdk.ClientSession {
 	f.t.Helper()
-	opts := &mcp.ClientOptions{}
+	opts := &sdk.ClientOptions{}
 	if onList != nil {
-		opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {
+		opts.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) {
 			select {
 			case onList <- struct{}{}:
 			default:
 			}
 		}
 	}
-	c := mcp.NewClient(&mcp.Implementation{Name: "approvals-test", Version: "1"}, opts)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp"}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "approvals-test", Version: "1"}, opts)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp"}, nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -63,12 +62,12 @@ func TestApprovalsWhileAClientWaits(t *testing.T) {
 			defer cancel()
 			cs := f.connect(ctx, nil)
 			type result struct {
-				res *mcp.CallToolResult
+				res *sdk.CallToolResult
 				err error
 			}
 			done := make(chan result, 1)
 			go func() {
-				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+				res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
 				done <- result{res, err}
 			}()
 			if tc.answer != nil {
@@ -98,7 +97,7 @@ func TestApprovalsWhileAClientWaits(t *testing.T) {
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
-			text := r.res.Content[0].(*mcp.TextContent).Text
+			text := r.res.Content[0].(*sdk.TextContent).Text
 			if r.res.IsError != tc.wantErr || (tc.wantErr && !strings.Contains(text, "DENIED")) {
 				t.Fatalf("result isError %v: %s", r.res.IsError, text)
 			}
@@ -116,11 +115,11 @@ func TestApprovalsOnlyUnderHumanConfirm(t *testing.T) {
 	f := newFixtureWith(t, "", appr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := f.connect(ctx, nil).CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+	res, err := f.connect(ctx, nil).CallTool(ctx, &sdk.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := res.Content[0].(*mcp.TextContent).Text; !res.IsError || !strings.Contains(text, "CONFIRMATION_REQUIRED") {
+	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "CONFIRMATION_REQUIRED") {
 		t.Fatalf("agent mode: %s", text)
 	}
 	if len(appr.List()) != 0 || f.demo.wiped.Load() != 0 {
@@ -166,27 +165,27 @@ func TestApproveAlways(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	progress := make(chan string, 8)
-	c := mcp.NewClient(&mcp.Implementation{Name: "approvals-test", Version: "1"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+	c := sdk.NewClient(&sdk.Implementation{Name: "approvals-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
 			select {
 			case progress <- r.Params.Message:
 			default:
 			}
 		},
 	})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp"}, nil)
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: f.srv.URL + "/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 	call := func() string {
-		p := &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}}
+		p := &sdk.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}}
 		p.SetProgressToken("approval")
 		res, err := cs.CallTool(ctx, p)
 		if err != nil {
 			return err.Error()
 		}
-		return res.Content[0].(*mcp.TextContent).Text
+		return res.Content[0].(*sdk.TextContent).Text
 	}
 	done := make(chan string, 1)
 	go func() { done <- call() }()

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/console"
 	"github.com/agent-tools/agent-tools/internal/metrics"
@@ -96,7 +96,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			*dst = slices.ContainsFunc(res.Tools, func(tl *mcp.Tool) bool { return tl.Name == greet })
+			*dst = slices.ContainsFunc(res.Tools, func(tl *sdk.Tool) bool { return tl.Name == greet })
 			return nil
 		})
 	}
@@ -226,12 +226,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	cs := f.connect(ctx, nil)
 	done := make(chan string, 1)
 	go func() {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: f.canonical("wipe"), Arguments: map[string]any{}})
 		if err != nil {
 			done <- err.Error()
 			return
 		}
-		done <- res.Content[0].(*mcp.TextContent).Text
+		done <- res.Content[0].(*sdk.TextContent).Text
 	}()
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(f.srv.URL+"/ui/approvals"),

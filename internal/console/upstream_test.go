@@ -3,13 +3,12 @@ package console_test
 import (
 	"context"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"os"
 	"strconv"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // The test binary doubles as an upstream MCP server on stdio: with
@@ -27,12 +26,12 @@ type noArgs struct{}
 // runUpstream serves one tool, pid, that answers the server's process id
 // (a restart shows as a new one).
 func runUpstream() {
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1"}, nil)
-	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Answer the upstream's process id.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
+	s := sdk.NewServer(&sdk.Implementation{Name: "upstream", Version: "1"}, nil)
+	sdk.AddTool(s, &sdk.Tool{Name: "pid", Description: "Answer the upstream's process id.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
+		func(context.Context, *sdk.CallToolRequest, noArgs) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strconv.Itoa(os.Getpid())}}}, nil, nil
 		})
-	_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	_ = s.Run(context.Background(), &sdk.StdioTransport{})
 }
 
 // upstreamConfig declares the provider "up": this test binary as a stdio

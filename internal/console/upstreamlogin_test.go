@@ -10,7 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/console"
-	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
+	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
 func providerState(f *fixture, id string) string {

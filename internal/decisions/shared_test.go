@@ -7,7 +7,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/state"
-	"github.com/agent-tools/agent-tools/internal/state/redistest"
+	"github.com/agent-tools/agent-tools/internal/tests/redistest"
 )
 
 // TestSharedDecisions: with shared state, an "always allow" given on one

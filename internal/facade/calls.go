@@ -5,9 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -39,16 +38,16 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 		desc += " Tools: " + names + "."
 	}
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
 				"toolName":  prop("string", "The tool's name, as discover returns it."),
 				"arguments": prop("object", "The tool's own arguments."),
 				"confirm":   f.confirmProp(),
 			}, []string{"toolName"}),
-			Annotations: &mcp.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			preq := callRequest(req.Params.Arguments, name, "toolName", f.tokenMode(), progressiveShape{via: name})
 			preq.Provider = id
 			return f.call(ctx, req, preq), nil
@@ -241,7 +240,7 @@ func (f *Facade) searchDef() toolDef {
 		desc += " Providers: " + strings.Join(ids, ", ") + "."
 	}
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: searchTool, Description: desc,
 			InputSchema: objectSchema(map[string]any{
 				"query":    prop("string", queryHelp),
@@ -249,9 +248,9 @@ func (f *Facade) searchDef() toolDef {
 				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits, "description": "How many results to return (default: as many as match well, at most 15)."},
 				"schemas":  prop("boolean", "Include every result's full input schema."),
 			}, []string{"query"}),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Search tools"},
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, Title: "Search tools"},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			a, m, e := parseDiscover(req.Params.Arguments, searchTool, "provider")
 			var prov string
 			if e == nil {
@@ -284,7 +283,7 @@ func (f *Facade) searchDef() toolDef {
 
 func (f *Facade) searchCallDef() toolDef {
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name:        callTool,
 			Description: "Call a tool by the exact name " + searchTool + " returned: {tool, arguments, confirm?}. Tools that change state need confirm: true, set only when the user wants that change.",
 			InputSchema: objectSchema(map[string]any{
@@ -292,9 +291,9 @@ func (f *Facade) searchCallDef() toolDef {
 				"arguments": prop("object", "The tool's own arguments, as its input schema describes."),
 				"confirm":   f.confirmProp(),
 			}, []string{"tool"}),
-			Annotations: &mcp.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			preq := callRequest(req.Params.Arguments, callTool, "tool", f.tokenMode(), searchShape{})
 			return f.call(ctx, req, preq), nil
 		},
@@ -317,9 +316,9 @@ func (f *Facade) flatTools() []toolDef {
 			}
 			canonical := t.Canonical
 			ro := t.ReadOnly
-			tool := &mcp.Tool{
+			tool := &sdk.Tool{
 				Name: canonical, Title: t.Title, Description: desc, InputSchema: schema,
-				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
+				Annotations: &sdk.ToolAnnotations{ReadOnlyHint: ro, DestructiveHint: boolPtr(!ro), OpenWorldHint: boolPtr(true)},
 			}
 			if p.Info.Kind == "mcp" {
 				upstreamFields(tool, t) // what the upstream said of it
@@ -327,7 +326,7 @@ func (f *Facade) flatTools() []toolDef {
 			defs = append(defs, toolDef{
 				tool:  tool,
 				owner: owner{p.Info.ID, canonical},
-				handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any
 					preq.Args, confirm = splitConfirm(req.Params.Arguments, !owned)
@@ -347,7 +346,7 @@ func (f *Facade) flatTools() []toolDef {
 // annotations with the runtime's own view of read-only (it decides
 // confirmation: an upstream's readOnlyHint counts only with
 // trustAnnotations).
-func upstreamFields(tool *mcp.Tool, t catalog.Tool) {
+func upstreamFields(tool *sdk.Tool, t catalog.Tool) {
 	if len(t.OutputSchema) > 0 {
 		tool.OutputSchema = t.OutputSchema
 	}
@@ -367,13 +366,13 @@ func upstreamFields(tool *mcp.Tool, t catalog.Tool) {
 		tool.Annotations = &c
 	}
 	if len(u.Icons) > 0 {
-		var icons []mcp.Icon
+		var icons []sdk.Icon
 		if json.Unmarshal(u.Icons, &icons) == nil {
 			tool.Icons = icons
 		}
 	}
 	if len(u.Meta) > 0 {
-		var meta mcp.Meta
+		var meta sdk.Meta
 		if json.Unmarshal(u.Meta, &meta) == nil {
 			tool.Meta = meta
 		}

@@ -4,10 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strconv"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
@@ -44,7 +43,7 @@ func (f *Facade) codeSearchDef() toolDef {
 	d.tool.Description = "Search every provider's tools by the capability you need (\"weather forecast for a city\"), one query per step. " +
 		"Returns the best matches with their exact names and TypeScript-style signatures; then write one " + codeTool + " script that calls them with `await tools.call(name, args)`. " +
 		"Scripts can also search themselves (tools.search), so for a task of several steps search from the script."
-	d.handler = func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	d.handler = func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		a, m, e := parseDiscover(req.Params.Arguments, searchTool, "provider")
 		var prov string
 		if e == nil {
@@ -75,11 +74,11 @@ func (f *Facade) codeRunDef() toolDef {
 		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
 		"Top-level await and return work; no require, fetch or timers; a script runs up to " + f.codeTimeout() + " unless timeout_ms says less. Calls pass the same policy, validation and confirmation as direct ones."
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: codeTool, Description: desc, InputSchema: schema,
-			Annotations: &mcp.ToolAnnotations{Title: "Run a script that calls tools", OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Run a script that calls tools", OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			preq := &pipeline.Request{Via: codeTool, Tool: codeTool, Args: req.Params.Arguments, Shape: codeShape{}}
 			return f.call(ctx, req, preq), nil
 		},
@@ -106,7 +105,7 @@ func scriptTarget(req *pipeline.Request) bool {
 // withScriptHost lends an execute_javascript call the facade's tools: its
 // script's calls run back through the pipeline under the caller's session,
 // audited with this call's request id as their parent.
-func (f *Facade) withScriptHost(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) context.Context {
+func (f *Facade) withScriptHost(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) context.Context {
 	if !scriptTarget(req) {
 		return ctx
 	}
@@ -118,7 +117,7 @@ func (f *Facade) withScriptHost(ctx context.Context, mreq *mcp.CallToolRequest, 
 
 type scriptHost struct {
 	f      *Facade
-	mreq   *mcp.CallToolRequest
+	mreq   *sdk.CallToolRequest
 	parent *pipeline.Request
 }
 
@@ -128,7 +127,7 @@ var _ builtin.ScriptHost = (*scriptHost)(nil)
 // rules, the profile, the caller's per-identity rules), and not the
 // interpreter itself (a script does not start scripts).
 func (h *scriptHost) callable(t catalog.Tool) bool {
-	var x *mcp.RequestExtra
+	var x *sdk.RequestExtra
 	if h.mreq != nil {
 		x = h.mreq.Extra
 	}

@@ -3,11 +3,10 @@ package facade_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -15,20 +14,20 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // newCodeHarness serves the built-ins and a weather provider (forecast and
 // geocode read-only, alert mutating) with an audit log.
-func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options, client ...*mcp.ClientOptions) (*harness, *testutil.SyncBuffer) {
+func newCodeHarness(t *testing.T, mode facade.Mode, rules policy.Rules, bo builtin.Options, client ...*sdk.ClientOptions) (*harness, *testutil.SyncBuffer) {
 	t.Helper()
 	return newCodeHarnessWith(t, mode, rules, nil, bo, client...)
 }
 
 // newCodeHarnessWith is newCodeHarness with profiles and per-identity rules.
-func newCodeHarnessWith(t *testing.T, mode facade.Mode, rules policy.Rules, access *policy.Access, bo builtin.Options, client ...*mcp.ClientOptions) (*harness, *testutil.SyncBuffer) {
+func newCodeHarnessWith(t *testing.T, mode facade.Mode, rules policy.Rules, access *policy.Access, bo builtin.Options, client ...*sdk.ClientOptions) (*harness, *testutil.SyncBuffer) {
 	t.Helper()
 	w := providertest.New(catalog.ProviderInfo{ID: "weather", Kind: "fake", Description: "Weather forecasts and places", RequireConfirm: true},
 		providertest.Tool("forecast", "Weather forecast for a city: temperature in Celsius.", `{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}`, true),
@@ -59,21 +58,21 @@ func newCodeHarnessWith(t *testing.T, mode facade.Mode, rules policy.Rules, acce
 	fac := facade.New(reg, run, fo)
 	reg.Refresh(context.Background())
 	fac.Sync()
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := fac.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var (
-		co   *mcp.ClientOptions
-		sess *mcp.ClientSessionOptions
+		co   *sdk.ClientOptions
+		sess *sdk.ClientSessionOptions
 	)
 	if len(client) > 0 {
 		// Elicitation inside a call needs a protocol version that allows it.
-		co, sess = client[0], &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		co, sess = client[0], &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "code-client", Version: "1"}, co).Connect(ctx, ct, sess)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "code-client", Version: "1"}, co).Connect(ctx, ct, sess)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,9 +220,9 @@ func TestCodeModeRunawayAllocation(t *testing.T) {
 func TestCodeModeHumanConfirmation(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		asked := 0
-		opts := &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		opts := &sdk.ClientOptions{ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked++ // one request at a time here
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve}}, nil
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": approve}}, nil
 		}}
 		h, audit := newCodeHarness(t, facade.Code, policy.Rules{Confirm: policy.ConfirmHuman}, builtin.Options{Code: builtin.CodeOptions{AllowMutations: true}}, opts)
 		text, e := h.call("execute_javascript", map[string]any{"code": `try { return await tools.call("weather_send_alert", {text: "storm"}) } catch (e) { return e.code }`})

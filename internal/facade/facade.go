@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"os"
 	"sort"
@@ -15,8 +16,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
@@ -88,7 +87,7 @@ type Facade struct {
 	cat    Catalog
 	run    pipeline.Handler
 	opts   Options
-	server *mcp.Server
+	server *sdk.Server
 	log    *slog.Logger
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
@@ -125,11 +124,11 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f.policy.Store(&o.Rules)
 	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger,
 		Gate: f.gateOp, Visible: func(name string) bool { return f.rules().Visible(name) }}) // gate.go
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
-		caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		caps.Prompts = &sdk.PromptCapabilities{ListChanged: true}
 	}
-	sopts := &mcp.ServerOptions{
+	sopts := &sdk.ServerOptions{
 		Instructions: instructions(o.Mode, o.Rules.Confirm),
 		Capabilities: caps,
 		// SessionID mints stateful HTTP session ids; replicas put their own
@@ -137,7 +136,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 		GetSessionID: o.SessionID,
 	}
 	f.pt.Hooks(sopts) // they answer only when an upstream is forwarded; initialize advertises what it offers
-	f.server = mcp.NewServer(&mcp.Implementation{Name: o.Name, Version: o.Version}, sopts)
+	f.server = sdk.NewServer(&sdk.Implementation{Name: o.Name, Version: o.Version}, sopts)
 	f.pt.Attach(f.server)
 	f.server.AddReceivingMiddleware(f.refreshOnList, f.filterList, f.pt.Receive)
 	f.server.AddSendingMiddleware(passthrough.RewriteSends)
@@ -155,7 +154,7 @@ func (f *Facade) SetRules(r policy.Rules) {
 func (f *Facade) rules() policy.Rules { return *f.policy.Load() }
 
 // Server is the MCP server to run on a transport.
-func (f *Facade) Server() *mcp.Server { return f.server }
+func (f *Facade) Server() *sdk.Server { return f.server }
 
 // Mode reports the exposure mode.
 func (f *Facade) Mode() Mode { return f.opts.Mode }
@@ -184,8 +183,8 @@ func instructions(m Mode, confirm policy.ConfirmMode) string {
 // that a script saved a moment ago is listed and callable without a restart,
 // and answers calls of tools that do not exist with UNKNOWN_TOOL (a tool
 // result that teaches) rather than a bare protocol error.
-func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (f *Facade) refreshOnList(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case "prompts/list", "prompts/get":
 			f.SyncPrompts()
@@ -197,11 +196,11 @@ func (f *Facade) refreshOnList(next mcp.MethodHandler) mcp.MethodHandler {
 			if f.cat.Refresh(ctx) {
 				f.Sync()
 			}
-			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) && f.cat.Refresh(provider.WithRescan(ctx)) {
+			if call, ok := req.(*sdk.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) && f.cat.Refresh(provider.WithRescan(ctx)) {
 				f.Sync() // an unknown name: one full rescan first (a script saved a moment ago)
 			}
 			ctx = f.cat.Refreshed(ctx)
-			if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {
+			if call, ok := req.(*sdk.CallToolRequest); ok && call.Params != nil && !f.published(call.Params.Name) {
 				return f.unknownMCPTool(ctx, call), nil
 			}
 		}
@@ -218,7 +217,7 @@ func (f *Facade) published(name string) bool {
 
 // unknownMCPTool answers a call of a tool this server does not list. It goes
 // through the pipeline so it is audited and loop-guarded like any call.
-func (f *Facade) unknownMCPTool(ctx context.Context, call *mcp.CallToolRequest) *mcp.CallToolResult {
+func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) *sdk.CallToolResult {
 	name := call.Params.Name
 	f.mu.Lock()
 	names := make([]string, 0, len(f.current))
@@ -286,8 +285,8 @@ func (f *Facade) Sync() {
 }
 
 type toolDef struct {
-	tool        *mcp.Tool
-	handler     mcp.ToolHandler
+	tool        *sdk.Tool
+	handler     sdk.ToolHandler
 	fingerprint string
 	owner       owner // views.go
 }
@@ -317,9 +316,9 @@ func (f *Facade) desired() map[string]toolDef {
 
 // Tools returns the MCP tool definitions the facade publishes now (for
 // snapshots, the CLI and the context-cost benchmark).
-func (f *Facade) Tools() []*mcp.Tool {
+func (f *Facade) Tools() []*sdk.Tool {
 	want := f.desired()
-	out := make([]*mcp.Tool, 0, len(want))
+	out := make([]*sdk.Tool, 0, len(want))
 	for _, d := range want {
 		out = append(out, d.tool)
 	}
@@ -372,10 +371,10 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 }
 
 // call runs one request through the pipeline and renders the MCP result.
-func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) *mcp.CallToolResult {
+func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) *sdk.CallToolResult {
 	ctx = f.withScriptHost(ctx, mreq, req) // code.go: a script's tools.call
 	if _, flat := req.Shape.(flatShape); flat {
-		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*mcp.CallToolResult, bool) {
+		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*sdk.CallToolResult, bool) {
 			f.bindSession(mreq, req)
 			resp := f.run(ctx, req)
 			return render(resp), resp.Result != nil
@@ -396,7 +395,7 @@ func (f *Facade) call(ctx context.Context, mreq *mcp.CallToolRequest, req *pipel
 // identityOf is who the caller authenticated as: the transport's bearer
 // identity over HTTP (never the token), else this process (stdio, or HTTP
 // without auth: one local user).
-func identityOf(mreq *mcp.CallToolRequest) string {
+func identityOf(mreq *sdk.CallToolRequest) string {
 	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil && mreq.Extra.TokenInfo.UserID != "" {
 		return mreq.Extra.TokenInfo.UserID
 	}
@@ -405,7 +404,7 @@ func identityOf(mreq *mcp.CallToolRequest) string {
 
 var processIdentity = "process:" + strconv.Itoa(os.Getpid())
 
-func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
+func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 	ss := mreq.Session
 	if ss == nil {
 		return
@@ -426,7 +425,7 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 		}
 		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
 			req.AskHuman = func(ctx context.Context, message string) (policy.Approval, error) {
-				res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: message, RequestedSchema: approvalSchema})
+				res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: message, RequestedSchema: approvalSchema})
 				if err != nil {
 					return policy.Declined, err
 				}
@@ -444,7 +443,7 @@ func (f *Facade) bindSession(mreq *mcp.CallToolRequest, req *pipeline.Request) {
 // asked for progress, so long calls show life and clients don't time out.
 // The returned context carries a provider.Progress: a provider that reports
 // real progress (a worker's events) replaces the generic ticks while it does.
-func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request) (context.Context, func()) {
+func (f *Facade) heartbeat(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) (context.Context, func()) {
 	if mreq.Session == nil || mreq.Params == nil {
 		return ctx, func() {}
 	}
@@ -471,7 +470,7 @@ func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *
 			done = last + 1
 		}
 		last = done
-		p := &mcp.ProgressNotificationParams{ProgressToken: token, Progress: done, Message: msg}
+		p := &sdk.ProgressNotificationParams{ProgressToken: token, Progress: done, Message: msg}
 		if total > done {
 			p.Total = total
 		}
@@ -506,16 +505,16 @@ func (f *Facade) heartbeat(ctx context.Context, mreq *mcp.CallToolRequest, req *
 	}
 }
 
-func render(resp *pipeline.Response) *mcp.CallToolResult {
+func render(resp *pipeline.Response) *sdk.CallToolResult {
 	if resp.Err != nil {
 		body := resp.Err.Body()
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: resp.Err.JSON()}}, StructuredContent: body}
+		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: resp.Err.JSON()}}, StructuredContent: body}
 	}
 	res := resp.Result
 	if res == nil {
 		res = &provider.Result{}
 	}
-	out := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: res.Text}}}
+	out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Text}}}
 	if res.Structured != nil {
 		out.StructuredContent = res.Structured
 	}
@@ -523,15 +522,15 @@ func render(resp *pipeline.Response) *mcp.CallToolResult {
 }
 
 // jsonResult renders a meta-tool's own answer as JSON text plus structuredContent.
-func jsonResult(v any) *mcp.CallToolResult {
+func jsonResult(v any) *sdk.CallToolResult {
 	b, err := textutil.MarshalJSON(v)
 	if err != nil {
 		return render(&pipeline.Response{Err: toolerr.New(toolerr.BackendError, "", "encoding result: %v", err)})
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}, StructuredContent: v}
 }
 
-func errorResult(e *toolerr.Error) *mcp.CallToolResult { return render(&pipeline.Response{Err: e}) }
+func errorResult(e *toolerr.Error) *sdk.CallToolResult { return render(&pipeline.Response{Err: e}) }
 
 // firstLine shortens a description to one line of at most n characters.
 func firstLine(s string, n int) string {
@@ -547,7 +546,7 @@ func firstLine(s string, n int) string {
 
 // userOf is the authenticated user of an HTTP call (the transport's
 // identity, never the token); "" over stdio or without auth.
-func userOf(mreq *mcp.CallToolRequest) string {
+func userOf(mreq *sdk.CallToolRequest) string {
 	if mreq.Extra != nil && mreq.Extra.TokenInfo != nil {
 		return mreq.Extra.TokenInfo.UserID
 	}
@@ -569,7 +568,7 @@ var approvalSchema = map[string]any{
 
 // approvalOf reads the person's answer; anything but an explicit accept
 // with approve: true is a decline.
-func approvalOf(res *mcp.ElicitResult) policy.Approval {
+func approvalOf(res *sdk.ElicitResult) policy.Approval {
 	if res == nil || res.Action != "accept" {
 		return policy.Declined
 	}

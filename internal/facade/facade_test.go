@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -18,9 +17,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -32,7 +31,7 @@ type harness struct {
 	gh      *providertest.Fake
 	reg     *registry.Registry
 	fac     *facade.Facade
-	cs      *mcp.ClientSession
+	cs      *sdk.ClientSession
 	changed chan struct{}
 }
 
@@ -41,7 +40,7 @@ type setup struct {
 	mode          facade.Mode
 	rules         policy.Rules
 	guard         *policy.LoopGuard
-	client        *mcp.ClientOptions
+	client        *sdk.ClientOptions
 	version       string
 	extra         []provider.Provider // registered after gh
 	profile       string              // views_test.go
@@ -87,10 +86,10 @@ func newHarness(t *testing.T, s setup) *harness {
 	h := &harness{t: t, gh: gh, reg: reg, fac: fac, changed: make(chan struct{}, 16)}
 	opts := s.client
 	if opts == nil {
-		opts = &mcp.ClientOptions{}
+		opts = &sdk.ClientOptions{}
 	}
-	opts.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) { h.changed <- struct{}{} }
-	ct, st := mcp.NewInMemoryTransports()
+	opts.ToolListChangedHandler = func(context.Context, *sdk.ToolListChangedRequest) { h.changed <- struct{}{} }
+	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ss, err := fac.Server().Connect(ctx, st, nil)
@@ -98,7 +97,7 @@ func newHarness(t *testing.T, s setup) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: s.version})
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, opts).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: s.version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +122,11 @@ func (h *harness) names() []string {
 // call returns the text of the result and the decoded error envelope if any.
 func (h *harness) call(name string, args any) (string, map[string]any) {
 	h.t.Helper()
-	res, err := h.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := h.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		h.t.Fatalf("call %s: protocol error %v", name, err)
 	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	text := res.Content[0].(*sdk.TextContent).Text
 	if !res.IsError {
 		return text, nil
 	}
@@ -448,10 +447,10 @@ func TestElicitationConfirms(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			asked := 0
-			h := newHarness(t, setup{version: "2025-11-25", client: &mcp.ClientOptions{
-				ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			h := newHarness(t, setup{version: "2025-11-25", client: &sdk.ClientOptions{
+				ElicitationHandler: func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 					asked++
-					return &mcp.ElicitResult{Action: tc.action, Content: tc.content}, nil
+					return &sdk.ElicitResult{Action: tc.action, Content: tc.content}, nil
 				},
 			}})
 			_, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
@@ -520,9 +519,9 @@ func TestTextMode(t *testing.T) {
 }
 
 func TestProgressHeartbeatWhileRunning(t *testing.T) {
-	progress := make(chan *mcp.ProgressNotificationParams, 8)
-	h := newHarness(t, setup{progressEvery: 5 * time.Millisecond, client: &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	progress := make(chan *sdk.ProgressNotificationParams, 8)
+	h := newHarness(t, setup{progressEvery: 5 * time.Millisecond, client: &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			select {
 			case progress <- req.Params:
 			default:
@@ -534,9 +533,9 @@ func TestProgressHeartbeatWhileRunning(t *testing.T) {
 		<-release // held until the client saw a heartbeat
 		return &provider.Result{Text: "done"}, nil
 	}
-	done := make(chan *mcp.CallToolResult, 1)
+	done := make(chan *sdk.CallToolResult, 1)
 	go func() {
-		params := &mcp.CallToolParams{Name: "agent_tools_gh_call", Arguments: map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}}
+		params := &sdk.CallToolParams{Name: "agent_tools_gh_call", Arguments: map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}}}
 		params.SetProgressToken("tok-1")
 		res, err := h.cs.CallTool(context.Background(), params)
 		if err != nil {

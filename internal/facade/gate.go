@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/passthrough"
@@ -24,7 +24,7 @@ import (
 // a confirmation would guard, so they are read-only to the policy.
 
 // gateOp is the passthrough's Gate: do runs as the pipeline's backend.
-func (f *Facade) gateOp(ctx context.Context, mreq mcp.Request, op passthrough.Op, do func(context.Context) (any, error)) (any, error) {
+func (f *Facade) gateOp(ctx context.Context, mreq sdk.Request, op passthrough.Op, do func(context.Context) (any, error)) (any, error) {
 	args, err := json.Marshal(op.Params)
 	if err != nil || !isObject(args) {
 		args = json.RawMessage(`{}`)
@@ -73,13 +73,13 @@ func opKind(method string) string {
 
 // bindOp fills what the audit and the loop guard key on from a request
 // that is no tool call (bindSession does it for tools/call).
-func (f *Facade) bindOp(mreq mcp.Request, req *pipeline.Request) {
+func (f *Facade) bindOp(mreq sdk.Request, req *pipeline.Request) {
 	req.Identity = processIdentity
 	if x := mreq.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
 		req.Identity = x.TokenInfo.UserID
 		req.Claims = claimsOf(x)
 	}
-	ss, _ := mreq.GetSession().(*mcp.ServerSession)
+	ss, _ := mreq.GetSession().(*sdk.ServerSession)
 	if ss == nil {
 		return
 	}

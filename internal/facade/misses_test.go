@@ -3,17 +3,16 @@ package facade_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -163,7 +162,7 @@ func TestFlatPublishesWhatTheUpstreamSaid(t *testing.T) {
 	full := providertest.Tool("full", "Does it all.", `{"type":"object"}`, false)
 	full.Title = "Full"
 	full.OutputSchema = json.RawMessage(`{"type":"object","properties":{"n":{"type":"integer"}}}`)
-	full.Upstream = &catalog.UpstreamTool{Annotations: &mcp.ToolAnnotations{IdempotentHint: true, ReadOnlyHint: true, DestructiveHint: &yes},
+	full.Upstream = &catalog.UpstreamTool{Annotations: &sdk.ToolAnnotations{IdempotentHint: true, ReadOnlyHint: true, DestructiveHint: &yes},
 		Icons: json.RawMessage(`[{"src":"https://example.test/i.png"}]`), Meta: json.RawMessage(`{"vendor/x":"y"}`)}
 	up.SetTools(full, providertest.Tool("plain", "Plain.", `{"type":"object"}`, true))
 	h := newHarness(t, setup{mode: facade.Flat, extra: []provider.Provider{up}})
@@ -171,7 +170,7 @@ func TestFlatPublishesWhatTheUpstreamSaid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]*mcp.Tool{}
+	got := map[string]*sdk.Tool{}
 	for _, tl := range res.Tools {
 		got[tl.Name] = tl
 	}

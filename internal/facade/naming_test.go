@@ -3,19 +3,18 @@ package facade_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -28,7 +27,7 @@ const echoSchema = `{"type":"object","properties":{"message":{"type":"string"}},
 type multi struct {
 	t   *testing.T
 	reg *registry.Registry
-	cs  *mcp.ClientSession
+	cs  *sdk.ClientSession
 }
 
 func newMulti(t *testing.T, mode facade.Mode, guard *policy.LoopGuard) *multi {
@@ -63,7 +62,7 @@ func newMulti(t *testing.T, mode facade.Mode, guard *policy.LoopGuard) *multi {
 	reg.OnChange(fac.Sync)
 	reg.Refresh(context.Background())
 	fac.Sync()
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	ss, err := fac.Server().Connect(ctx, st, nil)
@@ -71,7 +70,7 @@ func newMulti(t *testing.T, mode facade.Mode, guard *policy.LoopGuard) *multi {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "newcomer", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "newcomer", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,11 +81,11 @@ func newMulti(t *testing.T, mode facade.Mode, guard *policy.LoopGuard) *multi {
 // call returns the result text and whether it is an error.
 func (m *multi) call(name string, args any) (string, bool) {
 	m.t.Helper()
-	res, err := m.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := m.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		m.t.Fatalf("call %s: protocol error %v", name, err)
 	}
-	return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	return res.Content[0].(*sdk.TextContent).Text, res.IsError
 }
 
 func (m *multi) names() map[string]bool {

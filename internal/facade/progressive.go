@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strconv"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/policy"
@@ -54,12 +53,12 @@ func (f *Facade) helpDef() toolDef {
 		desc = "List the tool providers this server has loaded (prefix and one line each) and declare the `tools` object execute_javascript scripts call them through (TypeScript)."
 	}
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: helpTool, Description: desc,
 			InputSchema: objectSchema(nil, nil),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "List tool providers"},
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, Title: "List tool providers"},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			if _, e := decodeArgs(req.Params.Arguments, helpTool); e != nil {
 				return errorResult(e), nil
 			}
@@ -124,7 +123,7 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 	}
 	desc += " Other providers: " + helpTool + "."
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: name, Description: desc,
 			InputSchema: objectSchema(map[string]any{
 				"query":   prop("string", queryHelp+" Omit to list all tools."),
@@ -132,9 +131,9 @@ func (f *Facade) discoverDef(p registry.ProviderStatus) toolDef {
 				"cursor":  prop("string", "next_cursor of the previous page."),
 				"schemas": prop("boolean", "Full input schema for every result, not only the top hits."),
 			}, nil),
-			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Find " + id + " tools"},
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, Title: "Find " + id + " tools"},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return f.discover(ctx, f.grantOf(req.Extra), id, name, req.Params.Arguments), nil
 		},
 	}
@@ -168,7 +167,7 @@ func parseDiscover(raw json.RawMessage, via string, extra ...string) (discoverAr
 	return a, m, nil
 }
 
-func (f *Facade) discover(ctx context.Context, g *policy.Grant, id, via string, raw json.RawMessage) *mcp.CallToolResult {
+func (f *Facade) discover(ctx context.Context, g *policy.Grant, id, via string, raw json.RawMessage) *sdk.CallToolResult {
 	a, _, e := parseDiscover(raw, via)
 	if e != nil {
 		return errorResult(e)
@@ -183,7 +182,7 @@ func (f *Facade) discover(ctx context.Context, g *policy.Grant, id, via string, 
 	return jsonResult(f.rank(g, a, index.Options{Provider: id}, metaName(id, "call")))
 }
 
-func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *mcp.CallToolResult {
+func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *sdk.CallToolResult {
 	tools := f.visibleToolsTo(g, id)
 	start := 0
 	if a.Cursor != "" {

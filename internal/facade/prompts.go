@@ -2,8 +2,7 @@ package facade
 
 import (
 	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/prompts"
 )
@@ -60,23 +59,23 @@ func (f *Facade) syncPrompts() {
 	}
 }
 
-func mcpPrompt(p *prompts.Prompt) *mcp.Prompt {
-	out := &mcp.Prompt{Name: p.Name, Description: p.Description}
+func mcpPrompt(p *prompts.Prompt) *sdk.Prompt {
+	out := &sdk.Prompt{Name: p.Name, Description: p.Description}
 	for _, a := range p.Arguments {
-		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+		out.Arguments = append(out.Arguments, &sdk.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 	}
 	return out
 }
 
-func promptHandler(p *prompts.Prompt) mcp.PromptHandler {
-	return func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func promptHandler(p *prompts.Prompt) sdk.PromptHandler {
+	return func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		text, err := p.Render(req.Params.Arguments)
 		if err != nil {
 			return nil, err // prompts/get has no error result: a JSON-RPC error says what is missing
 		}
-		return &mcp.GetPromptResult{
+		return &sdk.GetPromptResult{
 			Description: p.Description,
-			Messages:    []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}},
+			Messages:    []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}},
 		}, nil
 	}
 }

@@ -3,9 +3,8 @@ package facade
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -37,14 +36,14 @@ func (f *Facade) runSkillDef(p registry.ProviderStatus) toolDef {
 		names[i] = s.Name
 	}
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: name,
 			Description: "Run a ready-made recipe of provider " + id + " that does a whole task in one call: {skill, arguments}. Skills: " +
 				strings.Join(names, ", ") + ". " + metaName(id, "discover") + " with a query shows each skill's arguments.",
 			InputSchema: f.skillSchema("The skill's name."),
-			Annotations: &mcp.ToolAnnotations{Title: "Run a " + id + " skill", OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Run a " + id + " skill", OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return f.runSkill(ctx, req, name, id), nil
 		},
 	}
@@ -52,14 +51,14 @@ func (f *Facade) runSkillDef(p registry.ProviderStatus) toolDef {
 
 func (f *Facade) globalRunSkillDef(skills []string) toolDef {
 	return toolDef{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: runSkillTool,
 			Description: "Run a ready-made recipe that does a whole task in one call: {skill: \"prefix:name\", arguments}. Skills: " +
 				strings.Join(skills, ", ") + ". " + searchTool + " shows each skill's arguments.",
 			InputSchema: f.skillSchema("The skill as prefix:name."),
-			Annotations: &mcp.ToolAnnotations{Title: "Run a skill", OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Run a skill", OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			return f.runSkill(ctx, req, runSkillTool, ""), nil
 		},
 	}
@@ -69,7 +68,7 @@ func (f *Facade) globalRunSkillDef(skills []string) toolDef {
 // audited, loop-guarded, validated, deny-checked and confirmed under the
 // skill's canonical name, under a deadline. Every tool call the skill makes
 // goes through the pipeline too, under the caller's session.
-func (f *Facade) runSkill(ctx context.Context, mreq *mcp.CallToolRequest, via, providerID string) *mcp.CallToolResult {
+func (f *Facade) runSkill(ctx context.Context, mreq *sdk.CallToolRequest, via, providerID string) *sdk.CallToolResult {
 	req := skillRequest(mreq.Params.Arguments, via, providerID, f.tokenMode())
 	req.Caller = &skillCaller{f: f, mreq: mreq, parent: req}
 	return f.call(ctx, mreq, req)
@@ -125,7 +124,7 @@ func (s skillShape) Call(_ string, args json.RawMessage, confirm any) map[string
 // recipe it runs.
 type skillCaller struct {
 	f      *Facade
-	mreq   *mcp.CallToolRequest
+	mreq   *sdk.CallToolRequest
 	parent *pipeline.Request
 }
 

@@ -4,20 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // skillProvider is a fake whose skills also know how to hang and to fail, so
@@ -88,21 +87,21 @@ func newSkillHarness(t *testing.T, s skillSetup) (*harness, *testutil.SyncBuffer
 	fac.Sync()
 
 	asked := new(int)
-	opts := &mcp.ClientOptions{}
+	opts := &sdk.ClientOptions{}
 	if s.elicit != nil {
-		opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		opts.ElicitationHandler = func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			*asked++ // the client handles one request at a time here
 			action, approve := s.elicit()
-			return &mcp.ElicitResult{Action: action, Content: map[string]any{"approve": approve}}, nil
+			return &sdk.ElicitResult{Action: action, Content: map[string]any{"approve": approve}}, nil
 		}
 	}
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := fac.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "skill-client", Version: "1"}, opts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "skill-client", Version: "1"}, opts).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

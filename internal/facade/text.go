@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kballard/go-shellquote"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
@@ -34,12 +34,12 @@ func (f *Facade) textTools() []toolDef {
 		". Example: `gh call get_repo owner=withastro repo=astro`. Values are typed by the tool's schema; key:=<json> passes JSON (arrays, objects). Providers: " +
 		strings.Join(ids, ", ") + "."
 	return []toolDef{{
-		tool: &mcp.Tool{
+		tool: &sdk.Tool{
 			Name: execTool, Description: desc,
 			InputSchema: objectSchema(map[string]any{"command": prop("string", "The command line, e.g. `help` or `<provider> discover <words>`.")}, []string{"command"}),
-			Annotations: &mcp.ToolAnnotations{Title: "Run an agent-tools command", OpenWorldHint: boolPtr(true)},
+			Annotations: &sdk.ToolAnnotations{Title: "Run an agent-tools command", OpenWorldHint: boolPtr(true)},
 		},
-		handler: func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 			m, e := decodeArgs(req.Params.Arguments, execTool, "command")
 			var line string
 			if e == nil {
@@ -193,7 +193,7 @@ func (c *Command) arguments(schema json.RawMessage) (json.RawMessage, error) {
 	return textutil.MarshalJSON(obj)
 }
 
-func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line string) *mcp.CallToolResult {
+func (f *Facade) exec(ctx context.Context, mreq *sdk.CallToolRequest, line string) *sdk.CallToolResult {
 	c, err := ParseCommand(line)
 	if err != nil {
 		// Keyed on the exact text: different bad commands are different
@@ -239,7 +239,7 @@ func (f *Facade) exec(ctx context.Context, mreq *mcp.CallToolRequest, line strin
 }
 
 // textCall types a command's arguments by the tool's schema and runs it.
-func (f *Facade) textCall(ctx context.Context, mreq *mcp.CallToolRequest, req *pipeline.Request, c *Command, schema json.RawMessage) *mcp.CallToolResult {
+func (f *Facade) textCall(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request, c *Command, schema json.RawMessage) *sdk.CallToolResult {
 	args, err := c.arguments(schema)
 	if err != nil {
 		req.Malformed = toolerr.New(toolerr.InvalidArguments, "Pass key=value pairs typed as the tool's schema says; key:=<json> for arrays and objects.", "%v", err)

@@ -2,8 +2,7 @@ package facade
 
 import (
 	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/naming"
@@ -34,7 +33,7 @@ func (f *Facade) visible(provider, canonical string) bool {
 // grantOf is what the caller of a request may see through this facade's
 // profile: nil when no per-identity rule filters anything for it. The grant
 // is the Access's cached one for (identity, claims, profile): one lookup.
-func (f *Facade) grantOf(x *mcp.RequestExtra) *policy.Grant {
+func (f *Facade) grantOf(x *sdk.RequestExtra) *policy.Grant {
 	if f.opts.Access == nil {
 		return nil
 	}
@@ -105,7 +104,7 @@ func (f *Facade) providerInView(id string) bool {
 func (f *Facade) Profile() string { return f.opts.Profile }
 
 // claimsOf are the verified claims the transport carried with the identity.
-func claimsOf(x *mcp.RequestExtra) policy.Claims {
+func claimsOf(x *sdk.RequestExtra) policy.Claims {
 	if x == nil || x.TokenInfo == nil {
 		return ""
 	}
@@ -114,7 +113,7 @@ func claimsOf(x *mcp.RequestExtra) policy.Claims {
 }
 
 // identityOfRequest is identityOf for any request (tools/list included).
-func identityOfRequest(req mcp.Request) string {
+func identityOfRequest(req sdk.Request) string {
 	if x := req.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
 		return x.TokenInfo.UserID
 	}
@@ -124,14 +123,14 @@ func identityOfRequest(req mcp.Request) string {
 // filterList removes from a tools/list answer what the caller's identity
 // may not call: a flat tool by its canonical name, a provider's meta-tools
 // when none of its tools is visible to the caller.
-func (f *Facade) filterList(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (f *Facade) filterList(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		if method != "tools/list" || err != nil || f.opts.Access == nil {
 			return res, err
 		}
 		access := f.opts.Access()
-		lt, ok := res.(*mcp.ListToolsResult)
+		lt, ok := res.(*sdk.ListToolsResult)
 		if !ok || access.Empty() {
 			return res, err
 		}

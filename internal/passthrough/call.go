@@ -3,9 +3,8 @@ package passthrough
 import (
 	"context"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // perRequestProtocolKey names the _meta keys a client sends on every
@@ -15,15 +14,15 @@ import (
 // forwarding them made the upstream see the client's identity and
 // capabilities, and refuse calls whose triple came out mixed).
 var perRequestProtocolKey = map[string]bool{
-	mcp.MetaKeyProtocolVersion: true, mcp.MetaKeyClientInfo: true,
-	mcp.MetaKeyClientCapabilities: true, mcp.MetaKeyLogLevel: true,
+	sdk.MetaKeyProtocolVersion: true, sdk.MetaKeyClientInfo: true,
+	sdk.MetaKeyClientCapabilities: true, sdk.MetaKeyLogLevel: true,
 }
 
 // begin registers a forwarded call and maps its progress token (when
 // progress can be relayed: on the client's own upstream session).
-func (ds *downstream) begin(ctx context.Context, params *mcp.CallToolParamsRaw, relay bool) *flight {
+func (ds *downstream) begin(ctx context.Context, params *sdk.CallToolParamsRaw, relay bool) *flight {
 	fl := &flight{ctx: ctx}
-	meta := mcp.Meta{}
+	meta := sdk.Meta{}
 	for k, v := range params.Meta {
 		if k != "progressToken" && !perRequestProtocolKey[k] {
 			meta[k] = v
@@ -70,8 +69,8 @@ func (ds *downstream) end(fl *flight) {
 // heartbeat: the upstream's own progress is relayed. ok is false when the
 // call is not one of a forwarded provider's tool: the caller runs it as
 // usual.
-func (pt *Passthrough) Call(ctx context.Context, mreq *mcp.CallToolRequest, tool string,
-	run func(ctx context.Context) (res *mcp.CallToolResult, produced bool)) (res *mcp.CallToolResult, ok bool) {
+func (pt *Passthrough) Call(ctx context.Context, mreq *sdk.CallToolRequest, tool string,
+	run func(ctx context.Context) (res *sdk.CallToolResult, produced bool)) (res *sdk.CallToolResult, ok bool) {
 	if !pt.forward || mreq == nil || mreq.Session == nil || mreq.Params == nil {
 		return nil, false
 	}
@@ -88,14 +87,14 @@ func (pt *Passthrough) Call(ctx context.Context, mreq *mcp.CallToolRequest, tool
 	defer ds.end(fl)
 
 	var mu sync.Mutex
-	var raw *mcp.CallToolResult
-	ctx = r.pt.BindCall(ctx, func(ctx context.Context) (*mcp.ClientSession, error) {
+	var raw *sdk.CallToolResult
+	ctx = r.pt.BindCall(ctx, func(ctx context.Context) (*sdk.ClientSession, error) {
 		c, err := ds.conn(ctx, r)
 		if err != nil {
 			return nil, err
 		}
 		return c.cs, nil
-	}, fl.meta, func(res *mcp.CallToolResult) {
+	}, fl.meta, func(res *sdk.CallToolResult) {
 		mu.Lock()
 		raw = res
 		mu.Unlock()

@@ -2,8 +2,7 @@ package passthrough
 
 import (
 	"context"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/redact"
 )
@@ -27,12 +26,12 @@ type Op struct {
 // runtime's call pipeline and returns do's answer, or the pipeline's
 // refusal (a denied name, a repeated failure) as a JSON-RPC error. do's own
 // error is returned as it is.
-type Gate func(ctx context.Context, req mcp.Request, op Op, do func(context.Context) (any, error)) (any, error)
+type Gate func(ctx context.Context, req sdk.Request, op Op, do func(context.Context) (any, error)) (any, error)
 
 // gated runs do as op through the gate (as is without one) and scrubs its
 // answer of the secrets the runtime knows: an upstream's resource or prompt
 // may quote what it was configured with.
-func gated[R any](ctx context.Context, pt *Passthrough, req mcp.Request, op Op, do func(context.Context) (R, error)) (R, error) {
+func gated[R any](ctx context.Context, pt *Passthrough, req sdk.Request, op Op, do func(context.Context) (R, error)) (R, error) {
 	var zero R
 	var out any
 	var err error
@@ -62,7 +61,7 @@ func (pt *Passthrough) visible(name string) bool {
 }
 
 // visibleResources leaves the resources policy denies out of a list.
-func (pt *Passthrough) visibleResources(res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+func (pt *Passthrough) visibleResources(res *sdk.ListResourcesResult) *sdk.ListResourcesResult {
 	if pt.isVisible == nil || res == nil {
 		return res
 	}
@@ -82,7 +81,7 @@ func (pt *Passthrough) visibleResources(res *mcp.ListResourcesResult) *mcp.ListR
 
 // visibleTemplates leaves the resource templates policy denies out of a
 // list (matched by their URI template).
-func (pt *Passthrough) visibleTemplates(res *mcp.ListResourceTemplatesResult) *mcp.ListResourceTemplatesResult {
+func (pt *Passthrough) visibleTemplates(res *sdk.ListResourceTemplatesResult) *sdk.ListResourceTemplatesResult {
 	if pt.isVisible == nil || res == nil {
 		return res
 	}

@@ -3,15 +3,14 @@ package passthrough_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // ptCanary is a configured secret an upstream quotes in a resource and a
@@ -28,48 +27,48 @@ func TestPassthroughRequestsTakeThePipeline(t *testing.T) {
 	audit := &testutil.SyncBuffer{}
 	rules := policy.Rules{Deny: []string{"test://t/*", "pre_greet"}}
 	h := newPTHarnessWith(t, false, rules, audit)
-	h.up.server.AddResource(&mcp.Resource{Name: "secret", URI: "test://secret", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "key=" + ptCanary}}}, nil
+	h.up.server.AddResource(&sdk.Resource{Name: "secret", URI: "test://secret", MIMEType: "text/plain"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "key=" + ptCanary}}}, nil
 	})
 	c := h.connect("a")
 	ctx := context.Background()
 
 	// Allowed: answered, audited, scrubbed.
-	got, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://secret"})
+	got, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://secret"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if text := got.Contents[0].Text; strings.Contains(text, ptCanary) || !strings.HasPrefix(text, "key=") {
 		t.Errorf("resource not scrubbed: %q", text)
 	}
-	pr, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": ptCanary}})
+	pr, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "greet", Arguments: map[string]string{"who": ptCanary}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if text := pr.Messages[0].Content.(*mcp.TextContent).Text; strings.Contains(text, ptCanary) || !strings.HasPrefix(text, "hello ") {
+	if text := pr.Messages[0].Content.(*sdk.TextContent).Text; strings.Contains(text, ptCanary) || !strings.HasPrefix(text, "hello ") {
 		t.Errorf("prompt not scrubbed: %q", text)
 	}
-	if _, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "greet"},
-		Argument: mcp.CompleteParamsArgument{Name: "who", Value: "A"}}); err != nil {
+	if _, err := c.cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "greet"},
+		Argument: sdk.CompleteParamsArgument{Name: "who", Value: "A"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://a"}); err != nil {
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://a"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := c.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 
 	// Denied: refused with the rule, and hidden from the lists.
-	_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://t/42"})
+	_, err = c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://t/42"})
 	if err == nil || !strings.Contains(err.Error(), `DENIED: resource "test://t/42" is denied by policy rule "test://t/*"`) {
 		t.Errorf("denied resource: %v", err)
 	}
-	_, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "pre_greet", Arguments: map[string]string{"who": "x"}})
+	_, err = c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "pre_greet", Arguments: map[string]string{"who": "x"}})
 	if err == nil || !strings.Contains(err.Error(), `DENIED: prompt "pre_greet" is denied`) {
 		t.Errorf("denied prompt: %v", err)
 	}
-	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://t/1"}); err == nil || !strings.Contains(err.Error(), "DENIED") {
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://t/1"}); err == nil || !strings.Contains(err.Error(), "DENIED") {
 		t.Errorf("denied subscription: %v", err)
 	}
 	prompts, err := c.cs.ListPrompts(ctx, nil)
@@ -129,8 +128,8 @@ func TestPassthroughMalformedRequestsStillAnswer(t *testing.T) {
 	audit := &testutil.SyncBuffer{}
 	h := newPTHarnessWith(t, false, policy.Rules{}, audit)
 	c := h.connect("a")
-	_, err := c.cs.Complete(context.Background(), &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: ""},
-		Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}})
+	_, err := c.cs.Complete(context.Background(), &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: ""},
+		Argument: sdk.CompleteParamsArgument{Name: "x", Value: "y"}})
 	if err == nil || !strings.Contains(err.Error(), "unknown prompt") {
 		t.Errorf("completing a prompt without a name: %v", err)
 	}

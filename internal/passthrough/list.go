@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func hasResources(c *mcp.ServerCapabilities) bool { return c.Resources != nil }
+func hasResources(c *sdk.ServerCapabilities) bool { return c.Resources != nil }
 
 // A cursor across several upstreams: which one, and its own cursor.
 type multiCursor struct {
@@ -83,7 +83,7 @@ func (ds *downstream) own(key, id string, several bool) {
 // resources or resource templates.
 type listKind[R any, T any] struct {
 	// page lists one page of one upstream.
-	page func(ctx context.Context, cs *mcp.ClientSession, cursor string) (res R, items []T, next string, err error)
+	page func(ctx context.Context, cs *sdk.ClientSession, cursor string) (res R, items []T, next string, err error)
 	// key is the identity an item is routed by later ("" for none).
 	key func(T) string
 	// merged builds the answer of several upstreams.
@@ -123,12 +123,12 @@ func list[R any, T any](ctx context.Context, ds *downstream, ups []upstreamRef, 
 	return k.merged(items, next), nil
 }
 
-func (ds *downstream) listResources(ctx context.Context, ups []upstreamRef, p *mcp.ListResourcesParams) (*mcp.ListResourcesResult, error) {
+func (ds *downstream) listResources(ctx context.Context, ups []upstreamRef, p *sdk.ListResourcesParams) (*sdk.ListResourcesResult, error) {
 	if p == nil {
-		p = &mcp.ListResourcesParams{}
+		p = &sdk.ListResourcesParams{}
 	}
-	return list(ctx, ds, ups, p.Cursor, listKind[*mcp.ListResourcesResult, *mcp.Resource]{
-		page: func(ctx context.Context, cs *mcp.ClientSession, cursor string) (*mcp.ListResourcesResult, []*mcp.Resource, string, error) {
+	return list(ctx, ds, ups, p.Cursor, listKind[*sdk.ListResourcesResult, *sdk.Resource]{
+		page: func(ctx context.Context, cs *sdk.ClientSession, cursor string) (*sdk.ListResourcesResult, []*sdk.Resource, string, error) {
 			q := *p
 			q.Cursor = cursor
 			res, err := cs.ListResources(ctx, &q)
@@ -137,24 +137,24 @@ func (ds *downstream) listResources(ctx context.Context, ups []upstreamRef, p *m
 			}
 			return res, res.Resources, res.NextCursor, nil
 		},
-		key: func(r *mcp.Resource) string {
+		key: func(r *sdk.Resource) string {
 			if r == nil {
 				return ""
 			}
 			return r.URI
 		},
-		merged: func(items []*mcp.Resource, next string) *mcp.ListResourcesResult {
-			return &mcp.ListResourcesResult{Resources: items, NextCursor: next}
+		merged: func(items []*sdk.Resource, next string) *sdk.ListResourcesResult {
+			return &sdk.ListResourcesResult{Resources: items, NextCursor: next}
 		},
 	})
 }
 
-func (ds *downstream) listTemplates(ctx context.Context, ups []upstreamRef, p *mcp.ListResourceTemplatesParams) (*mcp.ListResourceTemplatesResult, error) {
+func (ds *downstream) listTemplates(ctx context.Context, ups []upstreamRef, p *sdk.ListResourceTemplatesParams) (*sdk.ListResourceTemplatesResult, error) {
 	if p == nil {
-		p = &mcp.ListResourceTemplatesParams{}
+		p = &sdk.ListResourceTemplatesParams{}
 	}
-	return list(ctx, ds, ups, p.Cursor, listKind[*mcp.ListResourceTemplatesResult, *mcp.ResourceTemplate]{
-		page: func(ctx context.Context, cs *mcp.ClientSession, cursor string) (*mcp.ListResourceTemplatesResult, []*mcp.ResourceTemplate, string, error) {
+	return list(ctx, ds, ups, p.Cursor, listKind[*sdk.ListResourceTemplatesResult, *sdk.ResourceTemplate]{
+		page: func(ctx context.Context, cs *sdk.ClientSession, cursor string) (*sdk.ListResourceTemplatesResult, []*sdk.ResourceTemplate, string, error) {
 			q := *p
 			q.Cursor = cursor
 			res, err := cs.ListResourceTemplates(ctx, &q)
@@ -163,14 +163,14 @@ func (ds *downstream) listTemplates(ctx context.Context, ups []upstreamRef, p *m
 			}
 			return res, res.ResourceTemplates, res.NextCursor, nil
 		},
-		key: func(t *mcp.ResourceTemplate) string {
+		key: func(t *sdk.ResourceTemplate) string {
 			if t == nil {
 				return ""
 			}
 			return t.URITemplate
 		},
-		merged: func(items []*mcp.ResourceTemplate, next string) *mcp.ListResourceTemplatesResult {
-			return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}
+		merged: func(items []*sdk.ResourceTemplate, next string) *sdk.ListResourceTemplatesResult {
+			return &sdk.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}
 		},
 	})
 }

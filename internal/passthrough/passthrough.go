@@ -41,13 +41,12 @@ package passthrough
 
 import (
 	"context"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -58,12 +57,12 @@ import (
 // are served next to the runtime's own (provider/mcp implements it).
 type PromptUpstream interface {
 	// Session returns the provider's shared upstream session, starting it if needed.
-	Session(ctx context.Context) (*mcp.ClientSession, error)
+	Session(ctx context.Context) (*sdk.ClientSession, error)
 	// UpstreamPrompts returns the upstream's prompts as last listed; nil when unknown.
-	UpstreamPrompts() []*mcp.Prompt
+	UpstreamPrompts() []*sdk.Prompt
 	// UpstreamInit returns the upstream's initialize result (live or cached),
 	// starting the upstream under ctx when it is not known; nil when it cannot.
-	UpstreamInit(ctx context.Context) *mcp.InitializeResult
+	UpstreamInit(ctx context.Context) *sdk.InitializeResult
 }
 
 // Upstream is a PromptUpstream that can be forwarded in full.
@@ -71,13 +70,13 @@ type Upstream interface {
 	PromptUpstream
 	// OpenSession connects a separate session to the same upstream; the
 	// caller closes it.
-	OpenSession(ctx context.Context, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, setup func(*mcp.Client)) (*mcp.ClientSession, error)
+	OpenSession(ctx context.Context, opts *sdk.ClientOptions, sopts *sdk.ClientSessionOptions, setup func(*sdk.Client)) (*sdk.ClientSession, error)
 	// BindCall returns a context under which the provider's Call runs on the
 	// session that session returns, with meta as _meta, and hands the
 	// upstream's own result to raw. The pipeline sits between the
 	// passthrough and the provider's Call, so the binding travels in the
 	// context; only the provider that made it reads it.
-	BindCall(ctx context.Context, session func(context.Context) (*mcp.ClientSession, error), meta mcp.Meta, raw func(*mcp.CallToolResult)) context.Context
+	BindCall(ctx context.Context, session func(context.Context) (*sdk.ClientSession, error), meta sdk.Meta, raw func(*sdk.CallToolResult)) context.Context
 }
 
 // Catalog is what the passthrough reads from the registry.
@@ -121,11 +120,11 @@ type Passthrough struct {
 	seq         atomic.Int64
 
 	mu       sync.Mutex
-	sessions map[*mcp.ServerSession]*downstream
+	sessions map[*sdk.ServerSession]*downstream
 
 	// Mirrored upstream prompts (prompts.go), guarded by promptsMu.
 	promptsMu sync.Mutex
-	server    *mcp.Server
+	server    *sdk.Server
 	prompts   map[string]string      // published name → fingerprint
 	owners    map[string]promptOwner // published name → where it comes from
 }
@@ -139,12 +138,12 @@ func New(o Options) *Passthrough {
 		o.LocalPrompt = func(string) bool { return false }
 	}
 	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, isVisible: o.Visible,
-		sessions: map[*mcp.ServerSession]*downstream{}, prompts: map[string]string{}, owners: map[string]promptOwner{}}
+		sessions: map[*sdk.ServerSession]*downstream{}, prompts: map[string]string{}, owners: map[string]promptOwner{}}
 }
 
 // Hooks installs the server handlers the passthrough answers: they answer
 // only when an upstream is forwarded (initialize advertises what it offers).
-func (pt *Passthrough) Hooks(o *mcp.ServerOptions) {
+func (pt *Passthrough) Hooks(o *sdk.ServerOptions) {
 	o.SubscribeHandler = pt.subscribe
 	o.UnsubscribeHandler = pt.unsubscribe
 	o.CompletionHandler = pt.complete
@@ -153,7 +152,7 @@ func (pt *Passthrough) Hooks(o *mcp.ServerOptions) {
 }
 
 // Attach gives the passthrough the server it mirrors prompts on.
-func (pt *Passthrough) Attach(s *mcp.Server) {
+func (pt *Passthrough) Attach(s *sdk.Server) {
 	pt.promptsMu.Lock()
 	pt.server = s
 	pt.promptsMu.Unlock()
@@ -226,17 +225,17 @@ const initWait = 5 * time.Second
 
 // Receive is the server middleware that forwards what the SDK has no
 // handler option for: initialize's capabilities, resources, logging level.
-func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (pt *Passthrough) Receive(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case "initialize", "server/discover":
 			res, err := next(ctx, method, req)
 			if err == nil {
 				switch r := res.(type) {
-				case *mcp.InitializeResult:
+				case *sdk.InitializeResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, true)
 					r.ServerInfo = pt.serverInfo(ctx, r.ServerInfo)
-				case *mcp.DiscoverResult:
+				case *sdk.DiscoverResult:
 					pt.advertise(ctx, &r.Capabilities, &r.Instructions, false)
 				}
 			}
@@ -245,8 +244,8 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 			// A prompt policy denies is hidden from prompts/list; asked for
 			// by name it is refused through the pipeline (audited, with
 			// the rule that denies it), not answered "unknown".
-			if p, ok := req.GetParams().(*mcp.GetPromptParams); ok && p != nil && !pt.visible(p.Name) {
-				return gated(ctx, pt, req, Op{Method: method, Name: p.Name, Params: p}, func(ctx context.Context) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*sdk.GetPromptParams); ok && p != nil && !pt.visible(p.Name) {
+				return gated(ctx, pt, req, Op{Method: method, Name: p.Name, Params: p}, func(ctx context.Context) (sdk.Result, error) {
 					return next(ctx, method, req)
 				})
 			}
@@ -255,29 +254,29 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		ss, _ := req.GetSession().(*mcp.ServerSession)
+		ss, _ := req.GetSession().(*sdk.ServerSession)
 		ups := pt.forwarded()
 		if ss == nil || len(ups) == 0 {
 			return next(ctx, method, req)
 		}
 		ds := pt.downstream(ss)
 		switch p := req.GetParams().(type) {
-		case *mcp.ListResourcesParams:
+		case *sdk.ListResourcesParams:
 			res, err := ds.listResources(ctx, ups, p)
 			if err == nil {
 				res = pt.visibleResources(res)
 			}
 			return result(res, err)
-		case *mcp.ListResourceTemplatesParams:
+		case *sdk.ListResourceTemplatesParams:
 			res, err := ds.listTemplates(ctx, ups, p)
 			if err == nil {
 				res = pt.visibleTemplates(res)
 			}
 			return result(res, err)
-		case *mcp.ReadResourceParams:
+		case *sdk.ReadResourceParams:
 			return result(gated(ctx, pt, req, Op{Method: method, Name: p.URI, Provider: ds.ownerOf(p.URI), Params: p},
-				func(ctx context.Context) (*mcp.ReadResourceResult, error) { return ds.read(ctx, ups, p) }))
-		case *mcp.SetLoggingLevelParams:
+				func(ctx context.Context) (*sdk.ReadResourceResult, error) { return ds.read(ctx, ups, p) }))
+		case *sdk.SetLoggingLevelParams:
 			if _, err := gated(ctx, pt, req, Op{Method: method, Name: method, Params: p}, func(ctx context.Context) (*struct{}, error) {
 				ds.setLevel(ctx, p)
 				return nil, nil
@@ -290,7 +289,7 @@ func (pt *Passthrough) Receive(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // result avoids a typed nil Result next to an error.
-func result[R mcp.Result](r R, err error) (mcp.Result, error) {
+func result[R sdk.Result](r R, err error) (sdk.Result, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +300,7 @@ func result[R mcp.Result](r R, err error) (mcp.Result, error) {
 // of what it forwards (flat mode publishes what the upstream said): the one
 // forwarded upstream's, or the descriptions of several. A copy: the SDK
 // hands out its own Implementation to every session.
-func (pt *Passthrough) serverInfo(ctx context.Context, own *mcp.Implementation) *mcp.Implementation {
+func (pt *Passthrough) serverInfo(ctx context.Context, own *sdk.Implementation) *sdk.Implementation {
 	if own == nil || own.Description != "" || own.WebsiteURL != "" {
 		return own
 	}
@@ -335,9 +334,9 @@ func (pt *Passthrough) serverInfo(ctx context.Context, own *mcp.Implementation) 
 // forwarded upstreams offer (resources, logging, completions; prompts are
 // mirrored) and their instructions. Without sessions there are no
 // subscriptions nor log levels to forward.
-func (pt *Passthrough) advertise(ctx context.Context, capsp **mcp.ServerCapabilities, instructions *string, sessions bool) {
+func (pt *Passthrough) advertise(ctx context.Context, capsp **sdk.ServerCapabilities, instructions *string, sessions bool) {
 	if *capsp == nil {
-		*capsp = &mcp.ServerCapabilities{}
+		*capsp = &sdk.ServerCapabilities{}
 	}
 	caps := *capsp
 	completions := false
@@ -351,16 +350,16 @@ func (pt *Passthrough) advertise(ctx context.Context, capsp **mcp.ServerCapabili
 		uc := init.Capabilities
 		if uc.Resources != nil {
 			if caps.Resources == nil {
-				caps.Resources = &mcp.ResourceCapabilities{}
+				caps.Resources = &sdk.ResourceCapabilities{}
 			}
 			caps.Resources.ListChanged = caps.Resources.ListChanged || uc.Resources.ListChanged
 			caps.Resources.Subscribe = caps.Resources.Subscribe || uc.Resources.Subscribe && sessions
 		}
 		if uc.Logging != nil && sessions {
-			caps.Logging = &mcp.LoggingCapabilities{}
+			caps.Logging = &sdk.LoggingCapabilities{}
 		}
 		if uc.Prompts != nil && caps.Prompts == nil {
-			caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+			caps.Prompts = &sdk.PromptCapabilities{ListChanged: true}
 		}
 		if uc.Completions != nil {
 			completions = true

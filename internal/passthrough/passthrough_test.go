@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"slices"
 	"strings"
@@ -12,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/passthrough"
@@ -21,19 +20,19 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // upstream is an in-memory MCP server standing for a passthrough provider's
 // upstream, with what the tests observe of it.
 type upstream struct {
-	server *mcp.Server
+	server *sdk.Server
 
 	mu          sync.Mutex
 	tokens      []any // progress tokens the upstream saw
 	cancelled   bool  // the slow tool saw its context end
 	subscribed  []string
-	levels      []mcp.LoggingLevel
+	levels      []sdk.LoggingLevel
 	sessions    atomic.Int32 // sessions connected
 	slowStarted chan struct{}
 }
@@ -46,67 +45,67 @@ func newUpstream() *upstream { return newUpstreamPaged(0) }
 
 func newUpstreamPaged(pageSize int) *upstream {
 	u := &upstream{slowStarted: make(chan struct{}, 4)}
-	s := mcp.NewServer(&mcp.Implementation{Name: "upstream", Version: "1", Description: "The test upstream.", WebsiteURL: "https://upstream.example.test"}, &mcp.ServerOptions{
+	s := sdk.NewServer(&sdk.Implementation{Name: "upstream", Version: "1", Description: "The test upstream.", WebsiteURL: "https://upstream.example.test"}, &sdk.ServerOptions{
 		PageSize:     pageSize,
 		Instructions: "Upstream says: be nice.",
-		CompletionHandler: func(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{req.Params.Ref.Name + ":" + req.Params.Argument.Value + "-done"}}}, nil
+		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{req.Params.Ref.Name + ":" + req.Params.Argument.Value + "-done"}}}, nil
 		},
-		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
+		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
 			u.mu.Lock()
 			u.subscribed = append(u.subscribed, req.Params.URI)
 			u.mu.Unlock()
 			return nil
 		},
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 	})
-	text := func(s string) *mcp.CallToolResult {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	text := func(s string) *sdk.CallToolResult {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 	}
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo the name."}, func(_ context.Context, _ *mcp.CallToolRequest, a nameArg) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the name."}, func(_ context.Context, _ *sdk.CallToolRequest, a nameArg) (*sdk.CallToolResult, any, error) {
 		return text("echo " + a.Name), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "Answers with the _meta it was called with."}, func(_ context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "meta", Description: "Answers with the _meta it was called with."}, func(_ context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		b, err := json.Marshal(req.Params.Meta)
 		return text(string(b)), nil, err
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "image", Description: "An image and a resource."}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{
-			&mcp.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
-			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "test://x", MIMEType: "text/plain", Text: "x"}},
+	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "An image and a resource."}, func(context.Context, *sdk.CallToolRequest, any) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{
+			&sdk.ImageContent{Data: []byte{0x89, 'P', 'N', 'G'}, MIMEType: "image/png"},
+			&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "test://x", MIMEType: "text/plain", Text: "x"}},
 		}, StructuredContent: map[string]any{"ok": true}}, nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Fails as a tool."}, func(context.Context, *mcp.CallToolRequest, any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "fail", Description: "Fails as a tool."}, func(context.Context, *sdk.CallToolRequest, any) (*sdk.CallToolResult, any, error) {
 		return nil, nil, fmt.Errorf("upstream failure text")
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress."}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "progress", Description: "Reports progress."}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		tok := req.Params.GetProgressToken()
 		u.mu.Lock()
 		u.tokens = append(u.tokens, tok)
 		u.mu.Unlock()
 		for i := 1; i <= 3; i++ {
-			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
+			req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
 		}
 		time.Sleep(20 * time.Millisecond) // let the notifications overtake the result
 		return text("done"), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Logs three messages."}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "log", Description: "Logs three messages."}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		for i := range 3 {
-			req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)})
+			req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)})
 		}
-		req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "debug", Data: "below the level"})
+		req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Data: "below the level"})
 		time.Sleep(20 * time.Millisecond)
 		return text("logged"), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client."}, func(ctx context.Context, req *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Asks the client."}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		var parts []string
-		msg, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{MaxTokens: 10,
-			Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "hi"}}}})
+		msg, err := req.Session.CreateMessage(ctx, &sdk.CreateMessageParams{MaxTokens: 10,
+			Messages: []*sdk.SamplingMessage{{Role: "user", Content: &sdk.TextContent{Text: "hi"}}}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("sampling: %w", err)
 		}
-		parts = append(parts, "sampled="+msg.Content.(*mcp.TextContent).Text+"/"+msg.Model)
-		el, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "who?", RequestedSchema: map[string]any{
+		parts = append(parts, "sampled="+msg.Content.(*sdk.TextContent).Text+"/"+msg.Model)
+		el, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "who?", RequestedSchema: map[string]any{
 			"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("elicit: %w", err)
@@ -121,7 +120,7 @@ func newUpstreamPaged(pageSize int) *upstream {
 		}
 		return text(strings.Join(parts, " ")), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Waits until cancelled."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ any) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(s, &sdk.Tool{Name: "slow", Description: "Waits until cancelled."}, func(ctx context.Context, _ *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		u.slowStarted <- struct{}{}
 		select {
 		case <-ctx.Done():
@@ -133,19 +132,19 @@ func newUpstreamPaged(pageSize int) *upstream {
 			return text("not cancelled"), nil, nil
 		}
 	})
-	s.AddPrompt(&mcp.Prompt{Name: "greet", Description: "Greets.", Arguments: []*mcp.PromptArgument{{Name: "who", Required: true}}},
-		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
+	s.AddPrompt(&sdk.Prompt{Name: "greet", Description: "Greets.", Arguments: []*sdk.PromptArgument{{Name: "who", Required: true}}},
+		func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: "hello " + req.Params.Arguments["who"]}}}}, nil
 		})
-	s.AddResource(&mcp.Resource{Name: "a", URI: "test://a", MIMEType: "text/plain"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "content of a"}}}, nil
+	s.AddResource(&sdk.Resource{Name: "a", URI: "test://a", MIMEType: "text/plain"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "content of a"}}}, nil
 	})
-	s.AddResourceTemplate(&mcp.ResourceTemplate{Name: "t", URITemplate: "test://t/{id}"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "template " + strings.TrimPrefix(req.Params.URI, "test://t/")}}}, nil
+	s.AddResourceTemplate(&sdk.ResourceTemplate{Name: "t", URITemplate: "test://t/{id}"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "template " + strings.TrimPrefix(req.Params.URI, "test://t/")}}}, nil
 	})
-	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok && method == "logging/setLevel" {
+	s.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if p, ok := req.GetParams().(*sdk.SetLoggingLevelParams); ok && method == "logging/setLevel" {
 				u.mu.Lock()
 				u.levels = append(u.levels, p.Level)
 				u.mu.Unlock()
@@ -158,8 +157,8 @@ func newUpstreamPaged(pageSize int) *upstream {
 }
 
 // connect connects a client to the upstream in memory.
-func (u *upstream) connect(ctx context.Context, c *mcp.Client, sopts *mcp.ClientSessionOptions) (*mcp.ClientSession, error) {
-	ct, st := mcp.NewInMemoryTransports()
+func (u *upstream) connect(ctx context.Context, c *sdk.Client, sopts *sdk.ClientSessionOptions) (*sdk.ClientSession, error) {
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := u.server.Connect(ctx, st, nil)
 	if err != nil {
 		return nil, err
@@ -174,7 +173,7 @@ func (u *upstream) connect(ctx context.Context, c *mcp.Client, sopts *mcp.Client
 type upProvider struct {
 	info   catalog.ProviderInfo
 	up     *upstream
-	shared *mcp.ClientSession
+	shared *sdk.ClientSession
 	opened atomic.Int32
 }
 
@@ -183,14 +182,14 @@ var _ passthrough.Upstream = (*upProvider)(nil)
 type bindKey struct{}
 
 type binding struct {
-	session func(context.Context) (*mcp.ClientSession, error)
-	meta    mcp.Meta
-	raw     func(*mcp.CallToolResult)
+	session func(context.Context) (*sdk.ClientSession, error)
+	meta    sdk.Meta
+	raw     func(*sdk.CallToolResult)
 }
 
 func newUpProvider(t *testing.T, info catalog.ProviderInfo, u *upstream) *upProvider {
 	t.Helper()
-	cs, err := u.connect(context.Background(), mcp.NewClient(&mcp.Implementation{Name: "shared"}, nil), nil)
+	cs, err := u.connect(context.Background(), sdk.NewClient(&sdk.Implementation{Name: "shared"}, nil), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +214,7 @@ func (p *upProvider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 
 func (p *upProvider) Call(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
 	cs := p.shared
-	params := &mcp.CallToolParams{Name: tool.Name, Arguments: args}
+	params := &sdk.CallToolParams{Name: tool.Name, Arguments: args}
 	b, _ := ctx.Value(bindKey{}).(*binding)
 	if b != nil {
 		var err error
@@ -233,16 +232,16 @@ func (p *upProvider) Call(ctx context.Context, tool catalog.Tool, args json.RawM
 	}
 	var text []string
 	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*sdk.TextContent); ok {
 			text = append(text, tc.Text)
 		}
 	}
 	return &provider.Result{Text: strings.Join(text, "\n"), IsError: res.IsError}, nil
 }
 
-func (p *upProvider) Session(context.Context) (*mcp.ClientSession, error) { return p.shared, nil }
+func (p *upProvider) Session(context.Context) (*sdk.ClientSession, error) { return p.shared, nil }
 
-func (p *upProvider) UpstreamPrompts() []*mcp.Prompt {
+func (p *upProvider) UpstreamPrompts() []*sdk.Prompt {
 	res, err := p.shared.ListPrompts(context.Background(), nil)
 	if err != nil {
 		return nil
@@ -250,20 +249,20 @@ func (p *upProvider) UpstreamPrompts() []*mcp.Prompt {
 	return res.Prompts
 }
 
-func (p *upProvider) UpstreamInit(context.Context) *mcp.InitializeResult {
+func (p *upProvider) UpstreamInit(context.Context) *sdk.InitializeResult {
 	return p.shared.InitializeResult()
 }
 
-func (p *upProvider) OpenSession(ctx context.Context, opts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, setup func(*mcp.Client)) (*mcp.ClientSession, error) {
+func (p *upProvider) OpenSession(ctx context.Context, opts *sdk.ClientOptions, sopts *sdk.ClientSessionOptions, setup func(*sdk.Client)) (*sdk.ClientSession, error) {
 	p.opened.Add(1)
-	c := mcp.NewClient(&mcp.Implementation{Name: "passthrough"}, opts)
+	c := sdk.NewClient(&sdk.Implementation{Name: "passthrough"}, opts)
 	if setup != nil {
 		setup(c)
 	}
 	return p.up.connect(ctx, c, sopts)
 }
 
-func (p *upProvider) BindCall(ctx context.Context, session func(context.Context) (*mcp.ClientSession, error), meta mcp.Meta, raw func(*mcp.CallToolResult)) context.Context {
+func (p *upProvider) BindCall(ctx context.Context, session func(context.Context) (*sdk.ClientSession, error), meta sdk.Meta, raw func(*sdk.CallToolResult)) context.Context {
 	return context.WithValue(ctx, bindKey{}, &binding{session: session, meta: meta, raw: raw})
 }
 
@@ -304,11 +303,11 @@ func newPTHarnessWith(t *testing.T, requireConfirm bool, rules policy.Rules, aud
 
 // client records what the facade relays to one downstream client.
 type client struct {
-	cs       *mcp.ClientSession
-	ss       *mcp.ServerSession
+	cs       *sdk.ClientSession
+	ss       *sdk.ServerSession
 	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
-	logs     []*mcp.LoggingMessageParams
+	progress []*sdk.ProgressNotificationParams
+	logs     []*sdk.LoggingMessageParams
 	updated  []string
 	sampled  int
 }
@@ -322,41 +321,41 @@ func (h *ptHarness) connect(name string, version ...string) *client {
 		v = version[0]
 	}
 	c := &client{}
-	opts := &mcp.ClientOptions{
-		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	opts := &sdk.ClientOptions{
+		CreateMessageHandler: func(context.Context, *sdk.CreateMessageRequest) (*sdk.CreateMessageResult, error) {
 			c.mu.Lock()
 			c.sampled++
 			c.mu.Unlock()
-			return &mcp.CreateMessageResult{Role: "assistant", Model: name + "-model", Content: &mcp.TextContent{Text: "from " + name}}, nil
+			return &sdk.CreateMessageResult{Role: "assistant", Model: name + "-model", Content: &sdk.TextContent{Text: "from " + name}}, nil
 		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
 		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			c.mu.Lock()
 			c.progress = append(c.progress, req.Params)
 			c.mu.Unlock()
 		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		LoggingMessageHandler: func(_ context.Context, req *sdk.LoggingMessageRequest) {
 			c.mu.Lock()
 			c.logs = append(c.logs, req.Params)
 			c.mu.Unlock()
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			c.mu.Lock()
 			c.updated = append(c.updated, req.Params.URI)
 			c.mu.Unlock()
 		},
 	}
-	cl := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, opts)
-	cl.AddRoots(&mcp.Root{URI: "file:///" + name})
-	ct, st := mcp.NewInMemoryTransports()
+	cl := sdk.NewClient(&sdk.Implementation{Name: name, Version: "1"}, opts)
+	cl.AddRoots(&sdk.Root{URI: "file:///" + name})
+	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := h.fac.Server().Connect(ctx, st, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	cs, err := cl.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: v})
+	cs, err := cl.Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -365,19 +364,19 @@ func (h *ptHarness) connect(name string, version ...string) *client {
 	return c
 }
 
-func callTool(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("call %s: %v", name, err)
 	}
 	return res
 }
 
-func textOf(res *mcp.CallToolResult) string {
+func textOf(res *sdk.CallToolResult) string {
 	var out []string
 	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
+		if tc, ok := c.(*sdk.TextContent); ok {
 			out = append(out, tc.Text)
 		}
 	}
@@ -431,10 +430,10 @@ func TestPassthroughToolResultsVerbatim(t *testing.T) {
 	if len(res.Content) != 2 {
 		t.Fatalf("image: content = %d blocks, want the upstream's 2", len(res.Content))
 	}
-	if img, ok := res.Content[0].(*mcp.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG" {
+	if img, ok := res.Content[0].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG" {
 		t.Errorf("image block = %#v", res.Content[0])
 	}
-	if er, ok := res.Content[1].(*mcp.EmbeddedResource); !ok || er.Resource.Text != "x" {
+	if er, ok := res.Content[1].(*sdk.EmbeddedResource); !ok || er.Resource.Text != "x" {
 		t.Errorf("resource block = %#v", res.Content[1])
 	}
 	if m, _ := res.StructuredContent.(map[string]any); m["ok"] != true {
@@ -458,7 +457,7 @@ func TestPassthroughToolResultsVerbatim(t *testing.T) {
 func TestPassthroughMetaIsTheClients(t *testing.T) {
 	h := newPTHarness(t, false)
 	c := h.connect("a")
-	res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "meta", Arguments: map[string]any{}, Meta: mcp.Meta{
+	res, err := c.cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "meta", Arguments: map[string]any{}, Meta: sdk.Meta{
 		"x.example/trace":                            "abc",
 		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "downstream", "version": "9"},
@@ -501,7 +500,7 @@ func TestPassthroughPolicyStillApplies(t *testing.T) {
 func TestPassthroughProgressBothWays(t *testing.T) {
 	h := newPTHarness(t, false)
 	c := h.connect("a")
-	params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{}}
+	params := &sdk.CallToolParams{Name: "progress", Arguments: map[string]any{}}
 	params.SetProgressToken("client-token")
 	if _, err := c.cs.CallTool(context.Background(), params); err != nil {
 		t.Fatal(err)
@@ -553,7 +552,7 @@ func TestPassthroughLogging(t *testing.T) {
 	h := newPTHarness(t, false)
 	c := h.connect("a")
 	ctx := context.Background()
-	if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+	if err := c.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
 	callTool(t, c.cs, "log", map[string]any{})
@@ -572,12 +571,12 @@ func TestPassthroughLogging(t *testing.T) {
 	c.mu.Unlock()
 	// The level, set before the upstream session opened, was replayed to it;
 	// a later change reaches the open session.
-	if err := c.cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+	if err := c.cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "error"}); err != nil {
 		t.Fatal(err)
 	}
 	h.up.mu.Lock()
 	defer h.up.mu.Unlock()
-	if !slices.Equal(h.up.levels, []mcp.LoggingLevel{"info", "error"}) {
+	if !slices.Equal(h.up.levels, []sdk.LoggingLevel{"info", "error"}) {
 		t.Errorf("upstream levels = %v, want [info error]", h.up.levels)
 	}
 }
@@ -599,15 +598,15 @@ func TestPassthroughPromptsAndCompletion(t *testing.T) {
 		t.Fatalf("prompts = %v, want the passthrough's bare greet and the prefixed pre_greet", names)
 	}
 	for _, name := range names {
-		got, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: map[string]string{"who": "Ada"}})
+		got, err := c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: map[string]string{"who": "Ada"}})
 		if err != nil {
 			t.Fatalf("get %s: %v", name, err)
 		}
-		if tc := got.Messages[0].Content.(*mcp.TextContent); tc.Text != "hello Ada" {
+		if tc := got.Messages[0].Content.(*sdk.TextContent); tc.Text != "hello Ada" {
 			t.Errorf("get %s = %q", name, tc.Text)
 		}
-		comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: name},
-			Argument: mcp.CompleteParamsArgument{Name: "who", Value: "A"}})
+		comp, err := c.cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: name},
+			Argument: sdk.CompleteParamsArgument{Name: "who", Value: "A"}})
 		if err != nil {
 			t.Fatalf("complete %s: %v", name, err)
 		}
@@ -615,8 +614,8 @@ func TestPassthroughPromptsAndCompletion(t *testing.T) {
 			t.Errorf("complete %s = %v (the upstream must see its own prompt name)", name, comp.Completion.Values)
 		}
 	}
-	if _, err := c.cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "nope"},
-		Argument: mcp.CompleteParamsArgument{Name: "x", Value: "y"}}); err == nil {
+	if _, err := c.cs.Complete(ctx, &sdk.CompleteParams{Ref: &sdk.CompleteReference{Type: "ref/prompt", Name: "nope"},
+		Argument: sdk.CompleteParamsArgument{Name: "x", Value: "y"}}); err == nil {
 		t.Error("completing an unknown prompt succeeded")
 	}
 }
@@ -634,24 +633,24 @@ func TestPassthroughResources(t *testing.T) {
 		t.Fatalf("templates/list = %+v, %v", tpl, err)
 	}
 	for uri, want := range map[string]string{"test://a": "content of a", "test://t/42": "template 42"} {
-		got, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		got, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: uri})
 		if err != nil || got.Contents[0].Text != want {
 			t.Errorf("read %s = %+v, %v", uri, got, err)
 		}
 	}
-	if _, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://missing"}); err == nil {
+	if _, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://missing"}); err == nil {
 		t.Error("reading a missing resource succeeded")
 	}
-	if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "test://a"}); err != nil {
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://a"}); err != nil {
 		t.Fatal(err)
 	}
-	h.up.server.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: "test://a"})
+	h.up.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "test://a"})
 	testutil.WaitFor(t, "resources/updated", 5*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return slices.Contains(c.updated, "test://a")
 	})
-	if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: "test://a"}); err != nil {
+	if err := c.cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "test://a"}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -662,7 +661,7 @@ func TestPassthroughCancellationReachesUpstream(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{}})
+		_, err := c.cs.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{}})
 		done <- err
 	}()
 	<-h.up.slowStarted
@@ -701,7 +700,7 @@ func TestPassthroughSessionlessClient(t *testing.T) {
 	if len(res.Content) != 2 {
 		t.Errorf("image through the shared session: %d blocks", len(res.Content))
 	}
-	if got, err := c.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "test://a"}); err != nil || got.Contents[0].Text != "content of a" {
+	if got, err := c.cs.ReadResource(context.Background(), &sdk.ReadResourceParams{URI: "test://a"}); err != nil || got.Contents[0].Text != "content of a" {
 		t.Errorf("read = %+v, %v", got, err)
 	}
 	if n := h.prov.opened.Load(); n != 0 {
@@ -715,8 +714,8 @@ func TestPassthroughSessionlessClient(t *testing.T) {
 func TestPassthroughResourcesAcrossUpstreams(t *testing.T) {
 	u1, u2 := newUpstreamPaged(1), newUpstreamPaged(1)
 	u2.server.RemoveTools("echo", "image", "fail", "progress", "log", "ask", "slow") // no name clashes
-	u2.server.AddResource(&mcp.Resource{Name: "b", URI: "test://b-only"}, func(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, Text: "only in the second"}}}, nil
+	u2.server.AddResource(&sdk.Resource{Name: "b", URI: "test://b-only"}, func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: req.Params.URI, Text: "only in the second"}}}, nil
 	})
 	reg := registry.New(nil)
 	for i, u := range []*upstream{u1, u2} {
@@ -736,7 +735,7 @@ func TestPassthroughResourcesAcrossUpstreams(t *testing.T) {
 	var uris []string
 	cursor, pages := "", 0
 	for {
-		res, err := c.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: cursor})
+		res, err := c.cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -751,11 +750,11 @@ func TestPassthroughResourcesAcrossUpstreams(t *testing.T) {
 	if want := []string{"test://a", "test://a", "test://b-only"}; !slices.Equal(uris, want) {
 		t.Errorf("resources across upstreams = %v (in %d pages), want %v", uris, pages, want)
 	}
-	got, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://b-only"})
+	got, err := c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://b-only"})
 	if err != nil || got.Contents[0].Text != "only in the second" {
 		t.Errorf("read test://b-only = %+v, %v", got, err)
 	}
-	if _, err := c.cs.ListResources(ctx, &mcp.ListResourcesParams{Cursor: "not-a-cursor"}); err == nil {
+	if _, err := c.cs.ListResources(ctx, &sdk.ListResourcesParams{Cursor: "not-a-cursor"}); err == nil {
 		t.Error("a forged cursor was accepted")
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
@@ -34,7 +34,7 @@ type promptOwner struct {
 // calls it when a provider reports a change (after its own prompts).
 func (pt *Passthrough) SyncPrompts() {
 	type def struct {
-		prompt *mcp.Prompt
+		prompt *sdk.Prompt
 		owner  promptOwner
 		fp     string
 	}
@@ -109,7 +109,7 @@ func (pt *Passthrough) owner(name string) (promptOwner, bool) {
 
 // promptSession is the upstream session a prompt request goes to: the
 // client's own for a forwarded provider, else the provider's shared one.
-func (pt *Passthrough) promptSession(ctx context.Context, ss *mcp.ServerSession, o promptOwner) (*mcp.ClientSession, error) {
+func (pt *Passthrough) promptSession(ctx context.Context, ss *sdk.ServerSession, o promptOwner) (*sdk.ClientSession, error) {
 	if o.ref.pt != nil && ss != nil && pt.forward {
 		c, err := pt.downstream(ss).conn(ctx, o.ref)
 		if err != nil {
@@ -121,13 +121,13 @@ func (pt *Passthrough) promptSession(ctx context.Context, ss *mcp.ServerSession,
 }
 
 // getPrompt forwards prompts/get of a published upstream prompt.
-func (pt *Passthrough) getPrompt(name string) mcp.PromptHandler {
-	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (pt *Passthrough) getPrompt(name string) sdk.PromptHandler {
+	return func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		o, ok := pt.owner(name)
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", name)}
 		}
-		return gated(ctx, pt, req, Op{Method: "prompts/get", Name: name, Provider: o.ref.id, Params: req.Params}, func(ctx context.Context) (*mcp.GetPromptResult, error) {
+		return gated(ctx, pt, req, Op{Method: "prompts/get", Name: name, Provider: o.ref.id, Params: req.Params}, func(ctx context.Context) (*sdk.GetPromptResult, error) {
 			cs, err := pt.promptSession(ctx, req.Session, o)
 			if err != nil {
 				return nil, err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // route runs fn on the upstream that owns uri: the only one, the one whose
@@ -40,8 +40,8 @@ func (ds *downstream) route(ctx context.Context, ups []upstreamRef, uri string, 
 	return last
 }
 
-func (ds *downstream) read(ctx context.Context, ups []upstreamRef, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
-	var out *mcp.ReadResourceResult
+func (ds *downstream) read(ctx context.Context, ups []upstreamRef, p *sdk.ReadResourceParams) (*sdk.ReadResourceResult, error) {
+	var out *sdk.ReadResourceResult
 	err := ds.route(ctx, ups, p.URI, func(c *upConn) error {
 		res, err := c.cs.ReadResource(ctx, p)
 		if err == nil {
@@ -60,7 +60,7 @@ func (ds *downstream) read(ctx context.Context, ups []upstreamRef, p *mcp.ReadRe
 // a forwarded upstream; the runtime's own prompts complete to nothing.
 // Each runs through the call pipeline (gate.go) under the name it
 // completes: the prompt's published name or the resource template's URI.
-func (pt *Passthrough) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (pt *Passthrough) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 	ref := req.Params.Ref
 	if ref == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "completion without a reference"}
@@ -73,11 +73,11 @@ func (pt *Passthrough) complete(ctx context.Context, req *mcp.CompleteRequest) (
 	} else if pt.localPrompt(ref.Name) {
 		return pt.completeOf(ctx, req) // the runtime's own prompt: nothing forwarded
 	}
-	return gated(ctx, pt, req, op, func(ctx context.Context) (*mcp.CompleteResult, error) { return pt.completeOf(ctx, req) })
+	return gated(ctx, pt, req, op, func(ctx context.Context) (*sdk.CompleteResult, error) { return pt.completeOf(ctx, req) })
 }
 
-func (pt *Passthrough) completeOf(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	empty := &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}
+func (pt *Passthrough) completeOf(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	empty := &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{}}}
 	ref := req.Params.Ref
 	switch ref.Type {
 	case "ref/prompt":
@@ -106,7 +106,7 @@ func (pt *Passthrough) completeOf(ctx context.Context, req *mcp.CompleteRequest)
 			return empty, nil
 		}
 		ds := pt.downstream(req.Session)
-		conns, err := ds.openConns(ctx, ups, func(c *mcp.ServerCapabilities) bool { return c.Completions != nil })
+		conns, err := ds.openConns(ctx, ups, func(c *sdk.ServerCapabilities) bool { return c.Completions != nil })
 		if err != nil {
 			return nil, err
 		}

@@ -3,21 +3,20 @@ package passthrough
 import (
 	"context"
 	"fmt"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // clientOptions are the upstream session's: the downstream client's
 // capabilities, and handlers relaying to it.
-func (ds *downstream) clientOptions(c *upConn, caps *mcp.ClientCapabilities) *mcp.ClientOptions {
-	o := &mcp.ClientOptions{
-		Capabilities: &mcp.ClientCapabilities{},
-		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+func (ds *downstream) clientOptions(c *upConn, caps *sdk.ClientCapabilities) *sdk.ClientOptions {
+	o := &sdk.ClientOptions{
+		Capabilities: &sdk.ClientCapabilities{},
+		LoggingMessageHandler: func(ctx context.Context, req *sdk.LoggingMessageRequest) {
 			nctx, done := ds.relayCtx(ctx)
 			defer done()
 			_ = ds.ss.Log(nctx, req.Params) // filtered by the client's own level, as the SDK does
 		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 			tok, _ := req.Params.ProgressToken.(string)
 			ds.mu.Lock()
 			fl := ds.progress[tok]
@@ -29,13 +28,13 @@ func (ds *downstream) clientOptions(c *upConn, caps *mcp.ClientCapabilities) *mc
 			p.ProgressToken = fl.token
 			_ = ds.ss.NotifyProgress(fl.ctx, &p)
 		},
-		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+		ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
 			_ = notifyServerSession(context.Background(), ds.ss, "notifications/resources/updated", req.Params)
 		},
-		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) {
-			_ = notifyServerSession(context.Background(), ds.ss, "notifications/resources/list_changed", &mcp.ResourceListChangedParams{})
+		ResourceListChangedHandler: func(context.Context, *sdk.ResourceListChangedRequest) {
+			_ = notifyServerSession(context.Background(), ds.ss, "notifications/resources/list_changed", &sdk.ResourceListChangedParams{})
 		},
-		ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+		ElicitationCompleteHandler: func(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
 			_ = ds.ss.NotifyElicitationComplete(context.Background(), req.Params)
 		},
 	}
@@ -51,13 +50,13 @@ func (ds *downstream) clientOptions(c *upConn, caps *mcp.ClientCapabilities) *mc
 	// the relay. The handlers only serve the SDK's own paths to them.
 	if caps.Sampling != nil {
 		o.Capabilities.Sampling = caps.Sampling
-		o.CreateMessageWithToolsHandler = func(ctx context.Context, req *mcp.CreateMessageWithToolsRequest) (*mcp.CreateMessageWithToolsResult, error) {
+		o.CreateMessageWithToolsHandler = func(ctx context.Context, req *sdk.CreateMessageWithToolsRequest) (*sdk.CreateMessageWithToolsResult, error) {
 			return ds.createMessage(ctx, c, req.Params)
 		}
 	}
 	if caps.Elicitation != nil {
 		o.Capabilities.Elicitation = caps.Elicitation
-		o.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		o.ElicitationHandler = func(ctx context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			return ds.elicit(ctx, c, req.Params)
 		}
 	}
@@ -66,18 +65,18 @@ func (ds *downstream) clientOptions(c *upConn, caps *mcp.ClientCapabilities) *mc
 
 // clientReceive relays the upstream's requests to the downstream client:
 // sampling, elicitation and roots/list.
-func (ds *downstream) clientReceive(c *upConn) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (ds *downstream) clientReceive(c *upConn) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			switch method {
 			case "sampling/createMessage":
-				p, _ := req.GetParams().(*mcp.CreateMessageWithToolsParams)
+				p, _ := req.GetParams().(*sdk.CreateMessageWithToolsParams)
 				return result(ds.createMessage(ctx, c, p))
 			case "elicitation/create":
-				p, _ := req.GetParams().(*mcp.ElicitParams)
+				p, _ := req.GetParams().(*sdk.ElicitParams)
 				return result(ds.elicit(ctx, c, p))
 			case "roots/list":
-				p, _ := req.GetParams().(*mcp.ListRootsParams)
+				p, _ := req.GetParams().(*sdk.ListRootsParams)
 				rctx, done := ds.relayCtx(ctx)
 				defer done()
 				return result(ds.ss.ListRoots(rctx, p))
@@ -87,8 +86,8 @@ func (ds *downstream) clientReceive(c *upConn) mcp.Middleware {
 	}
 }
 
-func (ds *downstream) createMessage(ctx context.Context, c *upConn, params *mcp.CreateMessageWithToolsParams) (*mcp.CreateMessageWithToolsResult, error) {
-	return relayRequest(ctx, ds, c, params, func(p *mcp.CreateMessageWithToolsParams) *mcp.Meta { return &p.Meta },
+func (ds *downstream) createMessage(ctx context.Context, c *upConn, params *sdk.CreateMessageWithToolsParams) (*sdk.CreateMessageWithToolsResult, error) {
+	return relayRequest(ctx, ds, c, params, func(p *sdk.CreateMessageWithToolsParams) *sdk.Meta { return &p.Meta },
 		ds.ss.CreateMessageWithTools) // array content kept; one block goes back as one
 }
 
@@ -98,12 +97,12 @@ func (ds *downstream) createMessage(ctx context.Context, c *upConn, params *mcp.
 // and validates the answer against it; the upstream does both itself. So
 // Elicit is given the schema-less form for its capability checks, and
 // RewriteSends puts the upstream's own request on the wire.
-func (ds *downstream) elicit(ctx context.Context, c *upConn, params *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return relayRequest(ctx, ds, c, params, func(p *mcp.ElicitParams) *mcp.Meta { return &p.Meta },
-		func(rctx context.Context, p *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-			stub := &mcp.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
+func (ds *downstream) elicit(ctx context.Context, c *upConn, params *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+	return relayRequest(ctx, ds, c, params, func(p *sdk.ElicitParams) *sdk.Meta { return &p.Meta },
+		func(rctx context.Context, p *sdk.ElicitParams) (*sdk.ElicitResult, error) {
+			stub := &sdk.ElicitParams{Mode: p.Mode, Message: p.Message, URL: p.URL, ElicitationID: p.ElicitationID}
 			rctx = context.WithValue(rctx, rewriteKey{}, &rewrite{on: "elicitation/create", method: "elicitation/create",
-				req: &mcp.ServerRequest[*mcp.ElicitParams]{Session: ds.ss, Params: p}})
+				req: &sdk.ServerRequest[*sdk.ElicitParams]{Session: ds.ss, Params: p}})
 			return ds.ss.Elicit(rctx, stub)
 		})
 }
@@ -111,7 +110,7 @@ func (ds *downstream) elicit(ctx context.Context, c *upConn, params *mcp.ElicitP
 // relayRequest relays a request of the upstream to the client: a copy of
 // params (nil: empty) whose progress token is mapped to one of ours (see
 // mapToken) for as long as send runs, under relayCtx.
-func relayRequest[P any, R any](ctx context.Context, ds *downstream, c *upConn, params *P, meta func(*P) *mcp.Meta,
+func relayRequest[P any, R any](ctx context.Context, ds *downstream, c *upConn, params *P, meta func(*P) *sdk.Meta,
 	send func(context.Context, *P) (R, error)) (R, error) {
 	var p P
 	if params != nil {
@@ -149,13 +148,13 @@ func (ds *downstream) relayCtx(up context.Context) (context.Context, context.Can
 // mapToken replaces the progress token of a request relayed to the client
 // with one of ours, so that the client's progress notifications for it go
 // back to the upstream that asked (with its own token).
-func (ds *downstream) mapToken(c *upConn, meta mcp.Meta) (mcp.Meta, func()) {
+func (ds *downstream) mapToken(c *upConn, meta sdk.Meta) (sdk.Meta, func()) {
 	tok, ok := meta["progressToken"]
 	if !ok || tok == nil {
 		return meta, func() {}
 	}
 	ours := fmt.Sprintf("agent-tools-r%d", ds.pt.seq.Add(1))
-	out := make(mcp.Meta, len(meta))
+	out := make(sdk.Meta, len(meta))
 	for k, v := range meta {
 		out[k] = v
 	}
@@ -172,7 +171,7 @@ func (ds *downstream) mapToken(c *upConn, meta mcp.Meta) (mcp.Meta, func()) {
 
 // progress is the server's ProgressNotificationHandler: the client's progress
 // on a request relayed from an upstream goes back to that upstream.
-func (pt *Passthrough) progress(ctx context.Context, req *mcp.ProgressNotificationServerRequest) {
+func (pt *Passthrough) progress(ctx context.Context, req *sdk.ProgressNotificationServerRequest) {
 	tok, ok := req.Params.ProgressToken.(string)
 	if !ok || req.Session == nil {
 		return
@@ -196,7 +195,7 @@ func (pt *Passthrough) progress(ctx context.Context, req *mcp.ProgressNotificati
 
 // rootsChanged is the server's RootsListChangedHandler: the client's open
 // upstream sessions are told.
-func (pt *Passthrough) rootsChanged(ctx context.Context, req *mcp.RootsListChangedRequest) {
+func (pt *Passthrough) rootsChanged(ctx context.Context, req *sdk.RootsListChangedRequest) {
 	if req.Session == nil {
 		return
 	}
@@ -207,7 +206,7 @@ func (pt *Passthrough) rootsChanged(ctx context.Context, req *mcp.RootsListChang
 		return
 	}
 	for _, c := range ds.live() {
-		_ = notifyClientSession(context.WithoutCancel(ctx), c.cs, "notifications/roots/list_changed", &mcp.RootsListChangedParams{})
+		_ = notifyClientSession(context.WithoutCancel(ctx), c.cs, "notifications/roots/list_changed", &sdk.RootsListChangedParams{})
 	}
 }
 
@@ -221,11 +220,11 @@ type rewriteKey struct{}
 // rewrite: the send of method on (on the same session) becomes req's, as method.
 type rewrite struct {
 	on, method string
-	req        mcp.Request
+	req        sdk.Request
 }
 
-func RewriteSends(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func RewriteSends(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		if rw, ok := ctx.Value(rewriteKey{}).(*rewrite); ok && method == rw.on && rw.req.GetSession() == req.GetSession() {
 			return next(ctx, rw.method, rw.req)
 		}
@@ -233,12 +232,12 @@ func RewriteSends(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func notifyServerSession(ctx context.Context, ss *mcp.ServerSession, method string, params mcp.Params) error {
-	ctx = context.WithValue(ctx, rewriteKey{}, &rewrite{on: "notifications/progress", method: method, req: &mcp.ServerRequest[mcp.Params]{Session: ss, Params: params}})
-	return ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{})
+func notifyServerSession(ctx context.Context, ss *sdk.ServerSession, method string, params sdk.Params) error {
+	ctx = context.WithValue(ctx, rewriteKey{}, &rewrite{on: "notifications/progress", method: method, req: &sdk.ServerRequest[sdk.Params]{Session: ss, Params: params}})
+	return ss.NotifyProgress(ctx, &sdk.ProgressNotificationParams{})
 }
 
-func notifyClientSession(ctx context.Context, cs *mcp.ClientSession, method string, params mcp.Params) error {
-	ctx = context.WithValue(ctx, rewriteKey{}, &rewrite{on: "notifications/progress", method: method, req: &mcp.ClientRequest[mcp.Params]{Session: cs, Params: params}})
-	return cs.NotifyProgress(ctx, &mcp.ProgressNotificationParams{})
+func notifyClientSession(ctx context.Context, cs *sdk.ClientSession, method string, params sdk.Params) error {
+	ctx = context.WithValue(ctx, rewriteKey{}, &rewrite{on: "notifications/progress", method: method, req: &sdk.ClientRequest[sdk.Params]{Session: cs, Params: params}})
+	return cs.NotifyProgress(ctx, &sdk.ProgressNotificationParams{})
 }

@@ -3,21 +3,20 @@ package passthrough
 import (
 	"context"
 	"errors"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sync"
 	"sync/atomic"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // downstream is one client session's passthrough state.
 type downstream struct {
 	pt *Passthrough
-	ss *mcp.ServerSession
+	ss *sdk.ServerSession
 
 	mu       sync.Mutex
 	closed   bool
 	conns    map[string]*upConn    // by provider id
-	level    mcp.LoggingLevel      // the client's last logging/setLevel
+	level    sdk.LoggingLevel      // the client's last logging/setLevel
 	subs     map[string]string     // subscribed URI → provider id
 	owners   map[string]string     // URI or URI template → provider id (learned from lists)
 	flights  []*flight             // tool calls in flight, oldest first
@@ -30,7 +29,7 @@ type upConn struct {
 	id    string
 	up    Upstream      // the provider it was opened on (a reload replaces it)
 	ready chan struct{} // closed once cs or err is set
-	cs    *mcp.ClientSession
+	cs    *sdk.ClientSession
 	err   error
 	dead  atomic.Bool
 }
@@ -40,7 +39,7 @@ type flight struct {
 	ctx     context.Context // the downstream request's (routes relays to its stream)
 	token   any             // the client's progress token, if any
 	upToken string          // the token the upstream sees
-	meta    mcp.Meta        // _meta sent upstream
+	meta    sdk.Meta        // _meta sent upstream
 }
 
 type relayedTok struct {
@@ -48,7 +47,7 @@ type relayedTok struct {
 	token any
 }
 
-func (pt *Passthrough) downstream(ss *mcp.ServerSession) *downstream {
+func (pt *Passthrough) downstream(ss *sdk.ServerSession) *downstream {
 	pt.mu.Lock()
 	defer pt.mu.Unlock()
 	if ds := pt.sessions[ss]; ds != nil {
@@ -117,7 +116,7 @@ const newProtocol = "2026-07-28"
 
 // sessionful reports whether the client speaks a protocol with sessions,
 // where the passthrough keeps one upstream session per client.
-func sessionful(ss *mcp.ServerSession) bool {
+func sessionful(ss *sdk.ServerSession) bool {
 	ip := ss.InitializeParams()
 	return ip == nil || ip.ProtocolVersion < newProtocol
 }
@@ -175,7 +174,7 @@ const legacyVersion = "2025-11-25"
 // protocol version, then replays the log level and subscriptions.
 func (ds *downstream) dial(c *upConn) {
 	defer close(c.ready)
-	var caps *mcp.ClientCapabilities
+	var caps *sdk.ClientCapabilities
 	version := ""
 	if ip := ds.ss.InitializeParams(); ip != nil {
 		caps, version = ip.Capabilities, ip.ProtocolVersion
@@ -184,7 +183,7 @@ func (ds *downstream) dial(c *upConn) {
 		version = legacyVersion
 	}
 	ctx := context.Background() // not the request's: other requests may wait for this dial
-	cs, err := c.up.OpenSession(ctx, ds.clientOptions(c, caps), &mcp.ClientSessionOptions{ProtocolVersion: version}, func(cl *mcp.Client) {
+	cs, err := c.up.OpenSession(ctx, ds.clientOptions(c, caps), &sdk.ClientSessionOptions{ProtocolVersion: version}, func(cl *sdk.Client) {
 		cl.AddReceivingMiddleware(ds.clientReceive(c))
 		cl.AddSendingMiddleware(RewriteSends)
 	})
@@ -211,24 +210,24 @@ func (ds *downstream) dial(c *upConn) {
 	defer cancel()
 	uc := upstreamCaps(cs)
 	if level != "" && uc.Logging != nil {
-		_ = cs.SetLoggingLevel(rctx, &mcp.SetLoggingLevelParams{Level: level})
+		_ = cs.SetLoggingLevel(rctx, &sdk.SetLoggingLevelParams{Level: level})
 	}
 	for _, uri := range subs {
-		_ = cs.Subscribe(rctx, &mcp.SubscribeParams{URI: uri})
+		_ = cs.Subscribe(rctx, &sdk.SubscribeParams{URI: uri})
 	}
 }
 
-func upstreamCaps(cs *mcp.ClientSession) *mcp.ServerCapabilities {
+func upstreamCaps(cs *sdk.ClientSession) *sdk.ServerCapabilities {
 	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil {
 		return ir.Capabilities
 	}
-	return &mcp.ServerCapabilities{}
+	return &sdk.ServerCapabilities{}
 }
 
 // openConns returns the client's upstream sessions of the forwarded
 // providers whose upstream has the capability has reports. With one
 // provider, its failure is the error; with several, a failing one is skipped.
-func (ds *downstream) openConns(ctx context.Context, ups []upstreamRef, has func(*mcp.ServerCapabilities) bool) ([]*upConn, error) {
+func (ds *downstream) openConns(ctx context.Context, ups []upstreamRef, has func(*sdk.ServerCapabilities) bool) ([]*upConn, error) {
 	var out []*upConn
 	var firstErr error
 	for _, r := range ups {

@@ -4,13 +4,13 @@ import (
 	"context"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // subscribe and unsubscribe are the server's SubscribeHandler and
 // UnsubscribeHandler: the subscription lives in the client's own upstream
 // session (and is replayed if that session is replaced).
-func (pt *Passthrough) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+func (pt *Passthrough) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	ds, ups, err := pt.subscriptions(req.Session)
 	if err != nil {
 		return err
@@ -30,7 +30,7 @@ func (pt *Passthrough) subscribe(ctx context.Context, req *mcp.SubscribeRequest)
 	return err
 }
 
-func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+func (pt *Passthrough) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
 	ds, ups, err := pt.subscriptions(req.Session)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (pt *Passthrough) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequ
 
 // subscriptions is the client's passthrough state and the forwarded
 // upstreams, or METHOD_NOT_FOUND when nothing is forwarded.
-func (pt *Passthrough) subscriptions(ss *mcp.ServerSession) (*downstream, []upstreamRef, error) {
+func (pt *Passthrough) subscriptions(ss *sdk.ServerSession) (*downstream, []upstreamRef, error) {
 	ups := pt.forwarded()
 	if len(ups) == 0 || ss == nil {
 		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "this server does not support resource subscriptions"}
@@ -61,7 +61,7 @@ func (pt *Passthrough) subscriptions(ss *mcp.ServerSession) (*downstream, []upst
 
 // setLevel records the client's log level and passes it to its open
 // upstream sessions (sessions opened later get it when they open).
-func (ds *downstream) setLevel(ctx context.Context, p *mcp.SetLoggingLevelParams) {
+func (ds *downstream) setLevel(ctx context.Context, p *sdk.SetLoggingLevelParams) {
 	ds.mu.Lock()
 	ds.level = p.Level
 	ds.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/state"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func tool(name, desc string) catalog.Tool {
@@ -35,7 +35,7 @@ func TestDigestCoversTheDefinition(t *testing.T) {
 		{"always-confirm", func(t *catalog.Tool) { t.AlwaysConfirm = true }},
 		{"name", func(t *catalog.Tool) { t.Name = "get2" }},
 		{"upstream annotations", func(t *catalog.Tool) {
-			t.Upstream = &catalog.UpstreamTool{Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}
+			t.Upstream = &catalog.UpstreamTool{Annotations: &sdk.ToolAnnotations{IdempotentHint: true}}
 		}},
 		{"schema not JSON", func(t *catalog.Tool) { t.InputSchema = []byte(`{`) }},
 	} {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestParse(t *testing.T) {
@@ -74,34 +74,34 @@ func TestRenderErrors(t *testing.T) {
 // answers with -32602 (invalid params), not code 0.
 func TestRenderErrorsAreInvalidParams(t *testing.T) {
 	p, _ := Parse("x", []byte("---\nname: x\narguments: [{name: a, required: true}]\n---\n{{a}}"))
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	srv.AddPrompt(&mcp.Prompt{Name: "x"}, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	srv.AddPrompt(&sdk.Prompt{Name: "x"}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		text, err := p.Render(req.Params.Arguments)
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
+		return &sdk.GetPromptResult{Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil
 	})
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ctx := context.Background()
 	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "c", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 	for _, args := range []map[string]string{nil, {"a": " "}, {"a": "1", "z": "2"}} {
-		_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x", Arguments: args})
+		_, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "x", Arguments: args})
 		var we *jsonrpc.Error
 		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%v: %v, want code %d", args, err, jsonrpc.CodeInvalidParams)
 		}
 	}
-	if r, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "x", Arguments: map[string]string{"a": "A"}}); err != nil || r.Messages[0].Content.(*mcp.TextContent).Text != "A" {
+	if r, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "x", Arguments: map[string]string{"a": "A"}}); err != nil || r.Messages[0].Content.(*sdk.TextContent).Text != "A" {
 		t.Fatalf("%v, %v", r, err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Middleware scrubs every result and error an MCP server returns to its
@@ -14,15 +14,15 @@ import (
 // alike; prompts; resources). Install it last with
 // Server.AddReceivingMiddleware so that it is the outermost layer and sees
 // the final answer. The client's own requests are not touched.
-func (s *Set) Middleware() mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (s *Set) Middleware() sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			res, err := next(ctx, method, req)
 			if s.n.Load() == 0 {
 				return res, err
 			}
 			if res != nil {
-				if clean, ok := s.JSONInto(res).(mcp.Result); ok {
+				if clean, ok := s.JSONInto(res).(sdk.Result); ok {
 					res = clean
 				}
 			}
@@ -34,9 +34,9 @@ func (s *Set) Middleware() mcp.Middleware {
 // SendingMiddleware scrubs the parameters of what a server sends on its own
 // (log and progress notifications, elicitation and sampling requests).
 // Install it with Server.AddSendingMiddleware.
-func (s *Set) SendingMiddleware() mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+func (s *Set) SendingMiddleware() sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			if s.n.Load() > 0 && req != nil {
 				if p := req.GetParams(); p != nil {
 					if clean := s.JSONInto(p); clean != any(p) {
@@ -51,7 +51,7 @@ func (s *Set) SendingMiddleware() mcp.Middleware {
 
 // setParams replaces req.Params (the SDK's request types are generic
 // structs with an exported Params field of the params' pointer type).
-func setParams(req mcp.Request, clean any) {
+func setParams(req sdk.Request, clean any) {
 	v := reflect.ValueOf(req)
 	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
 		return

@@ -3,13 +3,12 @@ package registry_test
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // TestPublishedFieldsAreChanges: a tool whose outputSchema, annotations,
@@ -31,15 +30,15 @@ func TestPublishedFieldsAreChanges(t *testing.T) {
 		}), true},
 		{"annotations", with(func(c *catalog.Tool) {
 			c.OutputSchema = json.RawMessage(`{"type":"object"}`)
-			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}
+			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &sdk.ToolAnnotations{IdempotentHint: true}}
 		}), true},
 		{"equal copy", with(func(c *catalog.Tool) {
 			c.OutputSchema = json.RawMessage(`{"type":"object"}`)
-			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &mcp.ToolAnnotations{IdempotentHint: true}}
+			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &sdk.ToolAnnotations{IdempotentHint: true}}
 		}), false},
 		{"meta", with(func(c *catalog.Tool) {
 			c.OutputSchema = json.RawMessage(`{"type":"object"}`)
-			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &mcp.ToolAnnotations{IdempotentHint: true}, Meta: json.RawMessage(`{"k":1}`)}
+			c.Upstream = &catalog.UpstreamTool{Icons: json.RawMessage(`[{"src":"a"}]`), Annotations: &sdk.ToolAnnotations{IdempotentHint: true}, Meta: json.RawMessage(`{"k":1}`)}
 		}), true},
 	}
 	p := providertest.New(catalog.ProviderInfo{ID: "ev", Kind: "mcp"}, base)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/providertest"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/state/redistest"
+	"github.com/agent-tools/agent-tools/internal/tests/redistest"
 )
 
 // contract runs the same assertions against every Store.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/metrics"
@@ -38,7 +37,7 @@ const (
 // every field except Server is a safe default.
 type HTTPOptions struct {
 	// Server is the MCP server every session connects to.
-	Server *mcp.Server
+	Server *sdk.Server
 	// Addr is the address the server is bound to (for the Host check and
 	// the metadata's default resource URL); "" is DefaultAddr.
 	Addr string
@@ -94,7 +93,7 @@ type HTTPOptions struct {
 	// Profile returns the MCP server of a configured profile, served at
 	// /mcp/p/<slug> (http_profiles.go); Profiles lists the slugs for the
 	// 404 of an unknown one. Nil: no profiles.
-	Profile  func(slug string) (*mcp.Server, bool)
+	Profile  func(slug string) (*sdk.Server, bool)
 	Profiles func() []string
 	// Logger receives one line per request and the transport's errors.
 	Logger *slog.Logger
@@ -107,7 +106,7 @@ type HTTPOptions struct {
 type HTTP struct {
 	opts    HTTPOptions
 	log     *slog.Logger
-	mcp     *mcp.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
+	mcp     *sdk.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
 	eps     endpoints
 	mux     *http.ServeMux
 	auth    *authenticator

@@ -16,18 +16,18 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // testMCPServer has an echo tool and a slow tool that sends progress and
 // honours cancellation. Calls go through drain (when non-nil) as the
 // runtime's pipeline would.
-func testMCPServer(drain *Drain) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ServerOptions{
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+func testMCPServer(drain *Drain) *sdk.Server {
+	s := sdk.NewServer(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ServerOptions{
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 	})
 	schema := json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"},"ms":{"type":"integer"}}}`)
 	through := func(ctx context.Context, run func(ctx context.Context) *pipeline.Response) *pipeline.Response {
@@ -36,12 +36,12 @@ func testMCPServer(drain *Drain) *mcp.Server {
 		}
 		return drain.Middleware()(func(ctx context.Context, _ *pipeline.Request) *pipeline.Response { return run(ctx) })(ctx, &pipeline.Request{})
 	}
-	s.AddTool(&mcp.Tool{Name: "echo", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(&sdk.Tool{Name: "echo", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var a struct{ Text string }
 		json.Unmarshal(req.Params.Arguments, &a)
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}}, nil
 	})
-	s.AddTool(&mcp.Tool{Name: "slow", InputSchema: schema}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	s.AddTool(&sdk.Tool{Name: "slow", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var a struct{ Ms int }
 		json.Unmarshal(req.Params.Arguments, &a)
 		text := "done"
@@ -58,12 +58,12 @@ func testMCPServer(drain *Drain) *mcp.Server {
 					return &pipeline.Response{}
 				case <-tick.C:
 					if tok := req.Params.GetProgressToken(); tok != nil {
-						req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: "working"})
+						req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: "working"})
 					}
 				}
 			}
 		})
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	})
 	return s
 }
@@ -160,10 +160,10 @@ type roundTripper func(*http.Request) (*http.Response, error)
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // connect opens a go-sdk client session over Streamable HTTP.
-func connect(t *testing.T, url string, hc *http.Client, opts *mcp.ClientOptions) *mcp.ClientSession {
+func connect(t *testing.T, url string, hc *http.Client, opts *sdk.ClientOptions) *sdk.ClientSession {
 	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "go-client", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + MCPPath, HTTPClient: hc, MaxRetries: -1}, nil)
+	c := sdk.NewClient(&sdk.Implementation{Name: "go-client", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: url + MCPPath, HTTPClient: hc, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

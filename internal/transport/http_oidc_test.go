@@ -4,12 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestHTTPOIDC validates JWTs against a local issuer: discovery, JWKS,
@@ -77,8 +76,8 @@ func TestHTTPOIDC(t *testing.T) {
 	}
 	// The go-sdk client with a JWT.
 	cs := connect(t, srv.URL, bearerClient(is.sign(t, map[string]any{"sub": "bob"})), nil)
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "jwt"}})
-	if err != nil || res.Content[0].(*mcp.TextContent).Text != "jwt" {
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "jwt"}})
+	if err != nil || res.Content[0].(*sdk.TextContent).Text != "jwt" {
 		t.Fatalf("call with JWT: %v %+v", err, res)
 	}
 }

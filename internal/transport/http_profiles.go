@@ -3,11 +3,10 @@ package transport
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"strings"
 	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ProfilePath prefixes a profile's MCP endpoint: /mcp/p/<slug>.
@@ -26,13 +25,13 @@ type profileServerKey struct{}
 // the request to the session's own server: another profile's view.
 type endpoints struct {
 	mu sync.Mutex
-	m  map[*mcp.Server]*mcp.StreamableHTTPHandler
+	m  map[*sdk.Server]*sdk.StreamableHTTPHandler
 }
 
 // newSDKHandler is the SDK's Streamable HTTP handler serving srv's sessions.
-func (h *HTTP) newSDKHandler(srv *mcp.Server) *mcp.StreamableHTTPHandler {
+func (h *HTTP) newSDKHandler(srv *sdk.Server) *sdk.StreamableHTTPHandler {
 	o := h.opts
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
+	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
 		Stateless:      o.Stateless,
 		JSONResponse:   o.JSONResponse,
 		Logger:         o.Logger,
@@ -44,8 +43,8 @@ func (h *HTTP) newSDKHandler(srv *mcp.Server) *mcp.StreamableHTTPHandler {
 }
 
 // handlerFor is the SDK handler of r's endpoint: its profile's, else /mcp's.
-func (h *HTTP) handlerFor(r *http.Request) *mcp.StreamableHTTPHandler {
-	srv, ok := r.Context().Value(profileServerKey{}).(*mcp.Server)
+func (h *HTTP) handlerFor(r *http.Request) *sdk.StreamableHTTPHandler {
+	srv, ok := r.Context().Value(profileServerKey{}).(*sdk.Server)
 	if !ok || srv == h.opts.Server {
 		return h.mcp
 	}
@@ -55,7 +54,7 @@ func (h *HTTP) handlerFor(r *http.Request) *mcp.StreamableHTTPHandler {
 		return sh
 	}
 	if h.eps.m == nil {
-		h.eps.m = map[*mcp.Server]*mcp.StreamableHTTPHandler{}
+		h.eps.m = map[*sdk.Server]*sdk.StreamableHTTPHandler{}
 	}
 	sh := h.newSDKHandler(srv)
 	h.eps.m[srv] = sh
@@ -63,8 +62,8 @@ func (h *HTTP) handlerFor(r *http.Request) *mcp.StreamableHTTPHandler {
 }
 
 // servers are the MCP servers with an endpoint so far: /mcp's first.
-func (h *HTTP) servers() []*mcp.Server {
-	out := []*mcp.Server{h.opts.Server}
+func (h *HTTP) servers() []*sdk.Server {
+	out := []*sdk.Server{h.opts.Server}
 	h.eps.mu.Lock()
 	defer h.eps.mu.Unlock()
 	for s := range h.eps.m {
@@ -79,7 +78,7 @@ func (h *HTTP) servers() []*mcp.Server {
 // to it).
 func (h *HTTP) serveProfile(w http.ResponseWriter, r *http.Request) {
 	slug := strings.TrimPrefix(r.URL.Path, ProfilePath)
-	var srv *mcp.Server
+	var srv *sdk.Server
 	ok := false
 	if h.opts.Profile != nil && slug != "" && !strings.Contains(slug, "/") {
 		srv, ok = h.opts.Profile(slug)

@@ -1,11 +1,10 @@
 package transport
 
 import (
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // A session belongs to the endpoint that created it: its id on another
@@ -13,9 +12,9 @@ import (
 // unknown session, 404, and works again on its own endpoint.
 func TestSessionBoundToEndpoint(t *testing.T) {
 	ops, dev := testMCPServer(nil), testMCPServer(nil)
-	profiles := map[string]*mcp.Server{"ops": ops, "dev": dev}
+	profiles := map[string]*sdk.Server{"ops": ops, "dev": dev}
 	_, srv, _ := start(t, HTTPOptions{
-		Profile:  func(slug string) (*mcp.Server, bool) { s, ok := profiles[slug]; return s, ok },
+		Profile:  func(slug string) (*sdk.Server, bool) { s, ok := profiles[slug]; return s, ok },
 		Profiles: func() []string { return []string{"dev", "ops"} },
 	})
 	def := srv.URL + MCPPath

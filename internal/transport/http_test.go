@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"log/slog"
 	"net"
@@ -14,8 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/config"
 )
@@ -199,8 +198,8 @@ func TestHTTPClientWithAndWithoutAuth(t *testing.T) {
 			if err != nil || len(lt.Tools) != 2 {
 				t.Fatalf("list: %v %+v", err, lt)
 			}
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
-			if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "hi" {
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+			if err != nil || res.IsError || res.Content[0].(*sdk.TextContent).Text != "hi" {
 				t.Fatalf("call: %v %+v", err, res)
 			}
 			if err := cs.Ping(ctx, nil); err != nil {
@@ -209,8 +208,8 @@ func TestHTTPClientWithAndWithoutAuth(t *testing.T) {
 		})
 	}
 	_, srv, _ := start(t, HTTPOptions{Tokens: []string{"tok-123"}})
-	c := mcp.NewClient(&mcp.Implementation{Name: "x", Version: "1"}, nil)
-	if _, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + MCPPath, MaxRetries: -1}, nil); err == nil {
+	c := sdk.NewClient(&sdk.Implementation{Name: "x", Version: "1"}, nil)
+	if _, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + MCPPath, MaxRetries: -1}, nil); err == nil {
 		t.Error("connected without a token")
 	}
 }
@@ -250,16 +249,16 @@ func TestHTTPListChangedAndProgress(t *testing.T) {
 	_, srv, _ := start(t, HTTPOptions{Server: server})
 	changed := make(chan struct{}, 4)
 	var progress atomic.Int32
-	cs := connect(t, srv.URL, nil, &mcp.ClientOptions{
-		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
-		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+	cs := connect(t, srv.URL, nil, &sdk.ClientOptions{
+		ToolListChangedHandler:      func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
 	})
 	ctx := context.Background()
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	server.AddTool(&mcp.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return &mcp.CallToolResult{}, nil
+	server.AddTool(&sdk.Tool{Name: "fresh", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{}, nil
 	})
 	select {
 	case <-changed:
@@ -270,7 +269,7 @@ func TestHTTPListChangedAndProgress(t *testing.T) {
 	if err != nil || len(lt.Tools) != 3 {
 		t.Fatalf("after change: %v %d", err, len(lt.Tools))
 	}
-	p := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
+	p := &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
 	p.SetProgressToken("p1")
 	if _, err := cs.CallTool(ctx, p); err != nil {
 		t.Fatal(err)
@@ -413,10 +412,10 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": tc.callMs}})
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": tc.callMs}})
 				callErr = err
 				if err == nil {
-					text = res.Content[0].(*mcp.TextContent).Text
+					text = res.Content[0].(*sdk.TextContent).Text
 				}
 			}()
 			for drain.InFlight() == 0 {
@@ -482,10 +481,10 @@ func TestHTTPJSONResponse(t *testing.T) {
 		t.Fatalf("initialize: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	var progress atomic.Int32
-	cs := connect(t, srv.URL, nil, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) { progress.Add(1) },
+	cs := connect(t, srv.URL, nil, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
 	})
-	p := &mcp.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
+	p := &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
 	p.SetProgressToken("p1")
 	if _, err := cs.CallTool(context.Background(), p); err != nil {
 		t.Fatal(err)

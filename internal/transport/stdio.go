@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
@@ -36,13 +36,13 @@ import (
 // Each line is read once and decoded once, with jsonrpcwire (the SDK's
 // stream decoder allocates a 32 KiB buffer per unmarshal, two per line).
 // r and w are not closed.
-func Stdio(r io.Reader, w io.Writer, drain time.Duration) mcp.Transport {
+func Stdio(r io.Reader, w io.Writer, drain time.Duration) sdk.Transport {
 	return &stdioTransport{r: r, w: w, drain: drain}
 }
 
 // maxLine is the SDK's limit on one inbound message, which the stdio
 // transport had through mcp.IOTransport: a longer line ends the session.
-const maxLine = mcp.DefaultMaxLineLength
+const maxLine = sdk.DefaultMaxLineLength
 
 // errLineTooLong is the SDK's error for a message over its limit.
 var errLineTooLong = errors.New("inbound JSON-RPC frame exceeded the configured maximum line length")
@@ -53,7 +53,7 @@ type stdioTransport struct {
 	drain time.Duration
 }
 
-func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
+func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 	c := &stdioConn{
 		w:        t.w,
 		drain:    t.drain,

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-tools/agent-tools/internal/testutil"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // serveAll runs diffServer on in through Stdio and returns its output lines
@@ -223,9 +223,9 @@ func FuzzStdioInput(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		var out testutil.SyncBuffer
-		srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-		mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a struct{ Text string }) (*mcp.CallToolResult, any, error) {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+		srv := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+		sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(_ context.Context, _ *sdk.CallToolRequest, a struct{ Text string }) (*sdk.CallToolResult, any, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}}, nil, nil
 		})
 		err := srv.Run(ctx, Stdio(bytes.NewReader(in), &out, 2*time.Second))
 		if ctx.Err() != nil {
@@ -250,13 +250,13 @@ func BenchmarkStdioRead(b *testing.B) {
 	line = strings.Replace(line, `"arguments"`, `"_meta":{"progressToken":"t"},"arguments"`, 1) + "\n"
 	for _, tr := range []struct {
 		name string
-		mk   func(io.Reader) mcp.Transport
+		mk   func(io.Reader) sdk.Transport
 	}{
-		{"Stdio", func(r io.Reader) mcp.Transport { return Stdio(r, io.Discard, time.Second) }},
-		{"IOTransport", func(r io.Reader) mcp.Transport {
-			return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{io.Discard}}
+		{"Stdio", func(r io.Reader) sdk.Transport { return Stdio(r, io.Discard, time.Second) }},
+		{"IOTransport", func(r io.Reader) sdk.Transport {
+			return &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{io.Discard}}
 		}},
-		{"legacyStdio", func(r io.Reader) mcp.Transport { return legacyStdio(r, io.Discard, time.Second) }},
+		{"legacyStdio", func(r io.Reader) sdk.Transport { return legacyStdio(r, io.Discard, time.Second) }},
 	} {
 		b.Run(tr.name, func(b *testing.B) {
 			in := &repeatReader{line: []byte(line)}

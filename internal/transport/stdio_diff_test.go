@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The differential tests play the same client input, step by step, to a
@@ -174,31 +173,31 @@ var diffScripts = []diffScript{
 	}},
 }
 
-func diffServer() *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+func diffServer() *sdk.Server {
+	srv := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)
 	type in struct {
 		Text string `json:"text"`
 	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text}}}, nil, nil
+	sdk.AddTool(srv, &sdk.Tool{Name: "echo"}, func(_ context.Context, _ *sdk.CallToolRequest, a in) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}}, nil, nil
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "block"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "block"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		<-ctx.Done() // until the session ends
 		return nil, nil, ctx.Err()
 	})
 	release := make(chan struct{})
 	var once sync.Once
-	mcp.AddTool(srv, &mcp.Tool{Name: "hold"}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "hold"}, func(ctx context.Context, _ *sdk.CallToolRequest, _ struct{}) (*sdk.CallToolResult, any, error) {
 		select { // until released
 		case <-release:
-			return &mcp.CallToolResult{}, nil, nil
+			return &sdk.CallToolResult{}, nil, nil
 		case <-ctx.Done():
 			return nil, nil, ctx.Err()
 		}
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: "release"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+	sdk.AddTool(srv, &sdk.Tool{Name: "release"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		once.Do(func() { close(release) })
-		return &mcp.CallToolResult{}, nil, nil
+		return &sdk.CallToolResult{}, nil, nil
 	})
 	return srv
 }
@@ -207,7 +206,7 @@ func diffServer() *mcp.Server {
 // makes, and returns its output, step by step (the lines of each sorted;
 // the last step's are those up to the end of the session), and how Run
 // ended.
-func play(t *testing.T, mk func(io.Reader, io.Writer) mcp.Transport, steps []step) (out [][]string, runErr string) {
+func play(t *testing.T, mk func(io.Reader, io.Writer) sdk.Transport, steps []step) (out [][]string, runErr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -282,13 +281,13 @@ func play(t *testing.T, mk func(io.Reader, io.Writer) mcp.Transport, steps []ste
 func TestStdioDifferential(t *testing.T) {
 	transports := []struct {
 		name string
-		mk   func(io.Reader, io.Writer) mcp.Transport
+		mk   func(io.Reader, io.Writer) sdk.Transport
 		bare bool
 	}{
-		{"Stdio", func(r io.Reader, w io.Writer) mcp.Transport { return Stdio(r, w, 5*time.Second) }, false},
-		{"legacyStdio", func(r io.Reader, w io.Writer) mcp.Transport { return legacyStdio(r, w, 5*time.Second) }, false},
-		{"IOTransport", func(r io.Reader, w io.Writer) mcp.Transport {
-			return &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
+		{"Stdio", func(r io.Reader, w io.Writer) sdk.Transport { return Stdio(r, w, 5*time.Second) }, false},
+		{"legacyStdio", func(r io.Reader, w io.Writer) sdk.Transport { return legacyStdio(r, w, 5*time.Second) }, false},
+		{"IOTransport", func(r io.Reader, w io.Writer) sdk.Transport {
+			return &sdk.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{w}}
 		}, true},
 	}
 	for _, sc := range diffScripts {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
@@ -24,11 +24,11 @@ import (
 // transport, with one difference: when r ends (the client closed our stdin),
 // requests already read are still answered before the session ends, so
 // `printf '...' | agent-tools serve` gets every response. Drain bounds that wait.
-func legacyStdio(r io.Reader, w io.Writer, drain time.Duration) mcp.Transport {
+func legacyStdio(r io.Reader, w io.Writer, drain time.Duration) sdk.Transport {
 	t := &legacyDrainer{pending: map[string]bool{}, drain: drain}
 	t.idle = sync.NewCond(&t.mu)
 	cw := &legacyWriter{t: t, w: w}
-	return &mcp.IOTransport{
+	return &sdk.IOTransport{
 		Reader: &legacyReader{t: t, br: bufio.NewReaderSize(r, 64<<10), reply: cw},
 		Writer: cw,
 	}

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Regression (issue 10 §3.3): one stray line on stdin used to end the
 // session (serve exited 1). Now it gets a JSON-RPC error and the session
 // lives on.
 func TestStdioStrayLinesKeepTheSession(t *testing.T) {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "ping_me"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{}, nil, nil
+	srv := sdk.NewServer(&sdk.Implementation{Name: "t", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ping_me"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{}, nil, nil
 	})
 	in := strings.Join([]string{
 		`hello, is this thing on?`,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/state"
-	"github.com/agent-tools/agent-tools/internal/state/redistest"
+	"github.com/agent-tools/agent-tools/internal/tests/redistest"
 )
 
 func redisStore(t *testing.T, url, clusterKey string) *RedisStore {

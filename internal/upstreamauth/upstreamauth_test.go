@@ -15,7 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
-	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
+	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
 func connect(ctx context.Context, url string, h *upstreamauth.Handler) (*sdk.ClientSession, error) {

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/stack"
+	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
 
 // Liveness: a call that times out may mean the tool is slow, or that the
@@ -51,7 +51,7 @@ func callTool(ctx context.Context, s *session, params *sdk.CallToolParams) (*sdk
 	}
 	ch := make(chan out, 1)
 	go func() {
-		stack.Grow() // the SDK's call goes deep: one copy now, not several (internal/stack)
+		jsonrpcwire.GrowStack() // the SDK's call goes deep: one copy now, not several (jsonrpcwire.GrowStack)
 		res, err := s.cs.CallTool(ctx, params)
 		ch <- out{res, err}
 	}()

@@ -16,7 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
-	"github.com/agent-tools/agent-tools/internal/upstreamauth/authtest"
+	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
 // TestNeedsLogin: an HTTP upstream without an auth block that answers 401

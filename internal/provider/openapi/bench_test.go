@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -42,18 +41,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer a.Close()
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := a.Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer cs.Close()
-	params := &mcp.CallToolParams{Name: "agent_tools_pets_call", Arguments: map[string]any{"toolName": "pets/get", "arguments": map[string]any{"petId": "7"}}}
+	params := &sdk.CallToolParams{Name: "agent_tools_pets_call", Arguments: map[string]any{"toolName": "pets/get", "arguments": map[string]any{"petId": "7"}}}
 	client := &http.Client{}
 	direct := func() {
 		resp, err := client.Get(srv.URL + "/v1/pets/7")

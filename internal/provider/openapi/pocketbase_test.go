@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -16,8 +17,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -172,13 +171,13 @@ func TestPocketBase(t *testing.T) {
 	if !ok {
 		t.Fatalf("provider pb is %T", p)
 	}
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := a.Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,11 +188,11 @@ func TestPocketBase(t *testing.T) {
 		if confirm {
 			in["confirm"] = true
 		}
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_tools_pb_call", Arguments: in})
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "agent_tools_pb_call", Arguments: in})
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := res.Content[0].(*mcp.TextContent).Text
+		text := res.Content[0].(*sdk.TextContent).Text
 		m, _ := res.StructuredContent.(map[string]any)
 		return text, m, res.IsError
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"io"
 	"os"
 	"os/exec"
@@ -14,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/agent-tools/agent-tools/internal/app"
 )
 
@@ -25,7 +24,7 @@ type progressLog struct {
 	seen chan string         // token of every notification
 }
 
-func (l *progressLog) handle(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+func (l *progressLog) handle(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	tok := fmt.Sprint(req.Params.ProgressToken)
 	l.mu.Lock()
 	l.msgs[tok] = append(l.msgs[tok], req.Params.Message)
@@ -91,23 +90,23 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, err := a.Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ss.Close()
 	prog := &progressLog{msgs: map[string][]string{}, seen: make(chan string, 64)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "1"}, &mcp.ClientOptions{ProgressNotificationHandler: prog.handle}).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "e2e", Version: "1"}, &sdk.ClientOptions{ProgressNotificationHandler: prog.handle}).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
 
 	run := func(token string, args map[string]any, confirm bool) (map[string]any, bool) {
-		params := &mcp.CallToolParams{Name: "agent_tools_codex_call", Arguments: map[string]any{"toolName": "run", "arguments": args, "confirm": confirm}}
+		params := &sdk.CallToolParams{Name: "agent_tools_codex_call", Arguments: map[string]any{"toolName": "run", "arguments": args, "confirm": confirm}}
 		if token != "" {
-			params.Meta = mcp.Meta{"progressToken": token}
+			params.Meta = sdk.Meta{"progressToken": token}
 		}
 		res, err := cs.CallTool(ctx, params)
 		if err != nil {
@@ -115,8 +114,8 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 			return nil, true
 		}
 		var body map[string]any
-		if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &body); err != nil {
-			t.Errorf("result is not JSON: %v\n%s", err, res.Content[0].(*mcp.TextContent).Text)
+		if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &body); err != nil {
+			t.Errorf("result is not JSON: %v\n%s", err, res.Content[0].(*sdk.TextContent).Text)
 		}
 		return body, res.IsError
 	}
@@ -202,7 +201,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 		t.Errorf("conflict does not name the holder: %v", body)
 	}
 	// 4. Status (no inference) shows both running jobs and their scopes.
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "agent_tools_codex_call", Arguments: map[string]any{"toolName": "status", "arguments": map[string]any{}}})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "agent_tools_codex_call", Arguments: map[string]any{"toolName": "status", "arguments": map[string]any{}}})
 	if err != nil || res.IsError {
 		t.Fatalf("status: %v %v", err, res)
 	}
@@ -213,7 +212,7 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 		Scopes     map[string][]string `json:"write_scopes"`
 		Git        map[string]any      `json:"git_verification"`
 	}
-	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &status); err != nil {
+	if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &status); err != nil {
 		t.Fatal(err)
 	}
 	if !status.Installed || status.Auth != "required" || len(status.ActiveJobs) != 2 || len(status.Scopes) != 2 || status.Git["available"] != true {
@@ -253,16 +252,16 @@ func TestMissingBinaryStillLoads(t *testing.T) {
 	if !found {
 		t.Fatalf("doctor: %+v", a.Diagnostics())
 	}
-	ct, st := mcp.NewInMemoryTransports()
+	ct, st := sdk.NewInMemoryTransports()
 	ss, _ := a.Facade.Server().Connect(ctx, st, nil)
 	defer ss.Close()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(ctx, ct, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "gem_run", Arguments: map[string]any{"goal": "g", "mode": "analyze"}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "EXECUTABLE_NOT_FOUND") {
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "gem_run", Arguments: map[string]any{"goal": "g", "mode": "analyze"}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "EXECUTABLE_NOT_FOUND") {
 		t.Fatalf("%v %+v", err, res)
 	}
 }

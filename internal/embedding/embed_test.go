@@ -1,4 +1,4 @@
-package embed
+package embedding
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/embed/embedtest"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
 )
 

@@ -5,7 +5,7 @@
 // filled in the background and embeds each query under a short deadline.
 // Every failure falls back to the lexical ranking: it is logged once and
 // shown by doctor (Store.Diagnostics), never returned to a search.
-package embed
+package embedding
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package stack
+package jsonrpcwire
 
 import (
 	"fmt"
@@ -25,7 +25,7 @@ func BenchmarkDeepGoroutine(b *testing.B) {
 				done := make(chan int)
 				go func() {
 					if grow {
-						Grow()
+						GrowStack()
 					}
 					done <- deep(110)
 				}()
