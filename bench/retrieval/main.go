@@ -28,9 +28,9 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/embedding"
-	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/index/cjk"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 )
 
 type toolRec struct {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/embedding"
-	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 )
 
 // TestEmbeddingsFromConfig: index.embeddings in the config installs the

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 )
 
 // fakeEmbedder computes the fake vectors in process (no HTTP), so that the

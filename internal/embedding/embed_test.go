@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
 )
 
 func TestParseEndpoint(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // recorder is a pipeline.Tracer that logs where each wrapper is entered and left.

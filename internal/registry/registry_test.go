@@ -8,8 +8,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/naming"
-	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 func TestCanonicalNamesAndCollisions(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // freshFake is a provider that says it is fresh when told to, and counts

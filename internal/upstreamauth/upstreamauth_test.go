@@ -14,8 +14,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 	"github.com/agent-tools/agent-tools/internal/tests/authtest"
+	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
 func connect(ctx context.Context, url string, h *upstreamauth.Handler) (*sdk.ClientSession, error) {

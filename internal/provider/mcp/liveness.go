@@ -10,8 +10,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Liveness: a call that times out may mean the tool is slow, or that the

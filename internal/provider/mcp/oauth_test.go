@@ -14,9 +14,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
-	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
 // TestNeedsLogin: an HTTP upstream without an auth block that answers 401
