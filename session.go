@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // ConfirmArg is the argument that confirms a call which changes state, as
@@ -191,7 +191,7 @@ func rawArgs(args any) (json.RawMessage, error) {
 	case []byte:
 		return json.RawMessage(x), nil
 	}
-	b, err := textutil.MarshalJSON(args)
+	b, err := jsonscan.Marshal(args)
 	if err != nil {
 		return nil, fmt.Errorf("agenttools: encoding the arguments: %w", err)
 	}

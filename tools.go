@@ -11,9 +11,9 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/native"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // ProviderOptions describe a group of tools (a service plugin), like a
@@ -152,10 +152,10 @@ func AddTool[In, Out any](r *Runtime, t Tool, h func(ctx context.Context, call *
 	if err != nil {
 		return fmt.Errorf("agenttools: %s_%s: input schema: %w", t.Namespace, t.Action, err)
 	}
-	inRaw, _ := textutil.MarshalJSON(in)
+	inRaw, _ := jsonscan.Marshal(in)
 	var outRaw json.RawMessage
 	if out, err := jsonschema.For[Out](nil); err == nil && out.Type == "object" {
-		outRaw, _ = textutil.MarshalJSON(out) // only object outputs can be structuredContent
+		outRaw, _ = jsonscan.Marshal(out) // only object outputs can be structuredContent
 	}
 	return r.add(t, inRaw, outRaw, func(ctx context.Context, args json.RawMessage) (*provider.Result, error) {
 		var v In
@@ -205,7 +205,7 @@ func toResult(v any) (*provider.Result, error) {
 	case []byte:
 		return &provider.Result{Text: string(x)}, nil
 	}
-	b, err := textutil.MarshalJSON(v)
+	b, err := jsonscan.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
 	}

@@ -30,7 +30,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
 	"github.com/agent-tools/agent-tools/internal/state"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // DefaultTimeout bounds a call when neither the tool nor its provider sets a deadline.
@@ -424,7 +424,7 @@ func promptDiagnostics(g *generation) []provider.Diagnostic {
 		}
 		if len(names) > 0 {
 			out = append(out, provider.Diagnostic{Provider: st.Info.ID, Item: "prompts", Status: "ok",
-				Reason: fmt.Sprintf("%d upstream prompts served: %s", len(names), textutil.Clip(strings.Join(names, ", "), 300))})
+				Reason: fmt.Sprintf("%d upstream prompts served: %s", len(names), text.Clip(strings.Join(names, ", "), 300))})
 		}
 	}
 	return out

@@ -15,7 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // meta remembers where each value came from, for Validate's positions and
@@ -870,7 +870,7 @@ func suggest(s string, candidates []string) string {
 	best, bestD := "", 3
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		dist := textutil.Distance(ls, strings.ToLower(c), 2)
+		dist := text.Distance(ls, strings.ToLower(c), 2)
 		if dist < bestD && dist*2 <= len(s) {
 			best, bestD = c, dist
 		}

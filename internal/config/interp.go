@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // interpolation is the outcome of expanding one scalar value.
@@ -87,4 +87,4 @@ func validVarName(s string) bool {
 }
 
 // clip shortens file text quoted in messages.
-func clip(s string) string { return textutil.Clip(s, 40) }
+func clip(s string) string { return text.Clip(s, 40) }

@@ -14,7 +14,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // DefaultApprovalTimeout is how long a mutating call waits for a person.
@@ -107,7 +107,7 @@ func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout tim
 	id := strconv.Itoa(q.next)
 	a := &approval{answer: make(chan policy.Approval, 1), Approval: Approval{
 		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
-		Client: req.Client, Identity: req.Identity, Args: redact.String(textutil.Clip(string(req.Args), 2000)),
+		Client: req.Client, Identity: req.Identity, Args: redact.String(text.Clip(string(req.Args), 2000)),
 		Since: now, Expires: now.Add(timeout),
 	}}
 	q.pending[id] = a

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
 
 // maxFormDepth bounds how deep the try-a-call form nests fieldsets for
@@ -117,7 +117,7 @@ func field(raw json.RawMessage, name, path string, inArray bool, depth int) Fiel
 	case f.Type == "object" && len(p.Properties) > 0 && depth < maxFormDepth:
 		f.Input = "object"
 		f.Fields = objectFields(p, path, inArray, depth+1)
-	case f.Type == "array" && depth < maxFormDepth && textutil.IsJSONObject(p.Items) /* one item schema; the tuple form, a list, has no one item */ :
+	case f.Type == "array" && depth < maxFormDepth && jsonscan.IsObject(p.Items) /* one item schema; the tuple form, a list, has no one item */ :
 		item := field(p.Items, "", path+"[]", true, depth+1)
 		if item.Input == "json" {
 			f.Input = "json" // an array of anything: typing the JSON array is simpler than a list of JSON boxes

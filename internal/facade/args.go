@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -114,7 +114,7 @@ func schemaSummary(raw json.RawMessage) (required []string, params map[string]st
 		if len(p.Enum) > 0 && len(p.Enum) <= 8 {
 			vals := make([]string, len(p.Enum))
 			for i, e := range p.Enum {
-				b, _ := textutil.MarshalJSON(e)
+				b, _ := jsonscan.Marshal(e)
 				vals[i] = string(b)
 			}
 			t = strings.Join(vals, "|")

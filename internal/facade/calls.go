@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -91,7 +91,7 @@ func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pi
 			}
 			pre[nameKey] = v
 			delete(pre, alias)
-			raw, _ = textutil.MarshalJSON(pre)
+			raw, _ = jsonscan.Marshal(pre)
 		}
 	}
 	m, de := decodeArgs(raw, via, nameKey, "arguments", "confirm")
@@ -175,7 +175,7 @@ func withShape(e *toolerr.Error, raw json.RawMessage, nameKey, alias string, sha
 	if spread && name != "<tool name>" {
 		e.Message += "; the tool's own arguments go inside `arguments`"
 	}
-	b, _ := textutil.MarshalJSON(args)
+	b, _ := jsonscan.Marshal(args)
 	return e.With("correct_shape", shape.Call(name, b, confirm))
 }
 
@@ -205,7 +205,7 @@ func setConfirm(req *pipeline.Request, v any, via string, tokens bool) *toolerr.
 func (f *Facade) tokenMode() bool { return f.rules().Confirm == policy.ConfirmToken }
 
 // isObject reports whether raw starts (after blanks) as a JSON object.
-func isObject(raw json.RawMessage) bool { return textutil.IsJSONObject(raw) }
+func isObject(raw json.RawMessage) bool { return jsonscan.IsObject(raw) }
 
 func firstErr(errs ...*toolerr.Error) *toolerr.Error {
 	for _, e := range errs {
@@ -428,7 +428,7 @@ func splitConfirm(raw json.RawMessage, strip bool) (json.RawMessage, any) {
 	if json.Unmarshal(c, &confirm) != nil || confirm == nil {
 		confirm = struct{}{} // rejected by setConfirm: never silently "not confirmed"
 	}
-	out, _ := textutil.MarshalJSON(m)
+	out, _ := jsonscan.Marshal(m)
 	return out, confirm
 }
 

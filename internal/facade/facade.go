@@ -19,13 +19,13 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -523,7 +523,7 @@ func render(resp *pipeline.Response) *sdk.CallToolResult {
 
 // jsonResult renders a meta-tool's own answer as JSON text plus structuredContent.
 func jsonResult(v any) *sdk.CallToolResult {
-	b, err := textutil.MarshalJSON(v)
+	b, err := jsonscan.Marshal(v)
 	if err != nil {
 		return render(&pipeline.Response{Err: toolerr.New(toolerr.BackendError, "", "encoding result: %v", err)})
 	}

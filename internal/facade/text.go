@@ -13,8 +13,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -186,11 +186,11 @@ func (c *Command) arguments(schema json.RawMessage) (json.RawMessage, error) {
 			}
 			obj[p.Key] = json.RawMessage(strconv.FormatBool(b))
 		default:
-			s, _ := textutil.MarshalJSON(p.Value)
+			s, _ := jsonscan.Marshal(p.Value)
 			obj[p.Key] = s
 		}
 	}
-	return textutil.MarshalJSON(obj)
+	return jsonscan.Marshal(obj)
 }
 
 func (f *Facade) exec(ctx context.Context, mreq *sdk.CallToolRequest, line string) *sdk.CallToolResult {
@@ -198,7 +198,7 @@ func (f *Facade) exec(ctx context.Context, mreq *sdk.CallToolRequest, line strin
 	if err != nil {
 		// Keyed on the exact text: different bad commands are different
 		// calls for the loop guard (only the same one repeated escalates).
-		text, _ := textutil.MarshalJSON(map[string]string{"command": line})
+		text, _ := jsonscan.Marshal(map[string]string{"command": line})
 		req := &pipeline.Request{Via: execTool, Args: text, Shape: textShape{},
 			Malformed: toolerr.New(toolerr.InvalidArguments, "Commands look like: "+textUsage, "%v", err)}
 		return f.call(ctx, mreq, req) // audited and loop-guarded like any call

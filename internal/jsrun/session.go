@@ -17,7 +17,7 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
 
 //go:embed prelude.js
@@ -287,7 +287,7 @@ func (s *Session) cap(out *Output, result string) {
 		out.Result = json.RawMessage("null")
 	case utf8.RuneCountInString(result) > max || !json.Valid([]byte(result)):
 		cut := cutRunes(result, max)
-		b, _ := textutil.MarshalJSON(cut)
+		b, _ := jsonscan.Marshal(cut)
 		out.Result, out.Truncated = b, true
 		result = cut
 	default:

@@ -7,8 +7,9 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -117,7 +118,7 @@ func missingToolName(req *Request) *toolerr.Error {
 					rest[kk] = v
 				}
 			}
-			args, _ = textutil.MarshalJSON(rest)
+			args, _ = jsonscan.Marshal(rest)
 		}
 		e.Message = "the tool name " + strconvQuote(name) + " was nested inside `arguments`"
 		if req.Shape != nil {
@@ -131,7 +132,7 @@ func missingToolName(req *Request) *toolerr.Error {
 	return e
 }
 
-func strconvQuote(s string) string { b, _ := textutil.MarshalJSON(s); return string(b) }
+func strconvQuote(s string) string { b, _ := jsonscan.Marshal(s); return string(b) }
 
 func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 	var candidates []string
@@ -171,7 +172,7 @@ func Suggest(name string, candidates []string, n int) []string {
 	var out []scored
 	for _, c := range candidates {
 		lc := strings.ToLower(c)
-		d := textutil.Distance(low, lc, limit)
+		d := text.Distance(low, lc, limit)
 		if d > limit && len(low) >= 3 && (strings.Contains(lc, low) || strings.Contains(low, lc)) {
 			d = limit
 		}

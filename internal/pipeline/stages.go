@@ -14,7 +14,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -110,7 +110,7 @@ func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.
 			"%q needs a person's approval: %s", req.Resolved.Canonical, reason).With("reason", reason), "denied"
 	}
 	answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
-		req.Resolved.Canonical, textutil.Clip(string(req.Args), 500), reason))
+		req.Resolved.Canonical, text.Clip(string(req.Args), 500), reason))
 	switch {
 	case err != nil:
 		return toolerr.New(toolerr.Denied, "Ask the user to approve the call in their client, then retry.",
@@ -127,7 +127,7 @@ func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.
 func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens, decisions Decisions, req *Request) (*toolerr.Error, string) {
 	if req.AskHuman != nil {
 		answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
-			req.Resolved.Canonical, textutil.Clip(string(req.Args), 500)))
+			req.Resolved.Canonical, text.Clip(string(req.Args), 500)))
 		switch {
 		case err == nil && answer.Approved():
 			if decisions != nil {

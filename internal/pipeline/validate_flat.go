@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
 
 // flatSchema is an input schema simple enough to check without the JSON
@@ -199,7 +199,7 @@ func valueOfKind(args []byte, i int, kind jsonKind) (int, bool) {
 	c := args[i]
 	switch {
 	case c == '"':
-		return textutil.SkipJSONValue(args, i), kind == kindAny || kind == kindString
+		return jsonscan.SkipValue(args, i), kind == kindAny || kind == kindString
 	case c == 't' || c == 'f':
 		end := i + 4
 		if c == 'f' {
@@ -221,7 +221,7 @@ func valueOfKind(args []byte, i int, kind jsonKind) (int, bool) {
 	case c == 'n':
 		return i + 4, kind == kindAny
 	case (c == '{' || c == '[') && kind == kindAny:
-		return textutil.SkipJSONValue(args, i), true
+		return jsonscan.SkipValue(args, i), true
 	}
 	return i, false
 }

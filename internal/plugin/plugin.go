@@ -38,7 +38,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Conventions.
@@ -336,7 +336,7 @@ func firstNonEmpty(s ...string) string {
 }
 
 // clip shortens manifest text quoted in warnings and errors.
-func clip(s string) string { return textutil.Clip(s, 80) }
+func clip(s string) string { return text.Clip(s, 80) }
 
 // SearchDirs lists where plugins are looked for, in order and without
 // repeats: the config's directory, each entry of $AGENT_TOOLS_PLUGINS_DIR,

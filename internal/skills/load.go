@@ -12,8 +12,8 @@ import (
 	"github.com/dop251/goja"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Skill is one loaded skill file.
@@ -150,7 +150,7 @@ func (s *Skill) setMeta(v any) error {
 	case string:
 		s.Meta.Args = strings.TrimSpace(a)
 	case map[string]any, []any:
-		b, err := textutil.MarshalJSON(a)
+		b, err := jsonscan.Marshal(a)
 		if err != nil {
 			return loadErr("meta.args cannot be encoded: %v", err)
 		}

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
 
 // Code is a stable, documented error code that models and clients branch on.
@@ -68,9 +68,9 @@ func (e *Error) Body() map[string]any {
 
 // JSON renders the envelope as indented-free JSON text.
 func (e *Error) JSON() string {
-	b, err := textutil.MarshalJSON(e.Body())
+	b, err := jsonscan.Marshal(e.Body())
 	if err != nil { // only reachable with an unmarshalable detail: keep the essentials
-		b, _ = textutil.MarshalJSON(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "hint": e.Hint}})
+		b, _ = jsonscan.Marshal(map[string]any{"error": map[string]any{"code": e.Code, "message": e.Message, "hint": e.Hint}})
 	}
 	return string(b)
 }

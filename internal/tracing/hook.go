@@ -12,7 +12,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -115,7 +115,7 @@ func finish(span trace.Span, req *pipeline.Request, resp *pipeline.Response) {
 		attrs = append(attrs, attribute.String(AttrTool, tool), attribute.String(AttrProvider, redact.String(req.Resolved.Provider)))
 	}
 	if req.Via != "" {
-		attrs = append(attrs, attribute.String(AttrVia, redact.String(textutil.Clip(req.Via, 128))))
+		attrs = append(attrs, attribute.String(AttrVia, redact.String(text.Clip(req.Via, 128))))
 	}
 	if req.Skill {
 		attrs = append(attrs, attribute.Bool(AttrSkill, true))

@@ -9,8 +9,8 @@ import (
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // ID is the provider id of the built-in tools.
@@ -73,7 +73,7 @@ func (p *Provider) Call(ctx context.Context, t catalog.Tool, args json.RawMessag
 		if p.opts.Status != nil {
 			st = p.opts.Status(ctx)
 		}
-		b, err := textutil.MarshalJSONIndent(st, "", "  ")
+		b, err := jsonscan.MarshalIndent(st, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("encoding status: %w", err)
 		}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -83,7 +83,7 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	}
 	out, err := jsrun.RunWith(ctx, code, lim, setup)
 	if err == nil {
-		b, err := textutil.MarshalJSON(out)
+		b, err := jsonscan.Marshal(out)
 		if err != nil {
 			return nil, fmt.Errorf("encoding the result: %w", err)
 		}

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Header is the interface of a script, read from its leading comment block:
@@ -323,7 +323,7 @@ func suggestTag(tag string) string {
 	norm := strings.NewReplacer("-", "", "_", "").Replace(tag)
 	best, bestD := "", 3
 	for _, k := range knownTags {
-		d := textutil.Distance(norm, k, 2)
+		d := text.Distance(norm, k, 2)
 		if strings.HasPrefix(norm, k) || strings.HasPrefix(k, norm) && len(norm) >= 3 {
 			d = min(d, 1)
 		}

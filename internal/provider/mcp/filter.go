@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // lineFilter reads an upstream's stdout, one newline-delimited message per
@@ -105,7 +105,7 @@ func (f *lineFilter) bad(head, tail []byte, why string) []jsonrpc.Message {
 			return []jsonrpc.Message{&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}}}
 		}
 	}
-	f.report("%s; dropped it: %q", why, textutil.Clip(string(head), 120))
+	f.report("%s; dropped it: %q", why, text.Clip(string(head), 120))
 	return nil
 }
 

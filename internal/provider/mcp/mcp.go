@@ -46,7 +46,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -491,7 +491,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 		return ctx.Err()
 	}
 	if upstream {
-		msg := textutil.Clip(we.Message, 2000)
+		msg := text.Clip(we.Message, 2000)
 		switch {
 		case we.Code == codeInvalidParams && strings.Contains(strings.ToLower(we.Message), "unknown tool"):
 			s.relist() // our list is stale: re-read it
@@ -505,7 +505,7 @@ func (p *Provider) callError(ctx context.Context, s *session, tool catalog.Tool,
 			"upstream %q failed the call to %q: %s (code %d)", p.opts.ID, tool.Name, msg, we.Code)
 	}
 	return toolerr.New(toolerr.ProviderUnavailable, "Retry once; if it fails again, tell the user (agent-tools doctor shows why).",
-		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, textutil.Clip(p.scrubErr(err).Error(), 2000))
+		"provider %q: calling %q failed: %s", p.opts.ID, tool.Name, text.Clip(p.scrubErr(err).Error(), 2000))
 }
 
 // Close ends the session, kills the upstream's process group and stops

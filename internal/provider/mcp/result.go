@@ -8,7 +8,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // maxKeptBinary bounds the binary content (images, audio, blobs) kept in
@@ -79,7 +79,7 @@ func mediaType(mime, kind string) string {
 	if mime == "" {
 		return kind
 	}
-	return textutil.Clip(mime, 100)
+	return text.Clip(mime, 100)
 }
 
 // capBytes keeps at most max bytes of s, cut on a character boundary, and

@@ -66,7 +66,7 @@ type nameArg struct {
 }
 type empty struct{}
 
-func text(s string) *sdk.CallToolResult {
+func textResult(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
 
@@ -80,14 +80,14 @@ func newTestServer(dir string) *sdk.Server {
 			s.AddPrompt(&sdk.Prompt{Name: "extra", Description: "Added later."}, func(context.Context, *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 				return &sdk.GetPromptResult{}, nil
 			})
-			return text("added"), nil, nil
+			return textResult("added"), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "logs", Description: "Log n messages, then answer at once."},
 		func(ctx context.Context, req *sdk.CallToolRequest, a nArg) (*sdk.CallToolResult, any, error) {
 			for i := range a.N {
 				req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprint(i)})
 			}
-			return text("logged"), nil, nil
+			return textResult("logged"), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "ask", Description: "Ask the client for a sampling; report it, the progress token and our pid."},
 		func(ctx context.Context, req *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
@@ -95,12 +95,12 @@ func newTestServer(dir string) *sdk.Server {
 			if err != nil {
 				return nil, nil, err
 			}
-			return text(fmt.Sprintf("%s token=%v pid=%d", res.Content.(*sdk.TextContent).Text, req.Params.GetProgressToken(), os.Getpid())), nil, nil
+			return textResult(fmt.Sprintf("%s token=%v pid=%d", res.Content.(*sdk.TextContent).Text, req.Params.GetProgressToken(), os.Getpid())), nil, nil
 		})
 	yes := true
 	sdk.AddTool(s, &sdk.Tool{Name: "echo", Description: "Echo the text back.", Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true}},
 		func(_ context.Context, _ *sdk.CallToolRequest, a textArg) (*sdk.CallToolResult, any, error) {
-			return text(a.Text), nil, nil
+			return textResult(a.Text), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two integers."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a addArgs) (*sdk.CallToolResult, sum, error) {
@@ -108,14 +108,14 @@ func newTestServer(dir string) *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "delete", Description: "Delete everything.", Annotations: &sdk.ToolAnnotations{DestructiveHint: &yes, ReadOnlyHint: true}},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
-			return text("deleted"), nil, nil
+			return textResult("deleted"), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "slow", Description: "Sleep ms milliseconds."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, a msArg) (*sdk.CallToolResult, any, error) {
 			os.WriteFile(filepath.Join(dir, "slow-started"), []byte("yes"), 0o600) // the call is in flight
 			select {
 			case <-time.After(time.Duration(a.MS) * time.Millisecond):
-				return text("slept"), nil, nil
+				return textResult("slept"), nil, nil
 			case <-ctx.Done():
 				os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600)
 				return nil, nil, ctx.Err()
@@ -123,7 +123,7 @@ func newTestServer(dir string) *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "flood", Description: "Return n bytes of text."},
 		func(_ context.Context, _ *sdk.CallToolRequest, a nArg) (*sdk.CallToolResult, any, error) {
-			return text(strings.Repeat("x", a.N)), nil, nil
+			return textResult(strings.Repeat("x", a.N)), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "crash", Description: "Exit at once."},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
@@ -137,7 +137,7 @@ func newTestServer(dir string) *sdk.Server {
 			if !ok {
 				v = "<unset>"
 			}
-			return text(v), nil, nil
+			return textResult(v), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "image", Description: "Return a tiny image."},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
@@ -156,15 +156,15 @@ func newTestServer(dir string) *sdk.Server {
 			if err := cmd.Start(); err != nil {
 				return nil, nil, err
 			}
-			return text(fmt.Sprintf("%d %d", os.Getpid(), cmd.Process.Pid)), nil, nil
+			return textResult(fmt.Sprintf("%d %d", os.Getpid(), cmd.Process.Pid)), nil, nil
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "addtool", Description: "Add a tool named extra."},
 		func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
 			sdk.AddTool(s, &sdk.Tool{Name: "extra", Description: "Added later."},
 				func(_ context.Context, _ *sdk.CallToolRequest, _ empty) (*sdk.CallToolResult, any, error) {
-					return text("extra!"), nil, nil
+					return textResult("extra!"), nil, nil
 				})
-			return text("added"), nil, nil
+			return textResult("added"), nil, nil
 		})
 	return s
 }

@@ -9,8 +9,9 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // setToolsLocked installs a live tool list from the upstream. It keeps the
@@ -230,7 +231,7 @@ func inputSchema(v any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("its inputSchema is not a JSON object (got %s)", jsonType(v))
 	}
 	if typ, ok := m["type"]; ok && typ != "object" {
-		return nil, fmt.Errorf("its inputSchema has type %s; tool arguments are an object", textutil.Clip(fmt.Sprint(typ), 40))
+		return nil, fmt.Errorf("its inputSchema has type %s; tool arguments are an object", text.Clip(fmt.Sprint(typ), 40))
 	}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -287,7 +288,7 @@ func memberOf(raw []byte, key string) (val []byte, ok bool) {
 			i++
 		}
 		start := i
-		if i = textutil.SkipJSONValue(raw, i); i < 0 {
+		if i = jsonscan.SkipValue(raw, i); i < 0 {
 			return nil, false
 		}
 		if string(k) == key {

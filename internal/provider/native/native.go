@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 )
 
 // Handler runs one call with the arguments already validated against the
@@ -154,7 +154,7 @@ func objectSchema(raw json.RawMessage, required bool) (json.RawMessage, error) {
 	switch t := m["type"].(type) {
 	case nil:
 		m["type"] = "object"
-		raw, _ = textutil.MarshalJSON(m)
+		raw, _ = jsonscan.Marshal(m)
 	case string:
 		if t != "object" {
 			return nil, fmt.Errorf("%w: type is %q, want \"object\" (tool arguments are a JSON object)", ErrBadSchema, t)

@@ -14,9 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -399,7 +400,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	}
 	j.res.DurationMS = time.Since(j.start).Milliseconds()
 	shown := j.res.shown()
-	b, _ := textutil.MarshalJSON(shown)
+	b, _ := jsonscan.Marshal(shown)
 	return &provider.Result{Text: string(b), Structured: shown}, nil
 }
 
@@ -734,4 +735,4 @@ func (r *result) shown() *result {
 	return &v
 }
 
-func clip(s string, n int) string { return textutil.Clip(s, n) }
+func clip(s string, n int) string { return text.Clip(s, n) }

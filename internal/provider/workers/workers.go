@@ -29,8 +29,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/textutil"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -270,7 +270,7 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 		return p.run(ctx, args)
 	case "status":
 		st := p.status(ctx)
-		b, _ := textutil.MarshalJSONIndent(st, "", "  ")
+		b, _ := jsonscan.MarshalIndent(st, "", "  ")
 		return &provider.Result{Text: string(b), Structured: st}, nil
 	}
 	return nil, toolerr.New(toolerr.UnknownTool, "", "provider %q has no tool %q", p.id, tool.Name)

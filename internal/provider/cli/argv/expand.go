@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agent-tools/agent-tools/internal/textutil"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Limits on an expanded argv, below what execve accepts on Linux (128 KiB
@@ -301,4 +301,4 @@ func number(n json.Number) (string, error) {
 }
 
 // clip shortens a value quoted in an error, never splitting a character.
-func clip(s string) string { return textutil.Clip(s, 40) }
+func clip(s string) string { return text.Clip(s, 40) }

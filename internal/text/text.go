@@ -1,8 +1,8 @@
-// Package textutil holds the small text helpers several packages need: a
+// Package text holds the small text helpers several packages need: a
 // bounded edit distance for "did you mean" suggestions and a rune-safe clip
 // for quoting untrusted text in messages. One copy each, so a fix (or a
 // UTF-8 bug) lands everywhere at once.
-package textutil
+package text
 
 import "unicode/utf8"
 
@@ -87,61 +87,4 @@ func runes(s string) []rune {
 		out = append(out, r)
 	}
 	return out
-}
-
-// IsJSONObject reports whether raw, after leading blanks, starts a JSON
-// object: a cheap shape test before a decode (it does not validate).
-func IsJSONObject(raw []byte) bool {
-	for _, c := range raw {
-		switch c {
-		case ' ', '\t', '\n', '\r':
-			continue
-		case '{':
-			return true
-		}
-		return false
-	}
-	return false
-}
-
-// SkipJSONValue returns the index just after the JSON value at raw[i] (for a
-// number or literal: the separator or blank that ends it), or -1 when raw
-// ends inside a string, object or array. raw must be valid JSON (checked
-// or decoded beforehand): this only finds where values end, for scanners
-// that read a document's top level without decoding it.
-func SkipJSONValue(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch raw[i] {
-		case '"':
-			for i++; i < len(raw) && raw[i] != '"'; i++ {
-				if raw[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(raw) {
-				return -1
-			}
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	if depth == 0 {
-		return i
-	}
-	return -1
 }

@@ -1,7 +1,6 @@
-package textutil
+package text
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -148,50 +147,4 @@ func FuzzDistance(f *testing.F) {
 			t.Fatalf("Distance(%q, %q) is not symmetric", a, b)
 		}
 	})
-}
-
-func TestIsJSONObject(t *testing.T) {
-	for in, want := range map[string]bool{`{}`: true, " \n\t{\"a\":1}": true, `[{}]`: false, `"{"`: false, ``: false, `   `: false, `x{`: false, `{`: true} {
-		if got := IsJSONObject([]byte(in)); got != want {
-			t.Errorf("IsJSONObject(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
-func TestSkipJSONValue(t *testing.T) {
-	for _, tt := range []struct {
-		raw  string
-		i    int
-		want int
-	}{
-		{`"a\"b",1`, 0, 6},
-		{`{"a":[1,{"b":"]"}]} x`, 0, 19},
-		{`[1,2] `, 0, 5},
-		{`123,`, 0, 3},
-		{`true}`, 0, 4},
-		{`{"a":1,"b":"x"}`, 5, 6},
-		{`{"a":1,"b":"x"}`, 11, 14},
-		{`"open`, 0, -1},
-		{`{"a":[1`, 0, -1},
-		{`12`, 0, 2},
-	} {
-		if got := SkipJSONValue([]byte(tt.raw), tt.i); got != tt.want {
-			t.Errorf("SkipJSONValue(%q, %d) = %d, want %d", tt.raw, tt.i, got, tt.want)
-		}
-	}
-}
-
-func TestMarshalJSONKeepsHTML(t *testing.T) {
-	v := map[string]any{"s": "<prefix> && <anonymous>", "raw": json.RawMessage(`{"a":"<b>&"}`)}
-	b, err := MarshalJSON(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := `{"raw":{"a":"<b>&"},"s":"<prefix> && <anonymous>"}`; string(b) != want {
-		t.Errorf("MarshalJSON = %s, want %s", b, want)
-	}
-	b, _ = MarshalJSONIndent(map[string]string{"k": "<v>"}, "", "  ")
-	if want := "{\n  \"k\": \"<v>\"\n}"; string(b) != want {
-		t.Errorf("MarshalJSONIndent = %q, want %q", b, want)
-	}
 }
