@@ -57,8 +57,8 @@ func startHTTP(ctx context.Context, t *testing.T, project string, env ...string)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		cmd.Cancel()
-		cmd.Wait()
+		_ = cmd.Cancel() // ends the process; an error means it had already exited
+		_ = cmd.Wait()   // killed: its exit status is the signal
 	})
 	urlRe := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 	found := make(chan string, 1)
@@ -125,8 +125,8 @@ func TestConformancePassthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		srv.Cancel()
-		srv.Wait()
+		_ = srv.Cancel() // ends the process; an error means it had already exited
+		_ = srv.Wait()   // killed: its exit status is the signal
 	})
 	waitListening(t, addr, srvOut)
 

@@ -45,7 +45,7 @@ func TestTSSDKSeesPluginToggles(t *testing.T) {
 	if err := node.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { node.Cancel(); node.Wait() }()
+	defer func() { _ = node.Cancel(); _ = node.Wait() }() // killed: Wait reports the signal
 	lines := bufio.NewScanner(stdout)
 	next := func() []string {
 		t.Helper()
@@ -109,7 +109,7 @@ func startBooking(ctx context.Context, t *testing.T, bin string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Cancel(); cmd.Wait() })
+	t.Cleanup(func() { _ = cmd.Cancel(); _ = cmd.Wait() }) // killed: Wait reports the signal
 	re := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)`)
 	found := make(chan string, 1)
 	go func() {

@@ -408,7 +408,7 @@ func startEverythingHTTP(t *testing.T, port int) (stop func()) {
 	stop = func() {
 		once.Do(func() {
 			cancel()
-			cmd.Wait()
+			_ = cmd.Wait() // cancelled: its exit status is the signal
 		})
 	}
 	t.Cleanup(stop)
@@ -621,7 +621,7 @@ providers:
 		t.Fatalf("children running server-everything: %v, want the shared one and this client's", pids)
 	}
 	for _, pid := range pids {
-		syscall.Kill(-pid, syscall.SIGKILL)
+		_ = syscall.Kill(-pid, syscall.SIGKILL) // a group already gone is what the test wants
 	}
 	eventuallyOK(t, "echo after both upstreams were killed", func() *sdk.CallToolResult {
 		return s.call(t, "echo", map[string]any{"message": "still here"})

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite: formatting, vet, and every Go test with the race
+# The whole test suite: formatting, vet, golangci-lint, and every Go test with the race
 # detector, including the interop tests against real MCP peers from npm
 # (installed into interop/node_modules from the pinned lock file).
 set -euo pipefail
@@ -40,6 +40,17 @@ fi
 
 step "go vet"
 go vet ./...
+
+step "golangci-lint (pinned; .golangci.yml)"
+# The pinned release, so every machine runs the same checks: the one in
+# GOPATH/bin when it is that release, else installed into the temp dir.
+golangci_version=2.15.0
+golangci="$(go env GOPATH)/bin/golangci-lint"
+if ! "$golangci" version 2>/dev/null | grep -q "version $golangci_version "; then
+  GOBIN="$tmp/bin" GOFLAGS= go install "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v$golangci_version"
+  golangci="$tmp/bin/golangci-lint"
+fi
+"$golangci" run ./...
 
 # --- race run and skip summary: go vet ran above, so the tests
 # skip their own vet pass. The race build of every package is made once,

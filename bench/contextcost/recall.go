@@ -138,7 +138,7 @@ func searchCall(cs *sdk.ClientSession, args map[string]any, count func([]byte) i
 	}
 	if len(res.Content) > 0 {
 		if tc, ok := res.Content[0].(*sdk.TextContent); ok {
-			json.Unmarshal([]byte(tc.Text), &body)
+			_ = json.Unmarshal([]byte(tc.Text), &body) // a text that is not JSON has no results: recall 0
 		}
 	}
 	names := make([]string, len(body.Results))

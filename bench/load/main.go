@@ -62,7 +62,9 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
-		pprof.StartCPUProfile(f)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
 		defer pprof.StopCPUProfile()
 	}
 	if *sessions < 1 || *calls < 1 || *rounds < 1 || *sessions > 5000 || *calls > 10000 {
@@ -171,7 +173,7 @@ func serveBare() (string, func(), error) {
 		return "", nil, err
 	}
 	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
+	go func() { _ = srv.Serve(ln) }() // ErrServerClosed at Close
 	return url, func() { srv.Close() }, nil
 }
 
@@ -231,7 +233,7 @@ func serveAgentTools(ctx context.Context, auth bool) (string, func(), error) {
 	m.WatchSessions(h.Sessions)
 	sctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { h.Serve(sctx, ln); close(done) }()
+	go func() { _ = h.Serve(sctx, ln); close(done) }() // ends when stop cancels sctx
 	return url, func() { stop(); <-done; a.Close(); os.RemoveAll(dir) }, nil
 }
 

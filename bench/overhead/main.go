@@ -125,7 +125,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, "overhead:", err)
 			os.Exit(2)
 		}
-		pprof.StartCPUProfile(f)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "overhead:", err)
+			os.Exit(2)
+		}
 		defer pprof.StopCPUProfile()
 	}
 	rep := report{Go: runtime.Version(), CPUs: runtime.GOMAXPROCS(0), Payload: *payload}
@@ -142,7 +145,9 @@ func main() {
 	}
 	if *memProfile != "" {
 		if f, err := os.Create(*memProfile); err == nil {
-			pprof.Lookup("allocs").WriteTo(f, 0)
+			if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+				fmt.Fprintln(os.Stderr, "overhead: memory profile:", err)
+			}
 			f.Close()
 		}
 	}
@@ -232,7 +237,12 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			return result{}, fmt.Errorf("direct: %w", err)
 		}
 		if withFloor {
+			// err here is this block's own (declared with url above): checked
+			// here, or the floor's failure would go unseen.
 			floorUp, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: ownClient()}, nil)
+			if err != nil {
+				return result{}, fmt.Errorf("floor upstream: %w", err)
+			}
 		}
 		providerYAML = fmt.Sprintf("    url: %q\n", url)
 	}
@@ -277,14 +287,14 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 	case "stdio":
 		c2sR, c2sW, _ := os.Pipe()
 		s2cR, s2cW, _ := os.Pipe()
-		go a.Facade.Server().Run(ctx, transport.Stdio(c2sR, s2cW, time.Second))
+		go func() { _ = a.Facade.Server().Run(ctx, transport.Stdio(c2sR, s2cW, time.Second)) }() // ends with ctx
 		viaRuntime, err = client().Connect(ctx, &sdk.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 		if err != nil || !withFloor {
 			break
 		}
 		fc2sR, fc2sW, _ := os.Pipe()
 		fs2cR, fs2cW, _ := os.Pipe()
-		go floor.Run(ctx, &sdk.IOTransport{Reader: fc2sR, Writer: fs2cW})
+		go func() { _ = floor.Run(ctx, &sdk.IOTransport{Reader: fc2sR, Writer: fs2cW}) }() // ends with ctx
 		viaFloor, err = client().Connect(ctx, &sdk.IOTransport{Reader: fs2cR, Writer: fc2sW}, nil)
 	case "http":
 		h, herr := transport.NewHTTP(transport.HTTPOptions{Server: a.Facade.Server(), Addr: "127.0.0.1:0", RatePerSecond: -1, Metrics: m})
@@ -296,7 +306,7 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			return result{}, lerr
 		}
 		srv := &http.Server{Handler: h}
-		go srv.Serve(ln)
+		go func() { _ = srv.Serve(ln) }() // ErrServerClosed at Close
 		defer srv.Close()
 		viaRuntime, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + transport.MCPPath}, nil)
 		if err != nil || !withFloor {
@@ -307,7 +317,7 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			return result{}, ferr
 		}
 		fsrv := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return floor }, nil)}
-		go fsrv.Serve(fln)
+		go func() { _ = fsrv.Serve(fln) }() // ErrServerClosed at Close
 		defer fsrv.Close()
 		viaFloor, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + fln.Addr().String()}, nil)
 	}
@@ -430,11 +440,11 @@ func startHTTPUpstream(self string) (string, func(), error) {
 	stop := func() {
 		stdin.Close() // the upstream exits at EOF
 		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
+		go func() { _ = cmd.Wait(); close(done) }() // the upstream's exit status is not measured
 		select {
 		case <-done:
 		case <-time.After(2 * time.Second):
-			cmd.Process.Kill()
+			_ = cmd.Process.Kill() // it did not exit at EOF; an error means it just did
 		}
 	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
@@ -515,9 +525,9 @@ func serveUpstream(mode string) error {
 		}
 		s := echoServer()
 		h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil)
-		go http.Serve(ln, h)
+		go func() { _ = http.Serve(ln, h) }() // serves until the process exits
 		fmt.Printf("http://%s/mcp\n", ln.Addr())
-		io.Copy(io.Discard, os.Stdin)
+		_, _ = io.Copy(io.Discard, os.Stdin) // serve until the parent closes stdin
 		return nil
 	}
 	return fmt.Errorf("unknown upstream mode %q", mode)

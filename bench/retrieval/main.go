@@ -480,7 +480,9 @@ func writeDump(path string, ds dataset, rep report) error {
 			"id": ds.queries[i].ID, "query": ds.queries[i].Query, "needs": r.Needs,
 			"found_at": foundAt(r), "ranked": r.Ranked,
 		})
-		w.Write(append(b, '\n'))
+		if _, err := w.Write(append(b, '\n')); err != nil {
+			return err
+		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()

@@ -60,8 +60,12 @@ func TestRunJSON(t *testing.T) {
 	queries := `{"id":"1","query":"list my repositories","needs":[["gh::list_repos"]]}
 {"id":"2","query":"open an issue and then save the notes to /tmp/notes.md","needs":[["gh::create_issue"],["fs::write_file"]]}
 `
-	os.WriteFile(filepath.Join(dir, "tools.jsonl"), []byte(tools), 0o644)
-	os.WriteFile(filepath.Join(dir, "queries.jsonl"), []byte(queries), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "tools.jsonl"), []byte(tools), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "queries.jsonl"), []byte(queries), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var out bytes.Buffer
 	if err := run([]string{"--dataset", dir, "--json"}, &out); err != nil {
 		t.Fatal(err)

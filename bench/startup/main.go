@@ -101,7 +101,9 @@ func main() {
 			time.AfterFunc(4*time.Second, func() {
 				if out, err := os.Create(f + "." + strconv.Itoa(os.Getpid())); err == nil {
 					runtime.GC()
-					pprof.WriteHeapProfile(out)
+					if err := pprof.WriteHeapProfile(out); err != nil {
+						fmt.Fprintln(os.Stderr, "startup: heap profile:", err)
+					}
 					out.Close()
 				}
 			})

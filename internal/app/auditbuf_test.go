@@ -62,7 +62,9 @@ func TestAuditBufferTimerFlush(t *testing.T) {
 	}
 	b := newAuditBuffer(f, time.Hour)
 	defer b.Close()
-	b.Write([]byte("a\n"))
+	if _, err := b.Write([]byte("a\n")); err != nil {
+		t.Fatal(err)
+	}
 	b.flush() // what the timer runs
 	if got, _ := os.ReadFile(path); string(got) != "a\n" {
 		t.Errorf("after the timer's flush: %q", got)
@@ -70,7 +72,9 @@ func TestAuditBufferTimerFlush(t *testing.T) {
 	if b.timer != nil {
 		t.Error("the timer is still marked pending")
 	}
-	b.Write([]byte("b\n"))
+	if _, err := b.Write([]byte("b\n")); err != nil {
+		t.Fatal(err)
+	}
 	if b.timer == nil {
 		t.Error("a write after a flush did not arm the timer")
 	}
@@ -96,7 +100,9 @@ func BenchmarkAuditWrite(b *testing.B) {
 				defer f.Close()
 			}
 			for b.Loop() {
-				w.Write(line)
+				if _, err := w.Write(line); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 	}

@@ -42,7 +42,11 @@ func TestLoginsInRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeCLI()
+	defer func() {
+		if err := closeCLI(); err != nil {
+			t.Error(err)
+		}
+	}()
 	if err := cli.Save(&upstreamauth.Entry{Provider: "remote", Token: &oauth2.Token{AccessToken: "x-canary"}}); err != nil {
 		t.Fatal(err)
 	}

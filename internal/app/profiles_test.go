@@ -140,7 +140,9 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 	req, _ := http.NewRequest("GET", srv.URL+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+opsToken)
 	if resp, err := http.DefaultClient.Do(req); err == nil {
-		scrape.ReadFrom(resp.Body)
+		if _, err := scrape.ReadFrom(resp.Body); err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
 	}
 	if !strings.Contains(scrape.String(), `agent_tools_tool_calls_total{outcome="ok",profile="ops",provider="local",tool="deploy"} 1`) {

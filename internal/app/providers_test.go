@@ -76,7 +76,11 @@ func TestPluginsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := newGeneration(c, registry.New(nil), slog.New(slog.DiscardHandler))
-	defer closeAll(g.closers)
+	defer func() {
+		if err := closeAll(g.closers); err != nil {
+			t.Error(err)
+		}
+	}()
 	p, _ := buildProvider(c.Providers[0], provider.Deps{})
 	g.add(p)
 	g.addPlugins(Options{ProjectDir: project, Env: func(string) (string, bool) { return "", false }})

@@ -37,7 +37,11 @@ func TestTracesCarryNoSecretsEndToEnd(t *testing.T) {
 `)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	defer tp.Shutdown(context.Background())
+	t.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := app.New(ctx, app.Options{ProjectDir: p.dir, Mode: "flat", AuditDefault: io.Discard, Tracer: tracing.NewHook(tp),
@@ -103,7 +107,11 @@ func TestHTTPCallContinuesTheClientsTrace(t *testing.T) {
 	p.script(t, "hello", "#!/bin/sh\n# @description Say hello.\n# @readonly\necho hello\n")
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
-	defer tp.Shutdown(context.Background())
+	t.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	a, err := app.New(ctx, app.Options{ProjectDir: p.dir, Mode: "flat", AuditDefault: io.Discard, Tracer: tracing.NewHook(tp)})

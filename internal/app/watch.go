@@ -264,7 +264,7 @@ func (wt *watcher) ensure() {
 	}
 	for d := range wt.watched {
 		if !want[d] {
-			wt.w.Remove(d)
+			_ = wt.w.Remove(d) // a directory already gone is no longer watched either
 			delete(wt.watched, d)
 		}
 	}
@@ -336,7 +336,7 @@ func (wt *watcher) loop(ctx context.Context, debounce time.Duration) {
 		case <-fire:
 			fire = nil
 			if reload {
-				wt.a.Reload(ctx)
+				_ = wt.a.Reload(ctx) // Reload logs its own failure; the last good config keeps serving
 			} else if refresh {
 				if wt.a.Current().Refresh(provider.WithRescan(ctx)) { // something changed: providers' freshness must not skip it
 					wt.a.log.Info("scripts changed; tool list updated")

@@ -123,7 +123,9 @@ func TestNodeMismatchAndSessions(t *testing.T) {
 	nodes[0].noteMismatch(mm)
 	nodes[0].noteMismatch(mm) // unchanged: no second callback
 	hashes["c"] = "h1"
-	nodes[2].Publish(ctx)
+	if err := nodes[2].Publish(ctx); err != nil {
+		t.Fatal(err)
+	}
 	mm, _ = nodes[0].Mismatch(ctx)
 	nodes[0].noteMismatch(mm)
 	if len(seen) != 2 || len(seen[1]) != 0 {

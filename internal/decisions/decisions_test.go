@@ -134,7 +134,9 @@ func TestAnotherProcessRevokes(t *testing.T) {
 func TestCorruptFileStartsEmptyAndIsKeptAside(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
-	os.WriteFile(path, []byte("{not json"), 0o600)
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, err := Open(path, nil)
 	var ce *CorruptError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "decisions clear") {

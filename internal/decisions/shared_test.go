@@ -51,7 +51,9 @@ func TestSharedDecisions(t *testing.T) {
 	// Garbage in the shared record is never applied.
 	r, _ := state.NewRedis(srv.URL, "dec-test:")
 	defer r.Close()
-	r.Put(context.Background(), sharedKey, []byte(`{"version":1,"decisions":[{"tool":"gh_create_issue"}]}`), 0)
+	if err := r.Put(context.Background(), sharedKey, []byte(`{"version":1,"decisions":[{"tool":"gh_create_issue"}]}`), 0); err != nil {
+		t.Fatal(err)
+	}
 	if a.Allowed(tool, "s1") {
 		t.Error("a malformed shared record was applied")
 	}

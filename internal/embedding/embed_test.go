@@ -151,12 +151,18 @@ func TestCacheRoundTripAndTornTail(t *testing.T) {
 	if KeyOf("m", "a") != k1 || KeyOf("n", "a") == k1 {
 		t.Fatal("keys are not a function of model and text")
 	}
-	c.Put(k1, []float32{1, 2, 3})
-	c.Put(k2, []float32{4, 5})
+	if err := c.Put(k1, []float32{1, 2, 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Put(k2, []float32{4, 5}); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	// A torn record at the end (a crash mid-append) is cut off.
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.Write(encodeRecord(KeyOf("m", "c"), []float32{7, 8, 9})[:20])
+	if _, err := f.Write(encodeRecord(KeyOf("m", "c"), []float32{7, 8, 9})[:20]); err != nil {
+		t.Fatal(err)
+	}
 	f.Close()
 	c, err = OpenCache(path)
 	if err != nil {
@@ -165,7 +171,9 @@ func TestCacheRoundTripAndTornTail(t *testing.T) {
 	if v, ok := c.Get(k2); !ok || len(v) != 2 || v[1] != 5 || c.Len() != 2 {
 		t.Fatalf("reloaded: %v %v, len %d", v, ok, c.Len())
 	}
-	c.Put(KeyOf("m", "d"), []float32{1})
+	if err := c.Put(KeyOf("m", "d"), []float32{1}); err != nil {
+		t.Fatal(err)
+	}
 	c.Close()
 	c, _ = OpenCache(path)
 	if c.Len() != 3 {
@@ -190,7 +198,9 @@ func TestCacheCorrupt(t *testing.T) {
 		{"huge dimension", append([]byte(cacheMagic), make([]byte, 32)...), 0},
 	} {
 		path := filepath.Join(t.TempDir(), "v.bin")
-		os.WriteFile(path, c.data, 0o600)
+		if err := os.WriteFile(path, c.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		cc, err := OpenCache(path)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)

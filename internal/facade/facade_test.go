@@ -191,7 +191,9 @@ func TestDiscover(t *testing.T) {
 			Required []string `json:"required"`
 		} `json:"tools"`
 	}
-	json.Unmarshal([]byte(text), &list)
+	if err := json.Unmarshal([]byte(text), &list); err != nil {
+		t.Fatal(err)
+	}
 	if list.Total != 3 || list.Tools[0].Name != "delete_repo" || len(list.Tools[0].Required) != 2 {
 		t.Fatalf("listing = %s", text)
 	}
@@ -210,7 +212,9 @@ func TestDiscover(t *testing.T) {
 			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"results"`
 	}
-	json.Unmarshal([]byte(text), &ranked)
+	if err := json.Unmarshal([]byte(text), &ranked); err != nil {
+		t.Fatal(err)
+	}
 	if len(ranked.Results) == 0 || ranked.Results[0].Name != "get_repo" || len(ranked.Results[0].InputSchema) == 0 {
 		t.Fatalf("ranked = %s", text)
 	}

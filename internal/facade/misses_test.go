@@ -142,12 +142,16 @@ func TestDiscoverPageSaysMore(t *testing.T) {
 		Next       string `json:"next"`
 		NextCursor string `json:"next_cursor"`
 	}
-	json.Unmarshal([]byte(text), &out)
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatal(err)
+	}
 	if out.NextCursor != "2" || !strings.Contains(out.Next, "1-2 of 3") || !strings.Contains(out.Next, `cursor "2"`) {
 		t.Fatalf("first page = %s", text)
 	}
 	text, _ = h.call("agent_tools_gh_discover", map[string]any{"limit": 2, "cursor": "2"})
-	json.Unmarshal([]byte(text), &out)
+	if err := json.Unmarshal([]byte(text), &out); err != nil {
+		t.Fatal(err)
+	}
 	if strings.Contains(out.Next, "cursor") {
 		t.Errorf("last page still points at a cursor: %s", text)
 	}

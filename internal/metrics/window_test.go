@@ -82,10 +82,14 @@ func TestWindowRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Step 2: nothing. Step 3: gh 2 calls at 3 s (only the new ones count).
-	w.Sample(at(2))
+	if err := w.Sample(at(2)); err != nil {
+		t.Fatal(err)
+	}
 	observe(m, "gh", true, 3)
 	observe(m, "gh", true, 3)
-	w.Sample(at(3))
+	if err := w.Sample(at(3)); err != nil {
+		t.Fatal(err)
+	}
 
 	a := w.Activity()
 	if len(a.Providers) != 2 || a.Providers[0].Provider != "gh" || a.Providers[1].Provider != "local" {
@@ -107,13 +111,17 @@ func TestWindowRing(t *testing.T) {
 	}
 	// The ring keeps 3 samples: a fourth pushes the first out, and local,
 	// with no call left in the window, drops out of it.
-	w.Sample(at(4))
+	if err := w.Sample(at(4)); err != nil {
+		t.Fatal(err)
+	}
 	a = w.Activity()
 	if len(a.Providers) != 1 || len(a.Providers[0].Points) != 3 || !a.Providers[0].Points[0].Time.Equal(at(2)) {
 		t.Fatalf("after the ring turned: %+v", a.Providers)
 	}
 	for i := 5; i < 50; i++ { // bounded whatever runs
-		w.Sample(at(i))
+		if err := w.Sample(at(i)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if a := w.Activity(); len(a.Providers) != 0 || len(w.samples) != 3 {
 		t.Errorf("an idle window: %+v, %d samples", a, len(w.samples))
@@ -167,7 +175,9 @@ func TestWindowLive(t *testing.T) {
 		t.Fatalf("no calls yet: %+v", a.Providers)
 	}
 	observe(m, "gh", true, 0.01)
-	w.Sample(t0.Add(10 * time.Second))
+	if err := w.Sample(t0.Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	observe(m, "gh", false, 0.01)
 	observe(m, "gh", true, 0.01)
 
@@ -182,7 +192,9 @@ func TestWindowLive(t *testing.T) {
 	if got := w.Activity().Providers[0].Points; len(got) != 1 {
 		t.Fatalf("Live changed the window: %+v", got)
 	}
-	w.Sample(t0.Add(20 * time.Second))
+	if err := w.Sample(t0.Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	pts = w.Activity().Providers[0].Points
 	if len(pts) != 2 || pts[1].Calls != 2 || pts[1].Partial {
 		t.Fatalf("after the step ended: %+v", pts)

@@ -24,7 +24,9 @@ func TestPolicyAccess(t *testing.T) {
 		providertest.Tool("read", "Read things", schema, true),
 		providertest.Tool("write", "Write things", schema, false))
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	access := policy.NewAccess(map[string]policy.View{"ro": {Tools: policy.Rules{Allow: []string{"svc_read"}}}},
 		[]policy.IdentityRule{

@@ -30,7 +30,9 @@ func TestPerCallReadOnlyClassification(t *testing.T) {
 		providertest.Tool("job", "Mode-dependent", `{"type":"object"}`, false),
 		catalog.Tool{Name: "always", InputSchema: json.RawMessage(`{"type":"object"}`), AlwaysConfirm: true})
 	reg := registry.New(nil)
-	reg.Add(byMode{fake})
+	if err := reg.Add(byMode{fake}); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	run := pipeline.New(pipeline.Options{Catalog: reg, Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second}, Rules: policy.Rules{}})
 	tests := []struct {

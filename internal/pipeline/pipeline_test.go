@@ -25,7 +25,9 @@ func newPipeline(t testing.TB, rules policy.Rules, audit *bytes.Buffer, fn func(
 		providertest.Tool("write", "Write things", schema, false))
 	fake.Func = fn
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	o := pipeline.Options{Catalog: reg, Rules: rules, Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second, MaxResultChars: 10}}
 	if audit != nil {
@@ -168,7 +170,9 @@ func TestBrokenSchemaIsContained(t *testing.T) {
 		providertest.Tool("liar", "schema lies", `{"type":"object","properties":{"a":{"type":"strng"}}}`, true),
 		providertest.Tool("remote", "remote ref", `{"$ref":"http://example.com/s.json"}`, true))
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	run := pipeline.New(pipeline.Options{Catalog: reg})
 	for _, name := range []string{"bad_liar", "bad_remote"} {
@@ -195,7 +199,9 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		start := time.Now()
 		for b.Loop() {
-			fake.Call(ctx, tool, args)
+			if _, err := fake.Call(ctx, tool, args); err != nil {
+				b.Fatal(err)
+			}
 		}
 		direct = time.Since(start) / time.Duration(b.N)
 	})

@@ -50,7 +50,9 @@ func newChecking(t *testing.T, rules policy.Rules, decisions pipeline.Decisions)
 		providertest.Tool("read", "Read things", schema, true),
 		providertest.Tool("write", "Write things", schema, false))}
 	reg := registry.New(nil)
-	reg.Add(c)
+	if err := reg.Add(c); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	return pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, Decisions: decisions,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second}}), c

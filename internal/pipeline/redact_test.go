@@ -35,7 +35,9 @@ func TestSecretsScrubbedFromResultsErrorsAndAudit(t *testing.T) {
 		return &provider.Result{Text: "env KEY=" + secret, Structured: map[string]any{"k": secret}}, nil
 	}
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	var audit bytes.Buffer
 	run := pipeline.New(pipeline.Options{Catalog: reg, AuditTo: &audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second}})

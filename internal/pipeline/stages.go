@@ -305,7 +305,9 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 			}
 			line := append(appendAuditLine(make([]byte, 0, 320), &rec), '\n') // json.Marshal's bytes (auditline.go)
 			mu.Lock()
-			w.Write(redact.Default.Bytes(line))
+			// A failed audit write must not fail the call it records; a full
+			// disk shows on the file itself.
+			_, _ = w.Write(redact.Default.Bytes(line))
 			mu.Unlock()
 			return resp
 		}

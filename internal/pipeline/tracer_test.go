@@ -35,7 +35,9 @@ func (r *recorder) wrap(name string, next pipeline.Handler) pipeline.Handler {
 func TestTracerWrapsCallAndStagesInOrder(t *testing.T) {
 	fake := providertest.New(catalog.ProviderInfo{ID: "svc"}, providertest.Tool("read", "Read", schema, true))
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	rec := &recorder{}
 	extra := func(next pipeline.Handler) pipeline.Handler {

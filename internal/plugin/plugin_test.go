@@ -141,7 +141,9 @@ func TestDiscover(t *testing.T) {
 	writePlugin(t, cfgDir, "not-a-plugin", ok("nope"))
 	writePlugin(t, cfgDir, "agent-tools-plugin-broken", `{"name":`)
 	writePlugin(t, cfgDir, "agent-tools-plugin-empty", "") // no plugin.json
-	os.WriteFile(filepath.Join(cfgDir, "agent-tools-plugin-file"), []byte("x"), 0o644)
+	if err := os.WriteFile(filepath.Join(cfgDir, "agent-tools-plugin-file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writePlugin(t, envDir, "agent-tools-plugin-c", ok("cat"))
 	writePlugin(t, envDir2, "agent-tools-plugin-a2", ok("ant")) // id taken
 	writePlugin(t, project, "agent-tools-plugin-d", ok("dog"))

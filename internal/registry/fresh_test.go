@@ -85,7 +85,9 @@ func TestRefreshAfterReenable(t *testing.T) {
 	r := New(nil)
 	c := &counting{id: "a", tools: []catalog.Tool{{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
 	c.fresh.Store(true)
-	r.Add(c)
+	if err := r.Add(c); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	r.Refresh(ctx)
 	if err := r.SetEnabled(ctx, "a", false); err != nil {
@@ -103,7 +105,9 @@ func TestRefreshAfterReenable(t *testing.T) {
 func TestRescanOverridesRefreshed(t *testing.T) {
 	r := New(nil)
 	c := &counting{id: "a"}
-	r.Add(c)
+	if err := r.Add(c); err != nil {
+		t.Fatal(err)
+	}
 	ctx := r.Refreshed(context.Background())
 	r.Refresh(ctx)
 	if c.lists.Load() != 0 {
@@ -120,7 +124,9 @@ func BenchmarkRefreshFresh(b *testing.B) {
 	for _, id := range []string{"a", "b", "c"} {
 		c := &counting{id: id}
 		c.fresh.Store(true)
-		r.Add(c)
+		if err := r.Add(c); err != nil {
+			b.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	r.Refresh(ctx)
@@ -143,7 +149,9 @@ func (s *starting) Tools(context.Context) ([]catalog.Tool, error) {
 // starting, not failed (doctor fails only on failed).
 func TestDiagnosticsTellStartingFromFailed(t *testing.T) {
 	r := New(nil)
-	r.Add(&starting{counting{id: "slow"}})
+	if err := r.Add(&starting{counting{id: "slow"}}); err != nil {
+		t.Fatal(err)
+	}
 	r.Refresh(context.Background())
 	var got []string
 	for _, d := range r.Diagnostics() {

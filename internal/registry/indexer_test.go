@@ -33,8 +33,12 @@ func TestSearchRacesBackgroundIndex(t *testing.T) {
 	a := providertest.New(catalog.ProviderInfo{ID: "a"}, generationTools("old", n)...)
 	b := providertest.New(catalog.ProviderInfo{ID: "b"}, providertest.Tool("other", "manage the widget elsewhere", "", true))
 	r := registry.New(nil)
-	r.Add(a)
-	r.Add(b)
+	if err := r.Add(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(b); err != nil {
+		t.Fatal(err)
+	}
 	ctx := provider.WithRescan(context.Background())
 	r.Refresh(ctx)
 
@@ -98,13 +102,17 @@ func TestSearchRacesBackgroundIndex(t *testing.T) {
 			t.Fatalf("after refresh %d: hits %s… are not of the new list", i, hits[0].ID)
 		}
 		if i%5 == 4 { // a switch racing the searches (what a reload or the console does)
-			r.SetEnabled(ctx, "a", false)
+			if err := r.SetEnabled(ctx, "a", false); err != nil {
+				t.Fatal(err)
+			}
 			for _, h := range r.Search("widget", opts) {
 				if h.Provider == "a" {
 					t.Fatalf("switched-off provider still found: %s", h.ID)
 				}
 			}
-			r.SetEnabled(ctx, "a", true)
+			if err := r.SetEnabled(ctx, "a", true); err != nil {
+				t.Fatal(err)
+			}
 			if err := check(r.Search("widget", opts), false); err != nil {
 				t.Fatalf("after switching back on: %v", err)
 			}
@@ -129,7 +137,10 @@ func TestSearchWhileAnotherRegistryBuilds(t *testing.T) {
 			defer wg.Done()
 			gen := fmt.Sprintf("r%d", i)
 			r := registry.New(nil)
-			r.Add(providertest.New(catalog.ProviderInfo{ID: "a"}, generationTools(gen, 30)...))
+			if err := r.Add(providertest.New(catalog.ProviderInfo{ID: "a"}, generationTools(gen, 30)...)); err != nil {
+				t.Error(err)
+				return
+			}
 			r.Refresh(context.Background())
 			hits := r.Search("widget", index.Options{Limit: 100})
 			if len(hits) != 30 || !strings.HasPrefix(hits[0].ID, "a_"+gen) {

@@ -85,8 +85,12 @@ func TestRefreshIsIncrementalAndSetEnabled(t *testing.T) {
 	a := providertest.New(catalog.ProviderInfo{ID: "a"}, providertest.Tool("alpha", "send email messages", "", true))
 	b := providertest.New(catalog.ProviderInfo{ID: "b"}, providertest.Tool("beta", "resize images", "", true))
 	r := registry.New(nil)
-	r.Add(a)
-	r.Add(b)
+	if err := r.Add(a); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Add(b); err != nil {
+		t.Fatal(err)
+	}
 	changes := 0
 	r.OnChange(func() { changes++ })
 	r.Refresh(context.Background())
@@ -107,7 +111,9 @@ func TestRefreshIsIncrementalAndSetEnabled(t *testing.T) {
 	if _, ok := r.Lookup("a_alpha"); ok || len(r.Search("email", index.Options{})) != 0 {
 		t.Fatal("disabled provider still visible")
 	}
-	r.SetEnabled(context.Background(), "a", true)
+	if err := r.SetEnabled(context.Background(), "a", true); err != nil {
+		t.Fatal(err)
+	}
 	if _, ok := r.Lookup("a_alpha"); !ok {
 		t.Fatal("re-enabled provider not visible")
 	}

@@ -100,7 +100,9 @@ func TestMemoryExpiry(t *testing.T) {
 	now := time.Unix(1000, 0)
 	m := &Memory{Now: func() time.Time { return now }, MaxKeys: 2}
 	ctx := context.Background()
-	m.Incr(ctx, "a", time.Second)
+	if _, err := m.Incr(ctx, "a", time.Second); err != nil {
+		t.Fatal(err)
+	}
 	now = now.Add(2 * time.Second)
 	if n, _ := m.Count(ctx, "a"); n != 0 {
 		t.Errorf("expired counter = %d", n)
@@ -113,15 +115,23 @@ func TestMemoryExpiry(t *testing.T) {
 		t.Error("Once after expiry refused")
 	}
 	// Bounded: a third key evicts one of the first two.
-	m.Put(ctx, "x", []byte("1"), time.Hour)
-	m.Put(ctx, "y", []byte("1"), time.Hour)
-	m.Put(ctx, "z", []byte("1"), time.Hour)
+	if err := m.Put(ctx, "x", []byte("1"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Put(ctx, "y", []byte("1"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Put(ctx, "z", []byte("1"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
 	if len(m.m) > 2 {
 		t.Errorf("%d keys, MaxKeys 2", len(m.m))
 	}
 	// A bucket refills at its rate.
 	for range 2 {
-		m.Take(ctx, "b", 1, 2)
+		if _, _, err := m.Take(ctx, "b", 1, 2); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if ok, _, _ := m.Take(ctx, "b", 1, 2); ok {
 		t.Error("empty bucket allowed")

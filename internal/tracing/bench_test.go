@@ -45,7 +45,11 @@ func benchPipeline(b *testing.B, tracer pipeline.Tracer) pipeline.Handler {
 func onTracer(b *testing.B) (pipeline.Tracer, func()) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
-	b.Cleanup(func() { tp.Shutdown(context.Background()) })
+	b.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			b.Error(err)
+		}
+	})
 	return tracing.NewHook(tp), exp.Reset
 }
 

@@ -59,7 +59,11 @@ func newTraced(t testing.TB, rules policy.Rules, tracer pipeline.Tracer) *traced
 	tr := &traced{exp: tracetest.NewInMemoryExporter(), fake: fake}
 	if tracer == nil {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tr.exp))
-		t.Cleanup(func() { tp.Shutdown(context.Background()) })
+		t.Cleanup(func() {
+			if err := tp.Shutdown(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
 		tracer = tracing.NewHook(tp)
 	}
 	tr.run = pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, Tracer: tracer,
@@ -79,7 +83,7 @@ func (tr *traced) CallTool(ctx context.Context, canonical string, args json.RawM
 func attrs(s tracetest.SpanStub) map[string]string {
 	m := map[string]string{}
 	for _, kv := range s.Attributes {
-		m[string(kv.Key)] = kv.Value.Emit()
+		m[string(kv.Key)] = kv.Value.String()
 	}
 	return m
 }
@@ -275,7 +279,9 @@ func pipelineWith(t testing.TB, tracer pipeline.Tracer) pipeline.Handler {
 	t.Helper()
 	fake := providertest.New(catalog.ProviderInfo{ID: "svc"}, providertest.Tool("read", "Read things", schema, true))
 	reg := registry.New(nil)
-	reg.Add(fake)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
 	reg.Refresh(context.Background())
 	return pipeline.New(pipeline.Options{Catalog: reg, Tracer: tracer})
 }
@@ -283,7 +289,11 @@ func pipelineWith(t testing.TB, tracer pipeline.Tracer) pipeline.Handler {
 func TestSampledOutCallsRecordNothing(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(sdktrace.NeverSample()))
-	defer tp.Shutdown(context.Background())
+	t.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	tr := newTraced(t, policy.Rules{}, tracing.NewHook(tp))
 	if resp := tr.run(context.Background(), &pipeline.Request{Tool: "svc_read"}); resp.Failed() {
 		t.Fatal(resp.Err)
@@ -388,11 +398,15 @@ func (rootsOnly) Description() string { return "rootsOnly" }
 func TestSampledOutCallsInsideARecordedSkill(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithSampler(rootsOnly{}))
-	defer tp.Shutdown(context.Background())
+	t.Cleanup(func() {
+		if err := tp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	tr := newTraced(t, policy.Rules{}, tracing.NewHook(tp))
 	parallel := callerFunc(func(ctx context.Context, canonical string, args json.RawMessage) (*provider.Result, error) {
 		done := make(chan struct{})
-		go func() { defer close(done); tr.CallTool(ctx, canonical, args) }()
+		go func() { defer close(done); _, _ = tr.CallTool(ctx, canonical, args) }() // the outer call's result is what the test checks
 		res, err := tr.CallTool(ctx, canonical, args)
 		<-done
 		return res, err

@@ -99,7 +99,11 @@ func TestSpansAreExportedOverOTLPHTTP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tc.Shutdown(context.Background())
+	t.Cleanup(func() {
+		if err := tc.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	if !tc.State().On || tc.Tracer() == nil || tc.State().String() != "OTLP http/protobuf to "+c.srv.URL {
 		t.Fatalf("state = %s", tc.State())
 	}

@@ -86,7 +86,9 @@ func BenchmarkFrame(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				var f frame
-				json.Unmarshal(line, &f)
+				if err := json.Unmarshal(line, &f); err != nil {
+					b.Fatal(err)
+				}
 			}
 		})
 		b.Run(bc.name+"/stream", func(b *testing.B) {

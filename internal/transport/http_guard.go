@@ -50,6 +50,7 @@ func (p hostPolicy) check(r *http.Request) error {
 		viaLoopback = IsLoopbackAddr(la.String())
 	}
 	if viaLoopback || p.loopBind || len(p.allowed) > 0 {
+		//nolint:staticcheck // ST1005: "Host" is the header's name, written as HTTP spells it
 		return fmt.Errorf("Host %q is not allowed (DNS-rebinding defence); list it in server.http.allowedHosts", clipHeader(r.Host))
 	}
 	return nil
@@ -108,6 +109,7 @@ func (p originPolicy) check(origin string) error {
 			return nil
 		}
 	}
+	//nolint:staticcheck // ST1005: "Origin" is the header's name, written as HTTP spells it
 	return fmt.Errorf("Origin %q is not allowed; list it in server.http.allowedOrigins", clipHeader(origin))
 }
 

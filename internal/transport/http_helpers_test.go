@@ -38,12 +38,16 @@ func testMCPServer(drain *Drain) *sdk.Server {
 	}
 	s.AddTool(&sdk.Tool{Name: "echo", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var a struct{ Text string }
-		json.Unmarshal(req.Params.Arguments, &a)
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
 		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: a.Text}}}, nil
 	})
 	s.AddTool(&sdk.Tool{Name: "slow", InputSchema: schema}, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		var a struct{ Ms int }
-		json.Unmarshal(req.Params.Arguments, &a)
+		if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+			return nil, err
+		}
 		text := "done"
 		through(ctx, func(ctx context.Context) *pipeline.Response {
 			deadline := time.After(time.Duration(a.Ms) * time.Millisecond)
@@ -58,7 +62,8 @@ func testMCPServer(drain *Drain) *sdk.Server {
 					return &pipeline.Response{}
 				case <-tick.C:
 					if tok := req.Params.GetProgressToken(); tok != nil {
-						req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: "working"})
+						// A client gone mid-call misses a progress report; the call goes on.
+						_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(n), Message: "working"})
 					}
 				}
 			}

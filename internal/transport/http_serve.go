@@ -16,12 +16,11 @@ import (
 // then cancel the rest (their contexts end, and the process-running
 // providers kill the process trees). Put Middleware in the pipeline.
 type Drain struct {
-	mu       sync.Mutex
-	n        int
-	idle     chan struct{} // closed when n drops to 0; nil while n == 0
-	ctx      context.Context
-	cancel   context.CancelFunc
-	canceled bool
+	mu     sync.Mutex
+	n      int
+	idle   chan struct{} // closed when n drops to 0; nil while n == 0
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // NewDrain returns a Drain with nothing in flight.
@@ -111,7 +110,7 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	h.shutdown(srv)
-	<-errc
+	_ = <-errc // Serve returns ErrServerClosed once shut down: not an error here
 	return nil
 }
 
@@ -123,7 +122,7 @@ func (h *HTTP) shutdown(srv *http.Server) {
 	go func() {
 		// Closes the listeners and idle connections; returns once every
 		// connection is idle (SSE streams end when their sessions close below).
-		srv.Shutdown(context.Background())
+		_ = srv.Shutdown(context.Background()) // without a deadline it only returns once done
 		close(shutdownDone)
 	}()
 	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownGrace)

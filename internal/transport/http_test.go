@@ -359,7 +359,9 @@ func TestHTTPMetadata(t *testing.T) {
 			t.Fatal(err)
 		}
 		var md map[string]any
-		json.NewDecoder(resp.Body).Decode(&md)
+		if err := json.NewDecoder(resp.Body).Decode(&md); err != nil {
+			t.Fatal(err)
+		}
 		resp.Body.Close()
 		if resp.StatusCode != 200 || md["resource"] != srv.URL+MCPPath || md["authorization_servers"].([]any)[0] != "https://id.example.com" {
 			t.Errorf("%s: %d %v", p, resp.StatusCode, md)

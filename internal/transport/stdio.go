@@ -167,7 +167,7 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msgs, reply := c.addBatch(in.batch)
 		if reply != nil {
 			// A write error shows again on the SDK's next Write.
-			lockedWriter{c}.Write(append(reply, '\n'))
+			_, _ = lockedWriter{c}.Write(append(reply, '\n'))
 		}
 		c.queue = msgs
 	}
@@ -527,7 +527,8 @@ func screenLine(line []byte, reply io.Writer) (in inbound, ok bool) {
 			return inbound{msgs: []jsonrpc.Message{m}}, true
 		}
 	}
-	reply.Write(append(encodeError(idOf(trimmed), int64(code), msg), '\n'))
+	// A write error shows again on the SDK's next Write, which ends the session.
+	_, _ = reply.Write(append(encodeError(idOf(trimmed), int64(code), msg), '\n'))
 	return inbound{}, false
 }
 

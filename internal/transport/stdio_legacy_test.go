@@ -63,7 +63,7 @@ func legacyScreen(line []byte, reply io.Writer) bool {
 	}
 	out, err := jsonrpc.EncodeMessage(&jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: int64(code), Message: msg}})
 	if err == nil {
-		reply.Write(append(out, '\n'))
+		_, _ = reply.Write(append(out, '\n')) // as the transport it copies: the next write reports it
 	}
 	return false
 }

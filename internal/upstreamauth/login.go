@@ -52,7 +52,7 @@ func NewLoopback(port int) (*Loopback, error) {
 		}
 	})
 	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go l.srv.Serve(ln)
+	go func() { _ = l.srv.Serve(ln) }() // ends with ErrServerClosed when the login is done
 	return l, nil
 }
 
@@ -93,7 +93,7 @@ func openBrowser(u string) {
 		cmd = exec.Command("xdg-open", u)
 	}
 	if cmd.Start() == nil {
-		go cmd.Wait()
+		go func() { _ = cmd.Wait() }() // reaps the browser opener; its status says nothing about the login
 	}
 }
 

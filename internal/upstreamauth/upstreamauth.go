@@ -532,4 +532,4 @@ func sameHostRedirect(req *http.Request, via []*http.Request) error {
 }
 
 // drain is for response bodies read only for their status.
-func drain(r io.ReadCloser) { io.Copy(io.Discard, io.LimitReader(r, 64<<10)); r.Close() }
+func drain(r io.ReadCloser) { _, _ = io.Copy(io.Discard, io.LimitReader(r, 64<<10)); r.Close() }

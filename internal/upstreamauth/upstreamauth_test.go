@@ -211,12 +211,16 @@ func TestFileStore(t *testing.T) {
 		t.Fatalf("list: %v %v", list, err)
 	}
 	// Another key: the entry does not open.
-	os.WriteFile(filepath.Join(dir, "upstream-tokens.key"), make([]byte, 32), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "upstream-tokens.key"), make([]byte, 32), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Load("gh"); err == nil || !strings.Contains(err.Error(), "log in again") {
 		t.Errorf("wrong key: %v", err)
 	}
 	// A damaged file.
-	os.WriteFile(s.Path(), []byte("{"), 0o600)
+	if err := os.WriteFile(s.Path(), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.Load("gh"); err == nil || !strings.Contains(err.Error(), "damaged") {
 		t.Errorf("damaged file: %v", err)
 	}

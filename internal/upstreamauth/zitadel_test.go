@@ -203,7 +203,9 @@ func TestZitadel(t *testing.T) {
 
 	// Expiry: a token past its expiry is refreshed before it is sent.
 	e.Token.Expiry = time.Now().Add(-time.Minute)
-	store.Save(e)
+	if err := store.Save(e); err != nil {
+		t.Fatal(err)
+	}
 	p2 := newProvider(nil, "")
 	if err := call(p2); err != nil {
 		t.Fatalf("after expiry: %v", err)

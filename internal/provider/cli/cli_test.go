@@ -294,8 +294,12 @@ func TestLookPath(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "tool")
 	plain := filepath.Join(dir, "plain")
-	os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755)
-	os.WriteFile(plain, []byte("x"), 0o644)
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct{ name, path, want, err string }{
 		{"tool", dir, exe, ""},
 		{"tool", "relative:" + dir, exe, ""},

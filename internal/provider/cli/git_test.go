@@ -268,7 +268,9 @@ func TestGitInjection(t *testing.T) {
 	// value attached to its option (-e{pattern}) stays the option's value:
 	// the pattern "-rf" is searched for, in a file named "-n".
 	write(t, dir, "-n", "uses -rf here\n")
-	exec.Command("git", "-C", dir, "add", "--", "-n").Run()
+	if err := exec.Command("git", "-C", dir, "add", "--", "-n").Run(); err != nil {
+		t.Fatal(err)
+	}
 	if r := callTool(t, cs, "git_grep", map[string]any{"pattern": "-rf", "paths": []any{"-n"}}); r.text != "-n:1:uses -rf here\n" {
 		t.Errorf("grep after -- = %+v", r)
 	}

@@ -212,7 +212,7 @@ func TestCallRejectsBadArguments(t *testing.T) {
 	f.write(t, "t", "#!/bin/sh\n# @description t\necho ran\n", 0o755)
 	for _, args := range []string{`[1]`, `"s"`, `{`, `{"a-b": 1}`, `{"a=b": 1}`, `{"x": 1, "X": 2}`, `{"s": "nul\u0000"}`} {
 		_, err := f.call(t, "t", args)
-		wantCode(t, err, toolerr.InvalidArguments)
+		_ = wantCode(t, err, toolerr.InvalidArguments)
 	}
 }
 
@@ -281,13 +281,13 @@ func TestCallTimeoutKillsProcessTree(t *testing.T) {
 	f = newFixture(t, func(o *Options) { o.Timeout = 200 * time.Millisecond })
 	f.write(t, "slow", "#!/bin/sh\n# @description Slow.\nsleep 1000\n", 0o755)
 	_, err = f.call(t, "slow", "")
-	wantCode(t, err, toolerr.Timeout)
+	_ = wantCode(t, err, toolerr.Timeout)
 
 	// A caller's deadline is a timeout too, and still a context error.
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	_, err = f.p.Call(ctx, catalog.Tool{Name: "slow"}, nil)
-	wantCode(t, err, toolerr.Timeout)
+	_ = wantCode(t, err, toolerr.Timeout)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("want DeadlineExceeded in chain: %v", err)
 	}
@@ -296,7 +296,7 @@ func TestCallTimeoutKillsProcessTree(t *testing.T) {
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	_, err = f.p.Call(ctx, catalog.Tool{Name: "slow"}, nil)
-	wantCode(t, err, toolerr.Cancelled)
+	_ = wantCode(t, err, toolerr.Cancelled)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("want Canceled in chain: %v", err)
 	}
@@ -411,7 +411,7 @@ func TestMissingDirectory(t *testing.T) {
 		t.Errorf("diagnostics %+v", d)
 	}
 	_, err = f.call(t, "x", "")
-	wantCode(t, err, toolerr.UnknownTool)
+	_ = wantCode(t, err, toolerr.UnknownTool)
 
 	// Created later: picked up without a restart.
 	if err := os.MkdirAll(f.p.opts.Dir, 0o755); err != nil {
@@ -446,7 +446,7 @@ func TestCallNameCannotEscapeDirectory(t *testing.T) {
 	}
 	for _, name := range []string{"../../evil", "..", ".", "", "/bin/sh", "ok/../../../evil", ".hidden"} {
 		_, err := f.call(t, name, "")
-		wantCode(t, err, toolerr.UnknownTool)
+		_ = wantCode(t, err, toolerr.UnknownTool)
 	}
 }
 
@@ -506,7 +506,7 @@ func TestHotReload(t *testing.T) {
 	// Header change seen by Call without a Tools call in between.
 	f.write(t, "b", "#!/bin/sh\n# @description Beta\n# @timeout 100ms\nsleep 1000\n", 0o755)
 	_, err := f.call(t, "b", "")
-	wantCode(t, err, toolerr.Timeout)
+	_ = wantCode(t, err, toolerr.Timeout)
 	f.write(t, "b", "#!/bin/sh\n# @description Beta\n# @confirm\n", 0o755)
 	if !f.tools(t)["b"].AlwaysConfirm {
 		t.Error("@confirm added by an edit not seen")
@@ -543,7 +543,7 @@ func TestHotReload(t *testing.T) {
 		t.Errorf("delete: %v", got)
 	}
 	_, err = f.call(t, "a", "")
-	wantCode(t, err, toolerr.UnknownTool)
+	_ = wantCode(t, err, toolerr.UnknownTool)
 }
 
 func mustChtimes(t *testing.T, p string, tm time.Time) {

@@ -59,7 +59,9 @@ func BenchmarkCallOverhead(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		io.Copy(io.Discard, resp.Body)
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			b.Fatal(err)
+		}
 		resp.Body.Close()
 	}
 	viaRuntime := func() {

@@ -298,7 +298,7 @@ func (p *Provider) send(ctx context.Context, r *request) (*http.Response, []byte
 				"%s %s: %s", r.method, r.path, p.scrub(errText(err)))
 		}
 		if resp.StatusCode == http.StatusUnauthorized && p.auth.isLogin() && attempt == 0 {
-			io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // drained so the connection is reused; its content is not needed
 			resp.Body.Close()
 			p.auth.invalidate(tok)
 			continue

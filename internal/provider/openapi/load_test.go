@@ -210,7 +210,9 @@ func TestDocumentFromURL(t *testing.T) {
 	}
 	// Stale and unreachable: the cached copy serves, with a warning.
 	old := time.Now().Add(-48 * time.Hour)
-	os.Chtimes(files[0], old, old)
+	if err := os.Chtimes(files[0], old, old); err != nil {
+		t.Fatal(err)
+	}
 	srv.Close()
 	p := New(Options{ID: "pets", Spec: spec, BaseURL: "http://127.0.0.1:1", CacheDir: cache})
 	if err := p.Start(context.Background()); err != nil {
@@ -275,7 +277,9 @@ func newLoginBackend(t *testing.T, expiry time.Duration) *loginBackend {
 		}
 		if r.URL.Path == "/v1/login" {
 			var body map[string]string
-			json.NewDecoder(r.Body).Decode(&body)
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
 			if body["identity"] != "ann@example.com" || body["password"] != "pw-very-secret" {
 				w.WriteHeader(400)
 				io.WriteString(w, `{"message":"Failed to authenticate.","echo":"`+body["password"]+`"}`)
@@ -452,7 +456,9 @@ func TestToolsCache(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("cache files = %v (the stale one should be gone)", files)
 	}
-	os.WriteFile(files[0], []byte("{not json"), 0o600)
+	if err := os.WriteFile(files[0], []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if p := start(func(o *Options) { o.Include = []string{"pets/*"} }); p.conversions != 1 || len(p.tools) != 4 {
 		t.Errorf("a corrupt cache was used")
 	}

@@ -403,8 +403,7 @@ func TestBadArguments(t *testing.T) {
 
 func TestRedirects(t *testing.T) {
 	elsewhere := newBackend(t, nil)
-	var b *backend
-	b = newBackend(t, func(w http.ResponseWriter, r *http.Request) {
+	b := newBackend(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/v1/pets/inside":
 			http.Redirect(w, r, "/v1/pets/moved", http.StatusFound)

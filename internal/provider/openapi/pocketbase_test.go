@@ -65,7 +65,7 @@ func startPocketBase(t *testing.T) *pocketBase {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() }) // killed: Wait reports the signal
 	// PocketBase prints "Server started at http://…" when it listens.
 	ready := make(chan struct{})
 	var logMu sync.Mutex

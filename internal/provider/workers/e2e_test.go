@@ -71,15 +71,21 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 	}
 	dir, _ := filepath.EvalSymlinks(t.TempDir())
 	for name, body := range map[string]string{"src/api/api.go": "package api\n", "src/ui/ui.go": "package ui\n", "README.md": "# demo\n"} {
-		os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
-		os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	git(t, dir, "init", "-q", "-b", "main")
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init")
 	fakeCodex, _ := filepath.Abs("testdata/fake-codex")
 	cfg := fmt.Sprintf("providers:\n  - id: codex\n    kind: workers\n    preset: codex\n    command: %s\n    timeout: 2m\n    isolation: worktree\n    verify: [\"test -f src/api/retry_test.go\", \"true\"]\n", fakeCodex)
-	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	git(t, dir, "add", "agent-tools.yaml")
 	git(t, dir, "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "config")
 
@@ -235,7 +241,9 @@ func TestEndToEndFromAnMCPClient(t *testing.T) {
 // EXECUTABLE_NOT_FOUND through the runtime.
 func TestMissingBinaryStillLoads(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte("providers:\n  - id: gem\n    kind: workers\n    preset: gemini\n    command: /no/such/gemini\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte("providers:\n  - id: gem\n    kind: workers\n    preset: gemini\n    command: /no/such/gemini\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	a, err := app.New(ctx, app.Options{ProjectDir: dir, Mode: "flat", AuditDefault: io.Discard})

@@ -600,7 +600,6 @@ type worktree struct {
 	dir    string
 	base   string // the commit checked out
 	gitDir string // the worktree's own git dir
-	g      git    // pinned to the worktree
 }
 
 // addWorktree checks out HEAD of the repository at dir into a new detached

@@ -32,7 +32,6 @@ type Server struct {
 
 	mu        sync.Mutex
 	challenge string            // PKCE code_challenge of the pending code
-	state     string            // state of the pending authorization
 	codes     map[string]bool   // issued, unused codes
 	access    map[string]bool   // valid access tokens
 	refresh   map[string]string // refresh token → "" (valid)
@@ -98,7 +97,10 @@ func New(t testing.TB) *Server {
 	})
 	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
 		f.TokenRequests.Add(1)
-		r.ParseForm()
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.Resources = append(f.Resources, r.Form.Get("resource"))

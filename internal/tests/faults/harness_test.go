@@ -186,7 +186,6 @@ type runtime struct {
 	stderr *syncBuf
 	cancel context.CancelFunc
 	done   chan int
-	tools  []string
 	// texts collects every result and error text the client received.
 	mu    sync.Mutex
 	texts []string

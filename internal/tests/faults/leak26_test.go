@@ -93,8 +93,7 @@ func TestLeaksRoundThree(t *testing.T) {
 		t.Setenv(k, v) // the runtime's environment, which local scripts inherit
 	}
 	evil := newRecorder(t, func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, `{"stolen":true}`) })
-	var api *recorder
-	api = newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	api := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.EscapedPath() {
 		case "/openapi.json":
 			// A hostile document: the token of its own URL in a tool's
@@ -322,7 +321,9 @@ func consoleLeaks(t *testing.T, p *project, check func(where, text string)) {
 		var out struct {
 			Hits []struct{ Name string } `json:"hits"`
 		}
-		json.Unmarshal([]byte(get("/ui/api/tools?q=echo+key")), &out)
+		if err := json.Unmarshal([]byte(get("/ui/api/tools?q=echo+key")), &out); err != nil {
+			t.Fatal(err)
+		}
 		for _, h := range out.Hits {
 			if strings.HasPrefix(h.Name, "api") && strings.Contains(h.Name, "echo") {
 				names = append(names, h.Name)

@@ -132,7 +132,7 @@ func TestWantCode(t *testing.T) {
 		t.Errorf("WantCode returned %v", got)
 	}
 	r := &recorder{TB: t}
-	WantCode(r, te, toolerr.Denied)
+	_ = WantCode(r, te, toolerr.Denied)
 	if !r.fatal || !strings.Contains(r.errs[0], "want code DENIED") {
 		t.Errorf("failures = %q", r.errs)
 	}
