@@ -63,8 +63,12 @@ func TestSummarizeParts(t *testing.T) {
 {"Action":"pass","Package":"p","Elapsed":1}
 `
 	var live, report strings.Builder
-	summarizeParts(strings.NewReader(in), &live, parts{live: true})
-	summarizeParts(strings.NewReader(in), &report, parts{report: true})
+	if _, err := summarizeParts(strings.NewReader(in), &live, parts{live: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := summarizeParts(strings.NewReader(in), &report, parts{report: true}); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(live.String(), "ok  \tp") || strings.Contains(live.String(), "SKIP") {
 		t.Errorf("live:\n%s", live.String())
 	}
