@@ -97,8 +97,8 @@ func conformancePeers(t *testing.T) (node, suite string) {
 	return node, suite
 }
 
-// TestConformancePassthrough measures the transparent passthrough (SPEC
-// §4.1): the official conformance suite's server scenarios are run against
+// TestConformancePassthrough measures the transparent passthrough
+// (docs/providers/mcp.md): the official conformance suite's server scenarios are run against
 // the go-sdk's reference conformance server (its everything-server, built
 // here from the SDK version go.mod pins, stateful as the SDK's own CI runs
 // it), then against `agent-tools serve --http` in flat mode with that server

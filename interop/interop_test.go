@@ -235,7 +235,7 @@ type callResult struct {
 	StructuredContent json.RawMessage `json:"structuredContent"`
 }
 
-// errorEnvelope is the body of every tool error (SPEC §3.5, §10).
+// errorEnvelope is the body of every tool error (docs/modes.md, "Errors that teach").
 type errorEnvelope struct {
 	Error map[string]any `json:"error"`
 }
@@ -490,9 +490,9 @@ func assertFile(t *testing.T, project, name string, exists bool) {
 // TypeScript SDK client
 
 // builtinFacade is the builtin provider's progressive pair. Zero-config serves
-// the local provider "plus the built-ins" (SPEC §10), and the builtin
+// the local provider "plus the built-ins", and the builtin
 // provider (runtime_status) gets its own discover/call pair like any other
-// provider (SPEC §3.3).
+// provider.
 var builtinFacade = []string{"agent_tools_builtin_discover", "agent_tools_builtin_call"}
 
 func TestTSSDKProgressive(t *testing.T) {
@@ -676,7 +676,7 @@ func TestTSSDKFlatMode(t *testing.T) {
 	project := newProject(t)
 	obs := runTS(t, "flat", project, "--mode=flat")
 
-	// Local scripts and built-ins keep their bare names in flat mode (SPEC §10).
+	// Local scripts and built-ins keep their bare names in flat mode (docs/modes.md).
 	assertToolSet(t, obs.toolNames(), "greet", "touch", "fail", "runtime_status", "execute_javascript")
 	if g := obs.tool(t, "greet"); !slices.Equal(g.Required, []string{"name"}) || slices.Contains(g.Properties, "agent_tools_confirm") {
 		t.Errorf("flat greet schema: required %v, properties %v; want required [name], no agent_tools_confirm (read-only)", g.Required, g.Properties)

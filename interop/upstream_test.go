@@ -2,7 +2,7 @@
 
 package interop
 
-// Upstream interop (issue 4, point 7): real MCP servers from npm, pinned in
+// Upstream interop: real MCP servers from npm, pinned in
 // package.json, configured as `kind: mcp` providers of the freshly built
 // binary, driven through `agent-tools serve` by the Go SDK's client:
 //

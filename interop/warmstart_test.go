@@ -17,7 +17,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
-// TestNPMEverythingWarmStart is issue 23 item 1 against a real upstream:
+// TestNPMEverythingWarmStart checks the warm start against a real upstream:
 // with one tool-list cache (XDG_CACHE_HOME) for every command, list → call
 // → list → serve (its first call) → list, counting server-everything's
 // tools each time. A call after a warm start used to rewrite the cache with

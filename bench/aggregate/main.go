@@ -1,5 +1,5 @@
 // Command aggregate measures how much of an aggregating upstream's catalog
-// reaches the model (issue 10 §1): a fake hub — an in-process go-sdk server
+// reaches the model: a fake hub — an in-process go-sdk server
 // over Streamable HTTP on 127.0.0.1 — serves every tool of the retrieval
 // data sets under aggregated names ("Hacker_News_MCP_Server__getCommentTree"),
 // and agent-tools loads it as one provider from a real config file. It

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Regression (issue 10 §1): an aggregating upstream's long names were
+// Regression: an aggregating upstream's long names were
 // dropped at load in every mode. Every tool must reach the registry,
 // discover, search and the CLI; only flat mode leaves out names over 64.
 func TestEveryAggregatedToolIsReachable(t *testing.T) {

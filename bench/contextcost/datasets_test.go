@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Regression (issue 10 §3.8): without ../shared the data-set rows vanished
+// Regression: without ../shared the data-set rows vanished
 // from the table with only a line among the others on stderr.
 func TestMissingDatasetsAreReported(t *testing.T) {
 	missing := missingDatasets(t.TempDir())

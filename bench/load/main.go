@@ -1,6 +1,6 @@
 // Command load measures agent-tools over Streamable HTTP under concurrent
 // sessions, side by side with a bare go-sdk server doing the same work in
-// the same run (SPEC §9 "throughput of in-process tools over HTTP").
+// the same run (throughput of in-process tools over HTTP; docs/measured.md).
 //
 // Both servers listen on 127.0.0.1 (loopback only) and serve one cheap
 // in-process tool that echoes its argument. agent-tools serves it through

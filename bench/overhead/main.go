@@ -1,5 +1,5 @@
 // Command overhead measures what the agent-tools runtime adds to a call of an
-// upstream MCP tool (issue 4, point 8): the same echo upstream is called
+// upstream MCP tool (docs/measured.md): the same echo upstream is called
 // directly with a go-sdk client and through the runtime, interleaved call by
 // call in one run, over stdio and over Streamable HTTP.
 //
@@ -23,7 +23,7 @@
 // round so that none always runs first.
 //
 // Goals: runtime/direct at most 2.0 over HTTP and 2.2 over stdio (p50), and
-// runtime/floor at most 1.10 (p50, issue 16).
+// runtime/floor at most 1.10 (p50; docs/measured.md).
 package main
 
 import (
@@ -108,7 +108,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
 	only = flag.Bool("only-runtime", false, "call only through the runtime (no direct or floor path, no ratios): to profile the runtime's side with -cpuprofile/-memprofile")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
-	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (issue 24) that match every call: their per-call cost against a run without")
+	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (docs/http-security.md) that match every call: their per-call cost against a run without")
 	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 

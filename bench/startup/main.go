@@ -1,7 +1,7 @@
 // Command startup measures how fast `agent-tools serve` answers its first
 // tools/list and agent_tools_help with a large upstream catalog, with a
 // cold and a warm tool-list cache, and how much memory it holds at rest
-// (issue 16).
+// (docs/measured.md).
 //
 //	go run ./bench/startup                     # 1k, 10k and 100k tools
 //	go run ./bench/startup --tools 10000 --json

@@ -21,7 +21,7 @@ type searchIn struct {
 }
 
 // An override's text is what the model sees, its hidden argument is gone
-// from the published schema, and its default reaches the upstream (issue 24).
+// from the published schema, and its default reaches the upstream (docs/pins.md).
 func TestOverrideDefaultReachesTheUpstream(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	up := sdk.NewServer(&sdk.Implementation{Name: "up", Version: "1"}, nil)

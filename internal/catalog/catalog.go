@@ -15,7 +15,7 @@ type Tool struct {
 	Provider string `json:"provider"`
 	// Name is the tool's own name inside its provider (the remote identity).
 	Name string `json:"name"`
-	// Canonical is the public flat name (§3.6), filled by the registry.
+	// Canonical is the public flat name (docs/modes.md, "Names"), filled by the registry.
 	Canonical string `json:"canonical"`
 	// Title is an optional display name.
 	Title string `json:"title,omitempty"`
@@ -54,7 +54,7 @@ type UpstreamTool struct {
 	Meta        json.RawMessage      `json:"_meta,omitempty"`
 }
 
-// Skill is a server-side recipe a provider ships (seed 000's `meta`).
+// Skill is a server-side recipe a provider ships (a skill file's `meta`).
 type Skill struct {
 	Provider    string    `json:"provider"`
 	Name        string    `json:"name"`
@@ -80,6 +80,6 @@ type ProviderInfo struct {
 	RequireConfirm bool `json:"requireConfirm"`
 	// Timeout is the default per-call deadline (0: the runtime default).
 	Timeout time.Duration `json:"-"`
-	// Flat tools of host-local providers (local, builtin) carry no prefix (§10).
+	// Flat tools of host-local providers (local, builtin) carry no prefix.
 	HostLocal bool `json:"-"`
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Definition is what a model is shown of a tool: the part a pin covers
-// (issue 24). A change to any of it is a change of what the person trusted.
+// (docs/pins.md). A change to any of it is a change of what the person trusted.
 type Definition struct {
 	Name          string          `json:"name"`
 	Title         string          `json:"title,omitempty"`

@@ -1,7 +1,7 @@
 // Package decisions remembers confirmations a person made once: "always
 // allow this tool" (persisted) and "always for this session" (in memory).
 //
-// Decisions are keyed by canonical name only (seed 004: never by a tool's
+// Decisions are keyed by canonical name only (never by a tool's
 // original name, a suffix or an alias) and record the provider that owned
 // the name when the person decided; a decision whose name now belongs to
 // another provider, or to no tool at all, is stale and never applied.
@@ -48,7 +48,7 @@ type Record struct {
 	Time     time.Time `json:"time"`
 	// Digest is the tool's definition digest when the person decided
 	// (catalog.Definition.Digest): a tool whose upstream changed its
-	// name, description, schemas or annotations since asks again (issue 24).
+	// name, description, schemas or annotations since asks again (docs/pins.md).
 	Digest string `json:"digest,omitempty"`
 }
 

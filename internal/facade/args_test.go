@@ -50,7 +50,7 @@ func TestCallRequestParsing(t *testing.T) {
 // request or a Malformed error, never a panic, and a parsed request always
 // carries object (or absent) arguments.
 // Both spellings of the name key work in both modes; every malformed call
-// gets the exact call to make instead (issue 10 §2).
+// gets the exact call to make instead.
 func TestCallShapes(t *testing.T) {
 	tests := []struct {
 		name, raw, nameKey string

@@ -19,7 +19,7 @@ import (
 
 // Code mode publishes help, search and execute_javascript: the model finds
 // tools and calls them from one script, and reads only what the script
-// returns (issue 25).
+// returns (docs/modes.md, "Code mode").
 const Code Mode = "code"
 
 // codeTool is the name code mode publishes the interpreter under (the

@@ -554,7 +554,7 @@ func userOf(mreq *sdk.CallToolRequest) string {
 }
 
 // approvalSchema asks for a yes/no and, optionally, how long the yes lasts:
-// "always allow this tool" is remembered by canonical name (seed 004).
+// "always allow this tool" is remembered by canonical name (docs/pins.md).
 var approvalSchema = map[string]any{
 	"type": "object",
 	"properties": map[string]any{

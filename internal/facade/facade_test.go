@@ -445,7 +445,7 @@ func TestElicitationConfirms(t *testing.T) {
 		{"accept", "accept", map[string]any{"approve": true}, ""},
 		{"decline", "decline", map[string]any{"approve": true}, "DENIED"},
 		{"unchecked", "accept", map[string]any{"approve": false}, "DENIED"},
-		// Regression (issue 10 §3.5): an accept without content is no answer,
+		// Regression: an accept without content is no answer,
 		// not "the user declined": the agent's own confirmation is asked for.
 		{"accept without content", "accept", nil, "CONFIRMATION_REQUIRED"},
 	} {

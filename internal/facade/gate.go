@@ -18,7 +18,8 @@ import (
 
 // Forwarded requests that are no tool calls (passthrough.Op: resource
 // reads, prompt fetches, completions, subscriptions, log-level changes) take
-// the one call pipeline tool calls take (issue 26 item 16): audited under
+// the one call pipeline tool calls take, so nothing reaches an upstream
+// unaudited or past a deny rule: audited under
 // their canonical name (a resource's URI, a prompt's published name),
 // loop-guarded, allowed or denied by the policy's globs. They change nothing
 // a confirmation would guard, so they are read-only to the policy.

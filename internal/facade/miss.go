@@ -13,7 +13,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Misses that teach (SPEC §3.5, §3.6). A model reuses names it saw
+// Misses that teach (docs/modes.md, "Names" and "Errors that teach"). A model reuses names it saw
 // anywhere: a tool's own name, its canonical name, the name another naming
 // scheme or another provider gives it, a skill's name. Before the pipeline
 // answers UNKNOWN_TOOL from edit distance alone, the facade looks the name

@@ -29,7 +29,7 @@ func downProvider() *providertest.Fake {
 	return ev
 }
 
-// TestDownProviderIsNotEmpty is issue 23 item 5: a call or search that
+// TestDownProviderIsNotEmpty: a call or search that
 // could concern a provider that failed to start says so, with its reason
 // (redacted), in every mode, instead of UNKNOWN_TOOL / "Nothing matched".
 func TestDownProviderIsNotEmpty(t *testing.T) {
@@ -93,7 +93,7 @@ func TestDownProviderIsNotEmpty(t *testing.T) {
 	}
 }
 
-// TestOtherModesMetaToolsTeach is issue 23 item 17: another mode's meta
+// TestOtherModesMetaToolsTeach: another mode's meta
 // tool answers with this mode's call, not an empty did_you_mean.
 func TestOtherModesMetaToolsTeach(t *testing.T) {
 	tests := []struct {
@@ -133,7 +133,7 @@ func TestOtherModesMetaToolsTeach(t *testing.T) {
 	}
 }
 
-// TestDiscoverPageSaysMore is issue 23 item 18: a page with a next_cursor
+// TestDiscoverPageSaysMore: a page with a next_cursor
 // says in "next" that there are more pages and how to get them.
 func TestDiscoverPageSaysMore(t *testing.T) {
 	h := newHarness(t, setup{})
@@ -157,7 +157,7 @@ func TestDiscoverPageSaysMore(t *testing.T) {
 	}
 }
 
-// TestFlatPublishesWhatTheUpstreamSaid is issue 23 "Also": a flat tool of
+// TestFlatPublishesWhatTheUpstreamSaid: a flat tool of
 // an upstream MCP server carries its outputSchema, title, icons, _meta and
 // annotations (with the runtime's own view of read-only).
 func TestFlatPublishesWhatTheUpstreamSaid(t *testing.T) {

@@ -200,7 +200,7 @@ func TestSkillHits(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.1): different bad commands are different calls;
+// Regression: different bad commands are different calls;
 // only the same failing command repeated escalates.
 func TestTextLoopGuardKeysOnTheCommand(t *testing.T) {
 	guard := policy.NewLoopGuard()

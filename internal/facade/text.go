@@ -18,7 +18,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Text is seed 000's text layer: one tool taking one command line.
+// Text is the text layer: one tool taking one command line.
 const Text Mode = "text"
 
 const execTool = "agent_tools_exec"

@@ -20,7 +20,7 @@ import (
 )
 
 // A provider that is down, still starting or waiting for a login is not an
-// empty one (issue 23 item 5): a call or search that could concern it says
+// empty one: a call or search that could concern it says
 // so, with its reason, in every mode. Its cached names, where it has any,
 // decide which calls concern it; without any, every name with its prefix
 // does (or, for a provider whose tools have bare names, every name nothing
@@ -168,7 +168,7 @@ func (f *Facade) unavailableNote(out map[string]any, o index.Options, results in
 // fewHits: a search with fewer results notes the unavailable providers.
 const fewHits = 3
 
-// metaMiss answers a call of another mode's meta tool (issue 23 item 17:
+// metaMiss answers a call of another mode's meta tool (for example
 // agent_tools_local_call in flat mode, agent_tools_local_discover in search
 // mode) with the call this mode takes instead. nil when name is none.
 func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.Error {

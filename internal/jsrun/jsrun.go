@@ -1,5 +1,5 @@
 // Package jsrun is the JavaScript sandbox shared by the execute_javascript
-// built-in and by skills (SPEC §4.7, §5; seed 004). It runs ECMAScript on
+// built-in and by skills (docs/providers/builtins.md). It runs ECMAScript on
 // goja, a pure-Go interpreter, in a fresh VM per run.
 //
 // What the code can reach: the ECMAScript built-ins, a captured console

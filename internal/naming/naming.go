@@ -1,4 +1,4 @@
-// Package naming builds the canonical names of tools (SPEC §3.6).
+// Package naming builds the canonical names of tools (docs/modes.md, "Names").
 //
 // A tool's identity is (provider id, the tool's own name); its canonical name
 // is "<provider>_<tool>", or bare "<tool>" for the host-local providers
@@ -9,7 +9,7 @@
 //     backend spells them; every other character is rewritten by one fixed,
 //     per-character rule. It is not injective: the registry detects the
 //     collisions it causes and an operator resolves them with a rename.
-//   - Lossless (seed 004, this file): each component keeps a–y and 0–9 (the
+//   - Lossless (this file): each component keeps a–y and 0–9 (the
 //     tool component also keeps '_'); every other code point, including 'z'
 //     itself, is written as 'z' + lowercase hexadecimal code point + 'z'. The
 //     encoding is injective, so the remote identity can always be recovered
@@ -189,7 +189,7 @@ func malformed(s string, at int, format string, args ...any) error {
 	return fmt.Errorf("%w %q at byte %d: %s", ErrMalformed, s, at, fmt.Sprintf(format, args...))
 }
 
-// LosslessName returns the canonical name of a provider's tool under seed 004's
+// LosslessName returns the canonical name of a provider's tool under the reversible
 // lossless encoding: "<provider>_<tool>", or bare "<tool>" when hostLocal
 // (then provider is only used in errors). Errors are *NameError wrapping
 // ErrEmpty or ErrInvalidUTF8.

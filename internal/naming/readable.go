@@ -12,7 +12,7 @@ type Scheme string
 const (
 	// Readable keeps A–Z a–z 0–9 _ - and rewrites the rest (the default).
 	Readable Scheme = "readable"
-	// Lossless is seed 004's injective z<hex>z encoding.
+	// Lossless is the injective z<hex>z encoding.
 	Lossless Scheme = "lossless"
 )
 

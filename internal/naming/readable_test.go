@@ -50,7 +50,7 @@ func TestReadableCanonical(t *testing.T) {
 			}
 		}
 	}
-	// Lossless stays seed 004's contract.
+	// Lossless stays reversible, as names already stored rely on it.
 	if got, _ := Lossless.Canonical("fs", "list_directory_with_sizes", false); got != "fs_list_directory_with_siz7azes" {
 		t.Errorf("lossless = %q", got)
 	}

@@ -1,4 +1,4 @@
-// Package pins remembers the definition of every published tool (issue 24):
+// Package pins remembers the definition of every published tool (docs/pins.md):
 // the first definition a tool is seen with is pinned by its digest, and a
 // later, different one is a change a person must look at. In warn mode the
 // changed tool stays callable and the change is logged, audited and shown by

@@ -13,7 +13,7 @@
 //  6. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
-// a tool (seed 000's 1,022 retries) are caught too.
+// a tool (one run of an earlier prototype retried a malformed call 1,022 times) are caught too.
 //
 // Options.Extra adds middleware between Audit and LoopGuard (metrics,
 // shutdown drain). Options.Tracer, when set, wraps the whole call and each

@@ -1,4 +1,5 @@
-// Package plugin reads seed-compatible plugin directories (SPEC §4, seed 000):
+// Package plugin reads plugin directories (agent-tools-plugin-*/plugin.json,
+// docs/providers/mcp.md):
 // a directory named agent-tools-plugin-* holding a plugin.json such as
 //
 //	{

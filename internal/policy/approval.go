@@ -2,7 +2,7 @@ package policy
 
 // Approval is a person's answer to a confirmation request. Beyond yes or
 // no, a person may decide once for every later call of the same tool: for
-// this session, or always (remembered by canonical name, seed 004).
+// this session, or always (remembered by canonical name, docs/pins.md).
 type Approval int
 
 const (

@@ -9,7 +9,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/state"
 )
 
-// LoopGuard stops a caller from repeating the same failing call (seed 000: one
+// LoopGuard stops a caller from repeating the same failing call (an earlier prototype saw one
 // run retried a malformed call 1,022 times). Calls are identified by an opaque
 // key built by the caller (identity + session + tool + canonical argument
 // hash).

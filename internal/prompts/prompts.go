@@ -1,5 +1,5 @@
 // Package prompts serves Markdown files with front matter as MCP prompts
-// (SPEC §6, seed 003), so every client with prompts/list gets the same
+// (docs/providers/builtins.md), so every client with prompts/list gets the same
 // commands. A file looks like:
 //
 //	---

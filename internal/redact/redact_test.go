@@ -162,7 +162,7 @@ func encodeJSON(t *testing.T, v any, html bool) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// Issue 26 item 3: a secret holding " \ < > & / leaked once it sat in JSON
+// A secret holding " \ < > & / leaked once it sat in JSON
 // inside JSON (cnry\u0026mcp\u003ckey…), or in JSON written with "\/".
 func TestJSONInsideJSON(t *testing.T) {
 	const sec = `cnry&mcpQ7<key>"x\y/z'=é`

@@ -11,7 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
-// Options say how the registry names tools (SPEC §3.6) and what it checks
+// Options say how the registry names tools (docs/modes.md, "Names") and what it checks
 // those names against. The zero value is the default: readable names, the
 // 64-character flat limit, no renames, no rules.
 type Options struct {
@@ -57,7 +57,7 @@ func (r *Registry) FlatMaxNameLength() int {
 }
 
 // Verbatim reports whether a provider's tools keep the upstream's names
-// exactly: a passthrough (`prefix: ""`) MCP upstream is transparent (§10).
+// exactly: a passthrough (`prefix: ""`) MCP upstream is transparent.
 func Verbatim(info catalog.ProviderInfo) bool {
 	return info.HostLocal && info.ID != naming.ProviderLocal && info.ID != naming.ProviderBuiltin
 }

@@ -1,8 +1,8 @@
-// Package skills loads a provider's skills (SPEC §5, seed 000) and runs them
+// Package skills loads a provider's skills (docs/providers/builtins.md) and runs them
 // in the jsrun sandbox.
 //
 // A skill is a JavaScript file (*.js or *.mjs) in a directory (or listed in
-// Options.Files, as a seed plugin.json lists them); its name is the file
+// Options.Files, as a plugin.json lists them); its name is the file
 // name without the extension. The file defines
 //
 //	export const meta = {

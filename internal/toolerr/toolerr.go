@@ -1,5 +1,5 @@
 // Package toolerr is the error envelope every failed call returns to the model:
-// {"error": {"code", "message", "hint", ...}} (SPEC §3.5, §10).
+// {"error": {"code", "message", "hint", ...}} (docs/modes.md, "Errors that teach").
 package toolerr
 
 import (

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Regression (issue 10 §3.5): a request without Mcp-Session-Id got 200 and
+// Regression: a request without Mcp-Session-Id got 200 and
 // a JSON-RPC error of code 0.
 func TestRequestWithoutSessionIsA400(t *testing.T) {
 	tests := []struct {

@@ -1,6 +1,6 @@
 package transport
 
-// The transport.Stdio of before issue 16, kept as the reference for the
+// The transport.Stdio of before it became its own connection, kept as the reference for the
 // differential tests: the SDK's mcp.IOTransport, fed through a reader that
 // screens each line and counts the requests read for the drain on EOF.
 

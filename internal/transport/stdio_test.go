@@ -14,7 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Regression (issue 10 §3.3): one stray line on stdin used to end the
+// Regression: one stray line on stdin used to end the
 // session (serve exited 1). Now it gets a JSON-RPC error and the session
 // lives on.
 func TestStdioStrayLinesKeepTheSession(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 // ID is the provider id of the built-in tools.
 const ID = "builtin"
 
-// StatusTool is the name of the runtime status tool ({namespace}_{action}, seed 001).
+// StatusTool is the name of the runtime status tool ({namespace}_{action}, as registered tools are named).
 const StatusTool = "runtime_status"
 
 // Options wire the built-ins to the runtime without importing it.

@@ -15,7 +15,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Code-mode defaults (SPEC code mode, issue 25).
+// Code-mode defaults (docs/modes.md, "Code mode").
 const (
 	DefaultCodeMaxCalls    = 50
 	DefaultCodeConcurrency = 4

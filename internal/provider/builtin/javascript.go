@@ -16,7 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// JavaScriptTool is the sandboxed interpreter (SPEC §4.7, seed 004).
+// JavaScriptTool is the sandboxed interpreter (docs/providers/builtins.md).
 const JavaScriptTool = "execute_javascript"
 
 // MaxJavaScriptTimeout is the largest timeout_ms a call may ask for.

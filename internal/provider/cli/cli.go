@@ -1,5 +1,5 @@
 // Package cli is provider kind cli: allowlisted executables run from argv
-// templates (SPEC §4.3). A call expands the tool's template with the
+// templates (docs/providers/cli.md). A call expands the tool's template with the
 // arguments (package argv: one value is one argument, never through a
 // shell), runs the program with internal/proc (process group, deadline with
 // SIGTERM then SIGKILL, bounded output) in a minimal environment, and shapes

@@ -12,7 +12,7 @@ import (
 )
 
 // Diagnostics reports, for doctor, each allowed program and nothing else:
-// where it is, or that it is not found (seed 000's probe), and the first
+// where it is, or that it is not found (a lookup, no run), and the first
 // line of its version output only when the config marks the arguments that
 // print it (`version: {git: [--version]}`; run under a short deadline). An
 // allowlisted program is never run with arguments nobody declared: for some

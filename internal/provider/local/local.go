@@ -1,5 +1,5 @@
 // Package local is the "local" provider: executable scripts in the project's
-// .agents/tools directory (SPEC §4.4, seed 002, Octomind-compatible).
+// .agents/tools directory (docs/providers/local.md; Octomind-compatible).
 //
 // A script's leading comment block is its whole interface (see [Header]). A
 // call stats only its own script (re-parsed when its identity changed), so

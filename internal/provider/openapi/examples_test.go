@@ -11,7 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 )
 
-// TestExamples loads seed 000's REST plugins as configured in examples/:
+// TestExamples loads the three REST services configured in examples/:
 // each file loads with config.Load, each provider builds, and a provider
 // whose document is a local file loads its tools (a URL is never fetched
 // here).

@@ -24,7 +24,7 @@ func miniDoc(server, path string) string {
 "paths":{%q:{"get":{"operationId":"ping","responses":{"200":{"description":"ok"}}}}}}`, server, path)
 }
 
-// Issue 26 item 5: a fetched document's servers[0] on another origin
+// A fetched document's servers[0] on another origin
 // received the bearer. Credentials go only to the configured baseURL, to a
 // local file's servers[0], or to the fetched document's own origin.
 func TestCredentialsOnlyToTrustedOrigin(t *testing.T) {
@@ -89,7 +89,7 @@ func TestCredentialsOnlyToTrustedOrigin(t *testing.T) {
 	}
 }
 
-// Issue 26 item 6: a document path with a dot segment is not offered.
+// A document path with a dot segment is not offered.
 func TestDotSegmentPathsSkipped(t *testing.T) {
 	for _, path := range []string{"/api/../admin", "/api/%2e%2e/admin", "/api/..%2fadmin", "/./x"} {
 		doc := filepath.Join(t.TempDir(), "d.json")
@@ -108,7 +108,7 @@ func TestDotSegmentPathsSkipped(t *testing.T) {
 	}
 }
 
-// Issue 26 item 2: a credential in the spec URL's query appeared in
+// A credential in the spec URL's query once appeared in
 // doctor, the log, help texts and every PROVIDER_UNAVAILABLE message.
 func TestSpecURLCredentialMasked(t *testing.T) {
 	const canary = "cnry-spec-query-7"
@@ -130,7 +130,7 @@ func TestSpecURLCredentialMasked(t *testing.T) {
 	}
 }
 
-// Issue 26 item 1: an API that echoes the bearer JSON-escaped (with "\/"),
+// An API that echoes the bearer JSON-escaped (with "\/"),
 // base64- or URL-encoded returned it to the model.
 func TestEchoedCredentialScrubbed(t *testing.T) {
 	const bearer = "cnry/bearer+echo=1&<x>"

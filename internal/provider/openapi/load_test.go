@@ -30,7 +30,7 @@ func TestMalformedDocuments(t *testing.T) {
 		{"list", "- a\n", "not an OpenAPI document"},
 		{"no paths", "openapi: 3.1.0\ninfo: {title: x, version: '1'}\n", "has no paths"},
 		{"wrong types", `{"openapi":"3.0.0","paths":{"/a":{"get":{"parameters":"x"}}}}`, "malformed OpenAPI: "},
-		// Issue 26 item 13: 3,000 nested items took kin-openapi 22 s.
+		// 3,000 nested items took kin-openapi 22 s before the depth check.
 		{"deep json", deepDoc(3000, false), "nested deeper than 64 levels at line 1, column "},
 		{"deep yaml", deepDoc(3000, true), "nested deeper than 64 levels (objects and arrays)"},
 		{"just too deep", deepDoc(60, false), "nested deeper than 64 levels"},

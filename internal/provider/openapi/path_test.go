@@ -99,7 +99,7 @@ func FuzzBuildPath(f *testing.F) {
 	})
 }
 
-// Issue 26 item 6: the check compared escaped prefixes, so an encoded or
+// Redirects: the check once compared escaped prefixes, so an encoded or
 // literal dot segment walked out of the base with the credentials.
 func TestUnderBaseNormalises(t *testing.T) {
 	base, _ := url.Parse("http://127.0.0.1:8080/api")

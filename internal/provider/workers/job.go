@@ -21,7 +21,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// result is the job envelope (seed 003's result format, SPEC §4.6).
+// result is the job envelope (docs/workers.md, "Result").
 type result struct {
 	JobID              string     `json:"job_id"`
 	Status             string     `json:"status"` // success | partial | failed

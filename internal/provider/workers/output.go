@@ -12,7 +12,8 @@ import (
 
 var placeholderRE = regexp.MustCompile(`\{[a-z_]+\}`)
 
-// SummaryMax is the longest summary returned (seed 003: 16,000 characters).
+// SummaryMax is the longest summary returned: 16,000 characters, head and
+// tail, enough for a final answer without flooding the orchestrator.
 const SummaryMax = 16000
 
 // answerRule says where a worker's final answer is.

@@ -60,7 +60,7 @@ type worker struct {
 }
 
 // agyArgMax keeps an argument prompt far below Windows' 32,767-character
-// command line (seed 003); longer prompts go through a temp file.
+// command line; longer prompts go through a temp file.
 const agyArgMax = 24000
 
 // presets are the built-in worker protocols. Their flags are those of the
@@ -160,7 +160,7 @@ var presets = map[string]*worker{
 				"--dangerously-skip-permissions", "--print-timeout", fmt.Sprintf("%ds", int(inv.Timeout.Seconds())))
 			if inv.writes() {
 				// agy ignores --mode plan when slash commands are disabled
-				// (seed 003): only implement runs may disable them.
+				// (analyze and review must not write): only implement runs may disable them.
 				a = append(a, "--disable-slash-commands")
 			}
 			return append(a, inv.Extra...)
@@ -168,7 +168,7 @@ var presets = map[string]*worker{
 		Catalogue:    "`agy models` (live list)",
 		ReadOnly:     "asked only: agy's --mode plan (no sandbox); git attribution reports any write",
 		Flags:        []string{"--print", "--model", "--output-format", "--mode", "--add-dir", "--dangerously-skip-permissions", "--print-timeout", "--disable-slash-commands"},
-		FlagsChecked: false, // agy is not on npm: flags from seed 003, unverified
+		FlagsChecked: false, // agy is not on npm: flags from its vendor's documentation, unverified
 		VersionArgs:  []string{"--version"},
 	},
 }

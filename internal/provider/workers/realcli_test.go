@@ -45,7 +45,7 @@ func quiet(t *testing.T, bin string, args ...string) (string, int) {
 }
 
 // TestPresetFlagsExist: every flag a preset can emit appears in the real
-// CLI's own help (seed 003's Cursor adapter shipped flags from memory).
+// CLI's own help (an earlier adapter shipped flags written from memory, and they were wrong).
 func TestPresetFlagsExist(t *testing.T) {
 	for _, name := range []string{"codex", "claude", "gemini"} {
 		t.Run(name, func(t *testing.T) {

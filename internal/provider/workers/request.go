@@ -10,7 +10,7 @@ import (
 	shellquote "github.com/kballard/go-shellquote"
 )
 
-// request is the input of <id>_run (SPEC §4.6).
+// request is the input of <id>_run (docs/workers.md).
 type request struct {
 	Goal               string   `json:"goal"`
 	Mode               string   `json:"mode"`

@@ -12,7 +12,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/proc"
 )
 
-// check is one verification command's outcome (SPEC §4.6).
+// check is one verification command's outcome (docs/workers.md, "Verification").
 type check struct {
 	Command    string `json:"command"`
 	OK         bool   `json:"ok"`

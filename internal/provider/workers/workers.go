@@ -1,4 +1,4 @@
-// Package workers is provider kind workers (SPEC §4.6, seed 003): it hands a
+// Package workers is provider kind workers (docs/workers.md): it hands a
 // structured task to a coding-agent CLI the user is already logged into
 // (codex, claude, gemini, agy, or any CLI declared in config) and returns a
 // compact result that the runtime verified itself: which files really
@@ -38,7 +38,8 @@ import (
 const (
 	DefaultTimeout       = 30 * time.Minute
 	DefaultShutdownGrace = 10 * time.Second
-	// killGrace is SIGTERM → SIGKILL for a worker's process group (seed 003: 3 s).
+	// killGrace is SIGTERM → SIGKILL for a worker's process group: 3 s, long
+	// enough for a CLI to flush its output.
 	killGrace = 3 * time.Second
 )
 

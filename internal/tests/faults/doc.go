@@ -1,4 +1,4 @@
-// Package faults is the runtime's fault suite: the hostile review of issue 9
+// Package faults is the runtime's fault suite: a hostile review's findings
 // turned into tests that `go test ./...` runs. Fake upstreams (this test
 // binary re-executed in an upstream mode, an in-process HTTP server, and
 // shell scripts) crash mid-call, hang, stop reading, exit at start, never
@@ -12,7 +12,7 @@
 // metrics), that no child process survives the runtime, and that no call
 // succeeds with output it did not really get.
 //
-// Issue 26's cases (leak26_test.go) add OpenAPI services that echo the
+// The secret-leak cases (leak26_test.go) add OpenAPI services that echo the
 // bearer in every encoding, point servers[0] at another origin, redirect
 // through encoded dot segments and nest 3,000 levels deep, a spec URL with a
 // token in its query, a script that prints its environment, and the

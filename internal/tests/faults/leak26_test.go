@@ -18,7 +18,7 @@ import (
 	"time"
 )
 
-// Issue 26 ("Nothing leaked, round three"): a hostile probe put canary
+// Secret leaks, third round: a hostile probe put canary
 // secrets into auth.bearer and a spec URL's query through ${VAR}, and had
 // APIs echo them encoded, point servers[0] elsewhere, redirect through
 // encoded dot segments, and serve a document nested 3,000 levels deep.
@@ -267,7 +267,7 @@ audit:
 	audit, _ := os.ReadFile(p.audit)
 	check("audit", string(audit))
 	if !t.Failed() {
-		record("issue 26: no canary in results, doctor, list, stderr, audit", 1, fmt.Sprintf("%d KB checked", len(strings.Join(all, ""))>>10))
+		record("secret leaks: no canary in results, doctor, list, stderr, audit", 1, fmt.Sprintf("%d KB checked", len(strings.Join(all, ""))>>10))
 	}
 }
 
