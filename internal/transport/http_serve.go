@@ -110,7 +110,7 @@ func (h *HTTP) Serve(ctx context.Context, ln net.Listener) error {
 	case <-ctx.Done():
 	}
 	h.shutdown(srv)
-	_ = <-errc // Serve returns ErrServerClosed once shut down: not an error here
+	<-errc //nolint:errcheck // Serve returns ErrServerClosed once shut down: not an error here
 	return nil
 }
 
