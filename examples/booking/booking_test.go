@@ -283,7 +283,7 @@ func TestRunRefusesPublicAddrWithoutAuth(t *testing.T) {
 }
 
 // TestServesOnlyItsTools: run from the repository root (as `go run
-// ./examples/booking` is), /mcp lists exactly the README's tools, not the
+// ./examples/booking` is), /mcp lists exactly the tools docs/embedding.md names, not the
 // checkout's own .agents/tools scripts.
 func TestServesOnlyItsTools(t *testing.T) {
 	t.Chdir("../..")

@@ -114,7 +114,7 @@ func (r *Registry) Conflicts() []Conflict {
 const (
 	apiNameLimit = 64 // OpenAI, Gemini, the Anthropic API
 	// claudeCodePrefix is how Claude Code names an MCP server's tool, with
-	// the server key the README's setup uses.
+	// the server key the setup in docs/clients.md uses.
 	claudeCodePrefix = "mcp__agent-tools__"
 )
 

@@ -123,7 +123,7 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 	bin, err := p.executable()
 	if err != nil {
 		return nil, failure("executable_not_found",
-			"Install the CLI (see the README's workers section) or set command: in the provider's config; <id>_status shows what was found.",
+			"Install the CLI (see docs/workers.md) or set command: in the provider's config; <id>_status shows what was found.",
 			"%s worker: executable %q not found", p.worker.Name, p.command).With("command", p.command)
 	}
 	warnings, te := p.checkModel(ctx, r.Model, r.Effort)
