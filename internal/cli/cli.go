@@ -22,7 +22,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/runtime"
 )
 
-// Exit statuses (SPEC §10).
+// Exit statuses: 1 when a command failed, 2 when it was misused (a bad
+// flag or config), as scripts and CI expect.
 const (
 	ExitOK     = 0
 	ExitFailed = 1
