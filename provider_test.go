@@ -215,6 +215,15 @@ func TestProviderErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	if err := rt.AddProvider(newFake()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.AddProvider(newFake()); err == nil || !strings.Contains(err.Error(), "already added") {
+		t.Errorf("a second provider of the same id: %v", err)
+	}
+	if err := rt.AddPlugin("store", agenttools.PluginOptions{}); err == nil || !strings.Contains(err.Error(), "provider's id") {
+		t.Errorf("a plugin with a provider's id: %v", err)
+	}
 	for _, tc := range []struct {
 		name  string
 		tools []*agenttools.Tool
@@ -244,7 +253,9 @@ func TestProviderErrors(t *testing.T) {
 		})
 	}
 	start(t, rt)
-	if err := rt.AddProvider(newFake()); err == nil || !strings.Contains(err.Error(), "before Start") {
+	late := newFake()
+	late.id = "late"
+	if err := rt.AddProvider(late); err == nil || !strings.Contains(err.Error(), "before Start") {
 		t.Errorf("AddProvider after Start: %v", err)
 	}
 }

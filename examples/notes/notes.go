@@ -32,6 +32,8 @@ type Note struct {
 
 // Book is the notebook. Its methods are safe for concurrent use.
 type Book struct {
+	tools []*agenttools.Tool // built once: the runtime lists them often
+
 	mu     sync.Mutex
 	notes  map[string]Note
 	closed bool
@@ -45,7 +47,7 @@ var (
 
 // New returns a notebook holding notes.
 func New(notes ...Note) *Book {
-	b := &Book{notes: map[string]Note{}}
+	b := &Book{notes: map[string]Note{}, tools: tools()}
 	for _, n := range notes {
 		b.notes[n.Title] = n
 	}
@@ -69,31 +71,35 @@ type searchIn struct {
 	Query string `json:"query" jsonschema:"words to find in titles, bodies and tags"`
 }
 
-// Tools lists the notebook's tools. The schemas are inferred from Go
-// types, as agenttools.AddTool does; a string that must not be empty says
-// so, and the runtime refuses an empty one before Call.
-func (b *Book) Tools(context.Context) ([]*agenttools.Tool, error) {
-	title, err := jsonschema.For[titleIn](nil)
-	if err != nil {
-		return nil, err
-	}
+// Tools lists the notebook's tools. The runtime may ask on every call, so
+// the list is built once, in New.
+func (b *Book) Tools(context.Context) ([]*agenttools.Tool, error) { return b.tools, nil }
+
+// tools are the notebook's tools. The schemas are inferred from Go types,
+// as agenttools.AddTool does; a title that must not be empty says so, and
+// the runtime refuses an empty one before Call.
+func tools() []*agenttools.Tool {
+	title := schemaFor[titleIn]()
 	title.Properties["title"].MinLength = jsonschema.Ptr(1)
-	search, err := jsonschema.For[searchIn](nil)
-	if err != nil {
-		return nil, err
-	}
-	note, err := jsonschema.For[Note](nil)
-	if err != nil {
-		return nil, err
-	}
+	note := schemaFor[Note]()
 	note.Properties["title"].MinLength = jsonschema.Ptr(1)
 	return []*agenttools.Tool{
 		{Action: "list", Description: "List the titles of every note.", ReadOnly: true},
 		{Action: "read", Description: "Read one note by its title.", InputSchema: title, ReadOnly: true},
-		{Action: "search", Description: "Find notes whose title, body or tags contain the words.", InputSchema: search, ReadOnly: true},
+		{Action: "search", Description: "Find notes whose title, body or tags contain the words.", InputSchema: schemaFor[searchIn](), ReadOnly: true},
 		{Action: "write", Description: "Create a note, or replace the one of the same title.", InputSchema: note},
 		{Action: "delete", Description: "Delete a note by its title.", InputSchema: title},
-	}, nil
+	}
+}
+
+// schemaFor is T's JSON Schema; T is one of this package's own types, so a
+// failure is a bug here, not an input to handle.
+func schemaFor[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 // Call runs one tool. Arguments are already valid against the tool's

@@ -116,9 +116,6 @@ func New(o Options) (*Runtime, error) {
 	return &Runtime{opts: o, plugins: map[string]*plugin{}, sessions: map[*Session]struct{}{}}, nil
 }
 
-// Logger is the runtime's log.
-func (r *Runtime) Logger() *slog.Logger { return r.opts.Logger }
-
 // App is the app of a started runtime (nil before Start).
 func (r *Runtime) App() *app.App {
 	r.mu.Lock()
@@ -148,6 +145,9 @@ func (r *Runtime) pluginLocked(ns string, o PluginOptions) (*plugin, error) {
 	}
 	if r.a != nil {
 		return nil, fmt.Errorf("agenttools: plugin %q must be declared before Start", ns)
+	}
+	if slices.ContainsFunc(r.order, func(q provider.Provider) bool { return q.Info().ID == ns }) {
+		return nil, fmt.Errorf("agenttools: %q is already a provider's id", ns)
 	}
 	desc := o.Description
 	if desc == "" {
