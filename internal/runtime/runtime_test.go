@@ -86,7 +86,9 @@ func TestSessionCall(t *testing.T) {
 	}
 	t.Cleanup(func() { r.Close() })
 	if err := r.AddTool("svc", native.Tool{Name: "write", Description: "Write.",
-		Handler: func(context.Context, json.RawMessage) (*provider.Result, error) { return &provider.Result{Text: "ok"}, nil }}); err != nil {
+		Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
+			return &provider.Result{Text: "ok"}, nil
+		}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Start(context.Background()); err != nil {
