@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -71,7 +73,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 func TestRegistrationErrors(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	if err := rt.RegisterTool("booking", "create", "Book.", nil, noop); err != nil {
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book."}, noop); err != nil {
 		t.Fatal(err)
 	}
 	type in struct {
@@ -82,20 +84,20 @@ func TestRegistrationErrors(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"duplicate", rt.RegisterTool("booking", "create", "Again.", nil, noop), "already registered"},
-		{"dashed namespace normalises", rt.RegisterTool("ai-agents", "list", "X.", nil, noop), ""},
-		{"camelCase action", rt.RegisterTool("booking", "checkAvailability", "C.", nil, noop), "snake_case"},
-		{"dotted namespace", rt.RegisterTool("booking.v2", "create", "C.", nil, noop), "snake_case"},
-		{"upper-case namespace", rt.RegisterTool("Booking", "create", "C.", nil, noop), "snake_case"},
-		{"array schema", rt.RegisterTool("booking", "list", "L.", json.RawMessage(`{"type":"array"}`), noop), "want \"object\""},
-		{"schema not JSON", rt.RegisterTool("booking", "list", "L.", json.RawMessage(`{"type":`), noop), "JSON object schema"},
-		{"nil handler", rt.RegisterTool("booking", "list", "L.", nil, nil), "nil handler"},
-		{"typed tool with a non-struct input", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "count", Description: "C."},
+		{"duplicate", rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Again."}, noop), "already registered"},
+		{"dashed namespace normalises", rt.AddTool(&agenttools.Tool{Namespace: "ai-agents", Action: "list", Description: "X."}, noop), ""},
+		{"camelCase action", rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "checkAvailability", Description: "C."}, noop), "snake_case"},
+		{"dotted namespace", rt.AddTool(&agenttools.Tool{Namespace: "booking.v2", Action: "create", Description: "C."}, noop), "snake_case"},
+		{"upper-case namespace", rt.AddTool(&agenttools.Tool{Namespace: "Booking", Action: "create", Description: "C."}, noop), "snake_case"},
+		{"array schema", rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "list", Description: "L.", InputSchema: &jsonschema.Schema{Type: "array"}}, noop), "want \"object\""},
+		{"array output schema", rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "list", Description: "L.", OutputSchema: &jsonschema.Schema{Type: "array"}}, noop), "output schema"},
+		{"nil handler", rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "list", Description: "L."}, nil), "nil handler"},
+		{"typed tool with a non-struct input", agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "count", Description: "C."},
 			func(context.Context, *agenttools.CallInfo, []string) (int, error) { return 0, nil }), "\"object\""},
-		{"typed tool of a channel", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "chan", Description: "C."},
+		{"typed tool of a channel", agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "chan", Description: "C."},
 			func(context.Context, *agenttools.CallInfo, chan int) (int, error) { return 0, nil }), "input schema"},
-		{"redeclared provider", rt.AddProvider("booking", agenttools.ProviderOptions{}), "already declared"},
-		{"typed ok", agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "sum", Description: "S."},
+		{"redeclared provider", rt.AddPlugin("booking", agenttools.PluginOptions{}), "already declared"},
+		{"typed ok", agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "sum", Description: "S."},
 			func(_ context.Context, _ *agenttools.CallInfo, v in) (int, error) { return v.N, nil }), ""},
 	} {
 		if tc.want == "" {
@@ -109,11 +111,11 @@ func TestRegistrationErrors(t *testing.T) {
 		}
 	}
 	start(t, rt)
-	if err := rt.RegisterTool("late", "x", "X.", nil, noop); err == nil || !strings.Contains(err.Error(), "before Start") {
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "late", Action: "x", Description: "X."}, noop); err == nil || !strings.Contains(err.Error(), "before Start") {
 		t.Errorf("a new namespace after Start: %v", err)
 	}
 	// A tool added after Start in a known namespace is callable at once.
-	if err := rt.RegisterTool("booking", "late", "Late.", nil, noop); err != nil {
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "late", Description: "Late."}, noop); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := rt.Call(context.Background(), "booking_late", map[string]any{agenttools.ConfirmArg: true}); err != nil {
@@ -126,25 +128,25 @@ func TestRegistrationErrors(t *testing.T) {
 
 func TestHandlersThatMisbehave(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddProvider("bad", agenttools.ProviderOptions{NoConfirm: true, Timeout: 50 * time.Millisecond})
+	rt.AddPlugin("bad", agenttools.PluginOptions{NoConfirm: true, Timeout: 50 * time.Millisecond})
 	release := make(chan struct{})
 	defer close(release)
-	rt.RegisterTool("bad", "panic", "Panics.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "panic", Description: "Panics."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		var m map[string]int
 		m["x"] = 1 // nil map write
 		return nil, nil
 	})
-	rt.RegisterTool("bad", "stuck", "Ignores cancellation.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "stuck", Description: "Ignores cancellation."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		<-release
 		return "late", nil
 	})
-	rt.RegisterTool("bad", "fails", "Returns an error.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "fails", Description: "Returns an error."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("slot 09:00 is taken; call bad_list for free slots")
 	})
 	type in struct {
 		N int `json:"n"`
 	}
-	agenttools.AddTool(rt, agenttools.Tool{Namespace: "bad", Action: "typed", Description: "T."},
+	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "bad", Action: "typed", Description: "T."},
 		func(_ context.Context, _ *agenttools.CallInfo, v in) (in, error) { return v, nil })
 	start(t, rt)
 	ctx := context.Background()
@@ -180,7 +182,7 @@ func TestSetEnabledErrors(t *testing.T) {
 	cfg := filepath.Join(dir, "agent-tools.yaml")
 	os.WriteFile(cfg, []byte("providers:\n  - id: up\n    kind: mcp\n    enabled: false\n    url: https://example.invalid/mcp\n    headers: {Authorization: \"Bearer ${AT_TEST_UNSET_TOKEN}\"}\n"), 0o600)
 	rt := newRT(t, agenttools.Options{ConfigFile: cfg, LookupEnv: func(string) (string, bool) { return "", false }})
-	rt.RegisterTool("svc", "a", "A.", nil, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop)
 	ctx := context.Background()
 	if err := rt.SetEnabled(ctx, "svc", false); !errors.Is(err, agenttools.ErrNotStarted) {
 		t.Errorf("before Start: %v", err)
@@ -203,9 +205,9 @@ func TestSetEnabledErrors(t *testing.T) {
 // handler that started always finishes.
 func TestCallsRacingToggles(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddProvider("svc", agenttools.ProviderOptions{NoConfirm: true})
+	rt.AddPlugin("svc", agenttools.PluginOptions{NoConfirm: true})
 	var started, finished atomic.Int64
-	rt.RegisterTool("svc", "work", "Work.", nil, func(ctx context.Context, _ *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "work", Description: "Work."}, func(ctx context.Context, _ *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		started.Add(1)
 		defer finished.Add(1)
 		return "done", nil
@@ -262,9 +264,9 @@ func TestCallsRacingToggles(t *testing.T) {
 // in-process session (ToolsChanged, Tools) at once; discovery follows.
 func TestToggleNotifiesEverySession(t *testing.T) {
 	rt := newRT(t, agenttools.Options{Mode: "flat"})
-	rt.AddProvider("clients", agenttools.ProviderOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}})
-	rt.RegisterTool("clients", "list", "List the service's clients.", nil, noop)
-	rt.RegisterTool("booking", "create", "Book a slot.", nil, noop)
+	rt.AddPlugin("clients", agenttools.PluginOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}})
+	rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List the service's clients."}, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot."}, noop)
 	start(t, rt)
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
@@ -327,7 +329,7 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "decisions.json")
 	rt := newRT(t, agenttools.Options{Mode: "flat", DecisionsFile: store})
-	rt.RegisterTool("booking", "cancel", "Cancel a booking.", nil, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop)
 	start(t, rt)
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
@@ -366,7 +368,7 @@ func TestCorruptDecisionStoreStarts(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "decisions.json")
 	os.WriteFile(store, []byte("\x00garbage"), 0o600)
 	rt := newRT(t, agenttools.Options{DecisionsFile: store})
-	rt.RegisterTool("svc", "write", "Write.", nil, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, noop)
 	start(t, rt)
 	if _, err := rt.Call(context.Background(), "svc_write", nil); code(err) != "CONFIRMATION_REQUIRED" {
 		t.Fatalf("a corrupt store must not allow anything: %v", err)
@@ -376,7 +378,7 @@ func TestCorruptDecisionStoreStarts(t *testing.T) {
 func TestInProcessConfirmAndCaller(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
 	var got agenttools.CallInfo
-	rt.RegisterTool("svc", "write", "Write.", nil, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		got = *c
 		return map[string]any{"written": true}, nil
 	})
@@ -420,7 +422,7 @@ func TestDecisionsInEveryMode(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			rt := newRT(t, agenttools.Options{Mode: tc.mode})
-			rt.RegisterTool("booking", "cancel", "Cancel a booking.", nil, noop)
+			rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop)
 			start(t, rt)
 			srv := httptest.NewServer(rt.Handler())
 			defer srv.Close()
@@ -464,8 +466,8 @@ func TestHandlerAuthAndCaller(t *testing.T) {
 	}
 	rt := newRT(t, agenttools.Options{Mode: "flat", LookupEnv: env,
 		ConfigYAML: []byte("server:\n  http:\n    tokens: [\"${SVC_TOKEN}\"]\n")})
-	rt.AddProvider("svc", agenttools.ProviderOptions{ReadOnly: []string{"whoami"}})
-	rt.RegisterTool("svc", "whoami", "Who is calling.", nil, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	rt.AddPlugin("svc", agenttools.PluginOptions{ReadOnly: []string{"whoami"}})
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "whoami", Description: "Who is calling."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		return c.User + " " + c.Client, nil
 	})
 	start(t, rt)
@@ -505,7 +507,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 func TestLifecycle(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.RegisterTool("svc", "a", "A.", nil, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop)
 	rec := httptest.NewRecorder()
 	rt.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
 	if rec.Code != 503 {
@@ -568,7 +570,7 @@ func TestEmbedderServesOnlyWhatItNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.ProjectDir = dir
 			rt := newRT(t, tc.o)
-			if err := rt.RegisterTool("booking", "create", "Book.", nil, noop); err != nil {
+			if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book."}, noop); err != nil {
 				t.Fatal(err)
 			}
 			start(t, rt)
@@ -604,7 +606,7 @@ func TestInProcessRetryAsTaught(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			rt := newRT(t, agenttools.Options{ConfigYAML: []byte("policy: {confirm: " + mode + "}\n")})
 			var runs atomic.Int32
-			rt.RegisterTool("svc", "write", "Write.", nil, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+			rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 				runs.Add(1)
 				return "written", nil
 			})
@@ -635,7 +637,7 @@ func TestInProcessRetryAsTaught(t *testing.T) {
 // another mode or scheme spells it gets the same teaching as MCP and CLI.
 func TestInProcessMissHints(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.RegisterTool("svc", "read", "Read.", nil, noop)
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "read", Description: "Read."}, noop)
 	start(t, rt)
 	_, err := rt.Call(context.Background(), "svc_raed", nil)
 	var te *agenttools.ToolError

@@ -5,9 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -20,12 +26,33 @@ type greetOut struct {
 	Greeting string `json:"greeting"`
 }
 
+// The three phases: New (no side effects), registration, Start; Close at
+// the end.
+func Example() {
+	ctx := context.Background()
+	rt, err := agenttools.New(agenttools.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "noon", nil })
+	if err := rt.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, err := rt.Call(ctx, "clock_now", nil)
+	fmt.Println(res.Text, err)
+	// Output: noon <nil>
+}
+
 // A typed tool: the schemas come from the Go types; the in-process call
 // takes the full pipeline without HTTP.
 func ExampleAddTool() {
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	agenttools.AddTool(rt, agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
+	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
 		func(ctx context.Context, call *agenttools.CallInfo, in greetIn) (greetOut, error) {
 			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
 		})
@@ -38,28 +65,145 @@ func ExampleAddTool() {
 	// Output: {"greeting":"Hello, Ada!"} <nil>
 }
 
-// The seed's registrar shape: name parts, description, a JSON Schema and a
-// handler. A tool that changes state needs confirmation.
-func ExampleRuntime_RegisterTool() {
+// A tool with its own JSON Schema and a handler of raw arguments. A tool
+// that changes state needs confirmation; an argument the schema refuses
+// gets a teaching error before the handler runs.
+func ExampleRuntime_AddTool() {
+	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	schema := json.RawMessage(`{"type":"object","properties":{"slot":{"type":"string"}},"required":["slot"]}`)
-	rt.RegisterTool("booking", "create", "Book a slot.", schema,
+	schema := &jsonschema.Schema{Type: "object",
+		Properties: map[string]*jsonschema.Schema{"slot": {Type: "string"}}, Required: []string{"slot"}}
+	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot.", InputSchema: schema},
 		func(ctx context.Context, call *agenttools.CallInfo, args json.RawMessage) (any, error) {
 			return "booked", nil
 		})
-	rt.Start(context.Background())
+	rt.Start(ctx)
 
-	_, err := rt.Call(context.Background(), "booking_create", map[string]any{"slot": "09:00"})
-	var te *agenttools.ToolError
-	if errors.As(err, &te) {
-		fmt.Println(te.Code)
-	}
-	res, _ := rt.Call(context.Background(), "booking_create", map[string]any{"slot": "09:00", agenttools.ConfirmArg: true})
+	_, err := rt.Call(ctx, "booking_create", map[string]any{"slot": 9})
+	fmt.Println(err.(*agenttools.ToolError).Code)
+	_, err = rt.Call(ctx, "booking_create", map[string]any{"slot": "09:00"})
+	fmt.Println(err.(*agenttools.ToolError).Code)
+	res, _ := rt.Call(ctx, "booking_create", map[string]any{"slot": "09:00", agenttools.ConfirmArg: true})
 	fmt.Println(res.Text)
 	// Output:
+	// INVALID_ARGUMENTS
 	// CONFIRMATION_REQUIRED
 	// booked
+}
+
+// A handler that returns a *ToolError: the agent reads its code and hint
+// as they are, not a generic BACKEND_ERROR.
+func ExampleToolError() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: "get", Description: "A room by number.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+			return nil, &agenttools.ToolError{Code: agenttools.CodeInvalidArguments,
+				Message: "room 13 does not exist", Hint: "Call rooms_list for the room numbers."}
+		})
+	rt.Start(ctx)
+
+	_, err := rt.Call(ctx, "rooms_get", nil)
+	var te *agenttools.ToolError
+	if errors.As(err, &te) {
+		fmt.Println(te.Code == agenttools.CodeInvalidArguments)
+		fmt.Println(te.Hint)
+	}
+	// Output:
+	// true
+	// Call rooms_list for the room numbers.
+}
+
+// A long call reports its progress to a client that asked for it (here the
+// official go-sdk's client, over the HTTP handler).
+func ExampleCallInfo_Progress() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "index", Action: "rebuild", Description: "Rebuild the index.", ReadOnly: true},
+		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+			call.Progress(1, 2, "half of the files")
+			return "rebuilt", nil
+		})
+	rt.Start(ctx)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", rt.Handler())
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	progress := make(chan string, 8)
+	c := sdk.NewClient(&sdk.Implementation{Name: "example"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			progress <- fmt.Sprintf("%v/%v %s", r.Params.Progress, r.Params.Total, r.Params.Message)
+		}})
+	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer cs.Close()
+	params := &sdk.CallToolParams{Name: "index_rebuild"}
+	params.SetProgressToken("rebuild-1")
+	res, _ := cs.CallTool(ctx, params)
+	fmt.Println(<-progress)
+	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
+	// Output:
+	// 1/2 half of the files
+	// rebuilt
+}
+
+// Under policy.confirm: token the agent confirms with the token that the
+// CONFIRMATION_REQUIRED error carries in its retry, so that a confirmation
+// is always about the call the person saw.
+func ExampleSession_Call() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy: {confirm: token}\n")})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "files", Action: "delete", Description: "Delete a file."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "deleted", nil })
+	rt.Start(ctx)
+	s := rt.NewSession(agenttools.SessionOptions{Client: "panel-agent"})
+	defer s.Close()
+
+	_, err := s.Call(ctx, "files_delete", map[string]any{"path": "a.txt"})
+	te := err.(*agenttools.ToolError)
+	fmt.Println(te.Code)
+	retry := te.Body["error"].(map[string]any)["retry"].(map[string]any)
+	args := retry["arguments"].(map[string]any)
+	_, isToken := args[agenttools.ConfirmArg].(string)
+	fmt.Println("token:", isToken)
+	res, err := s.Call(ctx, "files_delete", args)
+	fmt.Println(res.Text, err)
+	// Output:
+	// CONFIRMATION_REQUIRED
+	// token: true
+	// deleted <nil>
+}
+
+// A session whose person answers confirmation requests in the service's
+// own dialog: the agent never passes ConfirmArg.
+func ExampleSessionOptions_confirm() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."},
+		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+			return "cancelled for " + call.User, nil
+		})
+	rt.Start(ctx)
+	s := rt.NewSession(agenttools.SessionOptions{User: "ada",
+		Confirm: func(_ context.Context, message string) (agenttools.Approval, error) {
+			fmt.Println("asked the person")
+			return agenttools.ApprovedOnce, nil
+		}})
+	defer s.Close()
+	res, err := s.Call(ctx, "booking_cancel", nil)
+	fmt.Println(res.Text, err)
+	// Output:
+	// asked the person
+	// cancelled for ada <nil>
 }
 
 // Toggling a plugin changes what every session can call at once.
@@ -67,8 +211,8 @@ func ExampleRuntime_SetEnabled() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddProvider("clients", agenttools.ProviderOptions{Description: "The service's clients.", ReadOnly: []string{"list"}})
-	rt.RegisterTool("clients", "list", "List clients.", nil,
+	rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients.", ReadOnly: []string{"list"}})
+	rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List clients."},
 		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "[]", nil })
 	rt.Start(ctx)
 
@@ -82,9 +226,43 @@ func ExampleRuntime_SetEnabled() {
 	<-s.ToolsChanged()
 	res, _ := s.Call(ctx, "clients_list", nil)
 	fmt.Println(res.Text)
+	fmt.Println(errors.Is(rt.SetEnabled(ctx, "nope", true), agenttools.ErrUnknownProvider))
 	// Output:
 	// PROVIDER_UNAVAILABLE
 	// []
+	// true
+}
+
+// A plugin declared disabled serves nothing until it is enabled; a session
+// lists what it can call now.
+func ExampleRuntime_AddPlugin() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{})
+	defer rt.Close()
+	rt.AddPlugin("reports", agenttools.PluginOptions{Description: "Monthly reports.", Disabled: true})
+	rt.AddTool(&agenttools.Tool{Namespace: "reports", Action: "latest", Description: "The latest report.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "March", nil })
+	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "ping", Description: "Ping.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "pong", nil })
+	rt.Start(ctx)
+
+	s := rt.NewSession(agenttools.SessionOptions{})
+	defer s.Close()
+	list := func() {
+		tools, _ := s.Tools()
+		var names []string
+		for _, t := range tools {
+			names = append(names, t.Name)
+		}
+		slices.Sort(names)
+		fmt.Println(strings.Join(names, " "))
+	}
+	list()
+	rt.SetEnabled(ctx, "reports", true)
+	list()
+	// Output:
+	// core_ping
+	// core_ping reports_latest
 }
 
 // Mount the MCP endpoint on the service's own mux; an MCP client (here the
@@ -93,8 +271,8 @@ func ExampleRuntime_Handler() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
 	defer rt.Close()
-	rt.AddProvider("core", agenttools.ProviderOptions{ReadOnly: []string{"hello"}})
-	rt.RegisterTool("core", "hello", "Say hello.", nil,
+	rt.AddPlugin("core", agenttools.PluginOptions{ReadOnly: []string{"hello"}})
+	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "hello", Description: "Say hello."},
 		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "hello", nil })
 	rt.Start(ctx)
 
@@ -113,4 +291,128 @@ func ExampleRuntime_Handler() {
 	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_hello"})
 	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
 	// Output: hello
+}
+
+// Serve MCP over stdio, here on pipes to an in-process client (a CLI agent
+// would be the process's parent, on os.Stdin and os.Stdout).
+func ExampleRuntime_ServeStdio() {
+	ctx := context.Background()
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	rt, _ := agenttools.New(agenttools.Options{Mode: "flat", Stdin: toServer, Stdout: fromServer})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "echo", Description: "Echo the text.", ReadOnly: true},
+		func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) { return args, nil })
+	rt.Start(ctx)
+	var served sync.WaitGroup
+	served.Go(func() { rt.ServeStdio(ctx) })
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
+		Connect(ctx, &sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_echo", Arguments: map[string]any{"text": "hi"}})
+	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
+	cs.Close() // closes the server's input: ServeStdio returns
+	served.Wait()
+	// Output: {"text":"hi"}
+}
+
+// shelf is a backend of its own, as a module outside agent-tools writes
+// one: it lists its tools and runs them.
+type shelf struct {
+	mu    sync.Mutex
+	books []string
+}
+
+var _ agenttools.Provider = (*shelf)(nil)
+
+func (s *shelf) Info() agenttools.ProviderInfo {
+	return agenttools.ProviderInfo{ID: "shelf", Description: "The books on the shelf."}
+}
+
+func (s *shelf) Tools(context.Context) ([]*agenttools.Tool, error) {
+	title := &jsonschema.Schema{Type: "object", Required: []string{"title"},
+		Properties: map[string]*jsonschema.Schema{"title": {Type: "string", MinLength: jsonschema.Ptr(1)}}}
+	return []*agenttools.Tool{
+		{Action: "list", Description: "List the books.", ReadOnly: true},
+		{Action: "add", Description: "Put a book on the shelf.", InputSchema: title},
+	}, nil
+}
+
+func (s *shelf) Call(_ context.Context, call *agenttools.CallInfo, args json.RawMessage) (*agenttools.Result, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch call.Action {
+	case "add":
+		var in struct{ Title string }
+		if err := json.Unmarshal(args, &in); err != nil {
+			return nil, err
+		}
+		s.books = append(s.books, in.Title)
+		return &agenttools.Result{Text: "added " + in.Title}, nil
+	case "list":
+		return &agenttools.Result{Text: fmt.Sprint(s.books)}, nil
+	}
+	return nil, fmt.Errorf("no tool %q", call.Action)
+}
+
+// A provider written outside this module: its calls take the same pipeline
+// as every other (schema validation, confirmation of a tool that is not
+// read-only).
+func ExampleRuntime_AddProvider() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{})
+	defer rt.Close()
+	if err := rt.AddProvider(&shelf{}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	rt.Start(ctx)
+
+	_, err := rt.Call(ctx, "shelf_add", map[string]any{"title": ""})
+	fmt.Println(err.(*agenttools.ToolError).Code)
+	_, err = rt.Call(ctx, "shelf_add", map[string]any{"title": "Dune"})
+	fmt.Println(err.(*agenttools.ToolError).Code)
+	res, _ := rt.Call(ctx, "shelf_add", map[string]any{"title": "Dune", agenttools.ConfirmArg: true})
+	fmt.Println(res.Text)
+	res, _ = rt.Call(ctx, "shelf_list", nil)
+	fmt.Println(res.Text)
+	// Output:
+	// INVALID_ARGUMENTS
+	// CONFIRMATION_REQUIRED
+	// added Dune
+	// [Dune]
+}
+
+// The config as a value: the same file format as agent-tools.yaml, here a
+// policy that hides a tool from every agent.
+func ExampleOptions_configYAML() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy:\n  deny: [admin_reset]\n")})
+	defer rt.Close()
+	rt.AddTool(&agenttools.Tool{Namespace: "admin", Action: "reset", Description: "Reset everything."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "reset", nil })
+	rt.Start(ctx)
+
+	_, err := rt.Call(ctx, "admin_reset", map[string]any{agenttools.ConfirmArg: true})
+	fmt.Println(err.(*agenttools.ToolError).Code)
+	// Output: DENIED
+}
+
+// A config the runtime cannot run with is a *ConfigError, whatever its
+// source: an option of New, or the YAML at Start.
+func ExampleConfigError() {
+	_, err := agenttools.New(agenttools.Options{Mode: "sideways"})
+	var ce *agenttools.ConfigError
+	fmt.Println(errors.As(err, &ce))
+
+	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("mode: [\n")})
+	err = rt.Start(context.Background())
+	fmt.Println(errors.As(err, &ce))
+	// Output:
+	// true
+	// true
 }

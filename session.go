@@ -4,29 +4,33 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync/atomic"
 
-	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/policy"
-	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/runtime"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 // ConfirmArg is the argument that confirms a call which changes state, as
 // in flat mode over MCP: {"agent_tools_confirm": true, ...the tool's own},
 // or under policy.confirm: token the token a CONFIRMATION_REQUIRED error
 // returned (its Body's retry carries it).
-const ConfirmArg = facade.ConfirmArg
+const ConfirmArg = "agent_tools_confirm"
 
 // Approval is a person's answer to a confirmation request.
-type Approval = policy.Approval
+type Approval int
 
 // The answers a [SessionOptions.Confirm] function gives.
 const (
-	Declined           = policy.Declined
-	ApprovedOnce       = policy.ApprovedOnce
-	ApprovedForSession = policy.ApprovedForSession
-	ApprovedAlways     = policy.ApprovedAlways
+	// Declined: the call does not run (DENIED).
+	Declined Approval = iota
+	// ApprovedOnce: this call runs.
+	ApprovedOnce
+	// ApprovedForSession: this tool runs without asking again in this session.
+	ApprovedForSession
+	// ApprovedAlways: this tool runs without asking again, remembered by
+	// the runtime (DecisionsFile) until its definition changes.
+	ApprovedAlways
 )
 
 // SessionOptions describe an in-process caller (the service's own agent).
@@ -48,49 +52,27 @@ type SessionOptions struct {
 // confirmation, audit, loop guard) with no HTTP and no JSON-RPC framing.
 // It does not depend on the HTTP server running.
 type Session struct {
-	r       *Runtime
-	opts    SessionOptions
-	changed chan struct{}
-	closed  atomic.Bool
+	s *runtime.Session
 }
-
-var sessionSeq atomic.Int64
 
 // NewSession opens an in-process session.
 func (r *Runtime) NewSession(o SessionOptions) *Session {
-	if o.ID == "" {
-		o.ID = fmt.Sprintf("in-process-%d", sessionSeq.Add(1))
+	ro := runtime.SessionOptions{ID: o.ID, Client: o.Client, User: o.User}
+	if ask := o.Confirm; ask != nil {
+		ro.Confirm = func(ctx context.Context, message string) (policy.Approval, error) {
+			a, err := ask(ctx, message)
+			return policy.Approval(a), err
+		}
 	}
-	if o.Client == "" {
-		o.Client = "in-process"
-	}
-	s := &Session{r: r, opts: o, changed: make(chan struct{}, 1)}
-	r.mu.Lock()
-	r.sessions[s] = struct{}{}
-	r.mu.Unlock()
-	return s
+	return &Session{s: r.rt.NewSession(ro)}
 }
 
 // ToolsChanged receives a value after the tool list changed (a provider
 // toggled, a config reload): the in-process list_changed. Signals coalesce.
-func (s *Session) ToolsChanged() <-chan struct{} { return s.changed }
-
-func (s *Session) signal() {
-	select {
-	case s.changed <- struct{}{}:
-	default: // one pending signal is enough
-	}
-}
+func (s *Session) ToolsChanged() <-chan struct{} { return s.s.ToolsChanged() }
 
 // Close ends the session (its channel is no longer signalled).
-func (s *Session) Close() {
-	if s.closed.Swap(true) {
-		return
-	}
-	s.r.mu.Lock()
-	delete(s.r.sessions, s)
-	s.r.mu.Unlock()
-}
+func (s *Session) Close() { s.s.Close() }
 
 // ToolInfo is one tool as an in-process agent lists it.
 type ToolInfo struct {
@@ -104,82 +86,99 @@ type ToolInfo struct {
 // Tools lists the tools callable now (enabled providers, not denied by
 // policy), sorted by provider then name.
 func (s *Session) Tools() ([]ToolInfo, error) {
-	a, err := s.r.app()
+	ts, err := s.s.Tools()
 	if err != nil {
-		return nil, err
+		return nil, publicError(err)
 	}
-	p := a.Config().Policy
-	rules := policy.Rules{Allow: p.Allow, Deny: p.Deny}
 	var out []ToolInfo
-	for _, t := range a.Registry().Tools("") {
-		if rules.Visible(t.Canonical) {
-			out = append(out, ToolInfo{Name: t.Canonical, Provider: t.Provider, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly})
-		}
+	for _, t := range ts {
+		out = append(out, ToolInfo{Name: t.Canonical, Provider: t.Provider, Description: t.Description, InputSchema: t.InputSchema, ReadOnly: t.ReadOnly})
 	}
 	return out, nil
 }
 
-// Result is a successful call's answer.
+// Result is a tool's answer: what [Session.Call] returns, and what a
+// [Provider] returns from Call.
 type Result struct {
 	// Text is what the model reads.
 	Text string
 	// Structured is the structured content when the tool returned an object.
 	Structured any
+	// IsError, set by a Provider, marks a failure of the tool itself (the
+	// backend answered "no"): the agent reads a BACKEND_ERROR whose output
+	// is Text. Session.Call never returns a Result with IsError: the
+	// failure is a *ToolError.
+	IsError bool
 }
 
+// The error codes of a [ToolError]: what the runtime returns, stable, for
+// callers to branch on.
+const (
+	CodeMissingToolName      = "MISSING_TOOL_NAME"
+	CodeUnknownTool          = "UNKNOWN_TOOL"
+	CodeInvalidArguments     = "INVALID_ARGUMENTS"
+	CodeConfirmationRequired = "CONFIRMATION_REQUIRED"
+	CodeDenied               = "DENIED"
+	CodeTimeout              = "TIMEOUT"
+	CodeBackendError         = "BACKEND_ERROR"
+	CodeProviderUnavailable  = "PROVIDER_UNAVAILABLE"
+	CodeProviderNeedsLogin   = "PROVIDER_NEEDS_LOGIN"
+	CodeRepeatedFailure      = "REPEATED_FAILURE"
+	CodeCancelled            = "CANCELLED"
+	CodeUnknownSkill         = "UNKNOWN_SKILL"
+)
+
 // ToolError is a call that failed, as the agent would read it over MCP:
-// a code (UNKNOWN_TOOL, INVALID_ARGUMENTS, CONFIRMATION_REQUIRED, DENIED,
-// PROVIDER_UNAVAILABLE, TIMEOUT, BACKEND_ERROR, ...), a message and a hint.
+// a code (one of the Code constants), a message and a hint. A handler or a
+// [Provider] may return one: it reaches the agent with its code and hint
+// as they are, instead of becoming a BACKEND_ERROR.
 type ToolError struct {
 	Code    string
 	Message string
 	Hint    string
-	// Body is the whole teaching envelope ({"error": {...}}).
+	// Body is the whole teaching envelope ({"error": {...}}) of an error
+	// the runtime returned; in one a handler returns, the fields of
+	// Body["error"] besides code, message and hint reach the agent too.
 	Body map[string]any
 }
 
 func (e *ToolError) Error() string { return e.Code + ": " + e.Message }
 
+func toolError(te *toolerr.Error) *ToolError {
+	return &ToolError{Code: string(te.Code), Message: te.Message, Hint: te.Hint, Body: te.Body()}
+}
+
+// internal is the envelope a handler's ToolError becomes.
+func (e *ToolError) internal() *toolerr.Error {
+	te := &toolerr.Error{Code: toolerr.Code(e.Code), Message: e.Message, Hint: e.Hint}
+	if inner, ok := e.Body["error"].(map[string]any); ok {
+		for k, v := range inner {
+			if k != "code" && k != "message" && k != "hint" {
+				te.With(k, v)
+			}
+		}
+	}
+	return te
+}
+
 // Call calls a tool by its canonical name on this session. args is a JSON
 // object: json.RawMessage, []byte, or any value that marshals to one. A
 // tool failure is a *ToolError.
 func (s *Session) Call(ctx context.Context, name string, args any) (*Result, error) {
-	if s.closed.Load() {
-		return nil, fmt.Errorf("agenttools: session %s is closed", s.opts.ID)
-	}
-	a, err := s.r.app()
-	if err != nil {
-		return nil, err
-	}
 	raw, err := rawArgs(args)
 	if err != nil {
 		return nil, err
 	}
-	// The facade's builder: the same confirmation parser (true, or the
-	// token under policy.confirm: token) and miss hints as every front door.
-	req := a.Facade.Request(facade.Caller{Session: s.opts.ID, Client: s.opts.Client, Via: "in-process", Tool: name,
-		Args: raw, Shape: inProcessShape{}, AskHuman: s.opts.Confirm})
-	ctx = provider.WithCaller(ctx, provider.Caller{Session: s.opts.ID, Client: s.opts.Client, User: s.opts.User})
-	resp := a.Call(ctx, req)
-	if resp.Err != nil {
-		return nil, &ToolError{Code: string(resp.Err.Code), Message: resp.Err.Message, Hint: resp.Err.Hint, Body: resp.Err.Body()}
+	res, err := s.s.Call(ctx, name, raw)
+	if err != nil {
+		return nil, publicError(err)
 	}
-	res := &Result{}
-	if resp.Result != nil {
-		res.Text, res.Structured = resp.Result.Text, resp.Result.Structured
-	}
-	return res, nil
+	return &Result{Text: res.Text, Structured: res.Structured}, nil
 }
 
 // Call calls a tool on the runtime's default in-process session.
 func (r *Runtime) Call(ctx context.Context, name string, args any) (*Result, error) {
-	r.mu.Lock()
-	if r.def == nil {
-		r.def = &Session{r: r, opts: SessionOptions{ID: "in-process", Client: "in-process"}, changed: make(chan struct{}, 1)}
-	}
-	s := r.def
-	r.mu.Unlock()
-	return s.Call(ctx, name, args)
+	return (&Session{s: r.rt.Default()}).Call(ctx, name, args)
 }
 
 func rawArgs(args any) (json.RawMessage, error) {
@@ -196,18 +195,4 @@ func rawArgs(args any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("agenttools: encoding the arguments: %w", err)
 	}
 	return b, nil
-}
-
-// inProcessShape renders the retry of a call in the in-process API's terms.
-type inProcessShape struct{}
-
-func (inProcessShape) Call(tool string, args json.RawMessage, confirm any) map[string]any {
-	var m map[string]any
-	if json.Unmarshal(args, &m) != nil || m == nil {
-		m = map[string]any{}
-	}
-	if confirm != nil {
-		m[ConfirmArg] = confirm
-	}
-	return map[string]any{"tool": tool, "arguments": m}
 }

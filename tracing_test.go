@@ -21,10 +21,10 @@ func TestTracerProvider(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
 	rt := newRT(t, agenttools.Options{TracerProvider: tp})
-	if err := rt.AddProvider("svc", agenttools.ProviderOptions{NoConfirm: true}); err != nil {
+	if err := rt.AddPlugin("svc", agenttools.PluginOptions{NoConfirm: true}); err != nil {
 		t.Fatal(err)
 	}
-	rt.RegisterTool("svc", "echo", "Echo.", nil, func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) {
+	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "echo", Description: "Echo."}, func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) {
 		return "ok", nil
 	})
 	start(t, rt)

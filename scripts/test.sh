@@ -96,3 +96,6 @@ GOOS=darwin GOARCH=arm64 go vet ./...
 
 step "deploy/ (its own module: Kubernetes manifests against the API types)"
 (cd deploy && go vet ./... && go test -count=1 ./...)
+
+step "examples/notes (its own module: a provider written against the public package only)"
+(cd examples/notes && go vet ./... && go test -race -count=1 ./... && GOOS=windows go vet ./...)

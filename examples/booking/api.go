@@ -111,36 +111,36 @@ func NewServer(o Options) (*Server, error) {
 func (s *Server) registerTools() error {
 	rt, svc := s.rt, s.svc
 	return errors.Join(
-		rt.AddProvider("booking", agenttools.ProviderOptions{Description: "Appointments: free slots, bookings, the day's agenda."}),
-		rt.AddProvider("clients", agenttools.ProviderOptions{Description: "The service's clients (who bookings are for)."}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "check_availability", ReadOnly: true,
+		rt.AddPlugin("booking", agenttools.PluginOptions{Description: "Appointments: free slots, bookings, the day's agenda."}),
+		rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients (who bookings are for)."}),
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "check_availability", ReadOnly: true,
 			Description: "List the free slots of a day (today by default). Same as GET /api/v1/booking/slots."},
 			func(_ context.Context, _ *agenttools.CallInfo, in dayIn) (Availability, error) {
 				slots, err := svc.FreeSlots(in.Date)
 				return Availability{Date: day(svc, in.Date), Slots: slots}, err
 			}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "create",
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "create",
 			Description: "Book a free slot for a client. Same as POST /api/v1/booking/bookings."},
 			func(_ context.Context, _ *agenttools.CallInfo, in BookingRequest) (Booking, error) {
 				return svc.Create(in)
 			}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "cancel",
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "cancel",
 			Description: "Cancel a booking by id. Same as PATCH /api/v1/booking/bookings/{id}/cancel."},
 			func(_ context.Context, _ *agenttools.CallInfo, in cancelIn) (Booking, error) {
 				return svc.Cancel(in.ID)
 			}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "booking", Action: "list_agenda", ReadOnly: true,
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "booking", Action: "list_agenda", ReadOnly: true,
 			Description: "List a day's bookings (today by default). Same as GET /api/v1/booking/agenda."},
 			func(_ context.Context, _ *agenttools.CallInfo, in dayIn) (Agenda, error) {
 				b, err := svc.Agenda(in.Date)
 				return Agenda{Date: day(svc, in.Date), Bookings: b}, err
 			}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "clients", Action: "list", ReadOnly: true,
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "clients", Action: "list", ReadOnly: true,
 			Description: "List the clients with their ids. Same as GET /api/v1/clients."},
 			func(context.Context, *agenttools.CallInfo, struct{}) (ClientList, error) {
 				return ClientList{Clients: svc.Clients()}, nil
 			}),
-		agenttools.AddTool(rt, agenttools.Tool{Namespace: "clients", Action: "create",
+		agenttools.AddTool(rt, &agenttools.Tool{Namespace: "clients", Action: "create",
 			Description: "Add a client. Same as POST /api/v1/clients."},
 			func(_ context.Context, _ *agenttools.CallInfo, in newClientIn) (Client, error) {
 				return svc.AddClient(in.Name, in.Email)

@@ -1,5 +1,5 @@
-// Command booking is a small booking service that embeds agent-tools (seed
-// 001): REST endpoints for people, the same operations as MCP tools for
+// Command booking is a small booking service that embeds agent-tools:
+// REST endpoints for people, the same operations as MCP tools for
 // agents at /mcp on the same listener, a control endpoint that toggles a
 // plugin for both at once, and one auth for REST and MCP.
 //

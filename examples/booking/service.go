@@ -10,8 +10,8 @@ import (
 )
 
 // The service's own logic. REST handlers and MCP tools both call these
-// functions and nothing else (seed 001's golden rule: no business logic in
-// the MCP layer).
+// functions and nothing else: no business logic in the MCP layer, so that
+// people and agents can never see two versions of a rule.
 
 // Slot is one bookable hour.
 type Slot struct {

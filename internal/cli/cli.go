@@ -15,15 +15,15 @@ import (
 	"strings"
 	"time"
 
-	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/runtime"
 )
 
-// Exit statuses (SPEC §10).
+// Exit statuses: 1 when a command failed, 2 when it was misused (a bad
+// flag or config), as scripts and CI expect.
 const (
 	ExitOK     = 0
 	ExitFailed = 1
@@ -213,19 +213,22 @@ func load(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Wr
 	if rt == nil {
 		return nil, code
 	}
-	return embedhook.App(rt), ExitOK
+	return rt.App(), ExitOK
 }
 
 // loadRuntime is load returning the public Runtime (serve uses it), with
 // the tracer that records every call (nil: none).
-func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, tracer pipeline.Tracer, mw ...pipeline.Middleware) (*agenttools.Runtime, int) {
+func loadRuntime(ctx context.Context, env *Env, f *flags, log *slog.Logger, audit io.Writer, tracer pipeline.Tracer, mw ...pipeline.Middleware) (*runtime.Runtime, int) {
 	if audit == nil {
 		audit = io.Discard
 	}
-	// The binary is built on the public embedding package, as any service is.
-	o := agenttools.Options{ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit}
-	embedhook.Extend(&o, embedhook.Extension{Middleware: mw, Tracer: tracer, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout, Profile: f.profile})
-	rt, err := agenttools.New(o)
+	// The binary runs the engine the public embedding package is a veneer
+	// over, with what only it needs: the project's config lookup, its
+	// middleware and tracer, its stdio streams and a profile.
+	rt, err := runtime.New(runtime.Options{
+		ConfigFile: f.configPath(env), ProjectDir: env.Dir, Mode: f.mode, LookupEnv: env.LookupEnv, Logger: log, AuditLog: audit,
+		Middleware: mw, Tracer: tracer, FindConfig: true, Stdin: env.Stdin, Stdout: env.Stdout, Profile: f.profile,
+	})
 	if err == nil {
 		err = rt.Start(ctx)
 	}

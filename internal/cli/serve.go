@@ -16,7 +16,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/console"
-	"github.com/agent-tools/agent-tools/internal/embedhook"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
@@ -76,7 +75,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	}
 	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer rt.Close()
-	a := embedhook.App(rt)
+	a := rt.App()
 	applyGC(a.Config().Server.GC, os.LookupEnv)
 	if err := a.Watch(ctx, 0); err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools: file watcher unavailable, changes need a restart:", err)
@@ -149,7 +148,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if rt == nil {
 		return code
 	}
-	a := embedhook.App(rt)
+	a := rt.App()
 	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
 	defer a.Close()
 

@@ -1,8 +1,10 @@
 // Package native is the provider behind the public embedding API: tools a Go
-// service registers in-process (seed 001), each one a Go function. The
-// service's handlers hold the business logic; this package only names,
-// describes and runs them safely (a panicking handler is a BACKEND_ERROR, a
-// handler that ignores cancellation still lets the call answer on time).
+// program serves in-process, each one a Go function, whether registered one
+// by one (Add) or listed by a backend the program wrote itself (a Source,
+// behind the public Provider interface). The program's handlers hold the
+// business logic; this package only names, checks, describes and runs them
+// safely (a panicking handler is a BACKEND_ERROR, a handler that ignores
+// cancellation still lets the call answer on time).
 package native
 
 import (
@@ -16,6 +18,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -50,8 +53,9 @@ var ErrBadSchema = errors.New("bad schema")
 
 var snake = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 
-// Normalize turns a plugin id into a namespace (seed 001: dashes become
-// underscores) and checks it is snake_case.
+// Normalize turns a plugin id into a namespace (dashes become underscores, so
+// that a plugin named like a package, "ai-agents", is a valid tool-name
+// prefix) and checks it is snake_case.
 func Normalize(namespace string) (string, error) {
 	ns := strings.ReplaceAll(namespace, "-", "_")
 	if !snake.MatchString(ns) || len(ns) > 64 {
@@ -64,6 +68,9 @@ func Normalize(namespace string) (string, error) {
 // concurrent use; tools may be added while it serves.
 type Provider struct {
 	info catalog.ProviderInfo
+	src  Source // nil: the tools registered with Add
+
+	started atomic.Bool // the source's Start ran
 
 	mu       sync.RWMutex
 	tools    []catalog.Tool // sorted by name; replaced (never mutated) on Add
@@ -75,7 +82,17 @@ type Provider struct {
 var (
 	_ provider.Provider = (*Provider)(nil)
 	_ provider.Notifier = (*Provider)(nil)
+	_ provider.Starter  = (*Provider)(nil)
+	_ provider.Closer   = (*Provider)(nil)
 )
+
+// Source is a backend whose tools live outside this package: it lists them,
+// each with its Handler, whenever the runtime reads the catalog. A Source
+// may also implement provider.Starter, provider.Closer and
+// provider.Notifier; the Provider passes those phases on.
+type Source interface {
+	Tools(ctx context.Context) ([]Tool, error)
+}
 
 // New returns an empty provider; info.ID must be a valid namespace.
 func New(info catalog.ProviderInfo) (*Provider, error) {
@@ -83,15 +100,29 @@ func New(info catalog.ProviderInfo) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Canonical names are {namespace}_{action} exactly (seed 001): the
-	// provider is host-local and each tool carries its full name, so an
-	// underscore in the namespace ("ai_agents") is not escaped as a provider
-	// prefix's would be.
+	// Canonical names are {namespace}_{action} exactly: the provider is
+	// host-local and each tool carries its full name, so an underscore in
+	// the namespace ("ai_agents") is not escaped as a provider prefix's
+	// would be.
 	info.ID, info.HostLocal = id, true
 	if info.Kind == "" {
 		info.Kind = "native"
 	}
 	return &Provider{info: info, handlers: map[string]Handler{}}, nil
+}
+
+// NewSource returns a provider whose tools src lists; Add is then refused.
+// What src lists is checked as Add checks it, at every listing.
+func NewSource(info catalog.ProviderInfo, src Source) (*Provider, error) {
+	if src == nil {
+		return nil, errors.New("native: nil source")
+	}
+	p, err := New(info)
+	if err != nil {
+		return nil, err
+	}
+	p.src = src
+	return p, nil
 }
 
 // Info describes the provider.
@@ -100,33 +131,20 @@ func (p *Provider) Info() catalog.ProviderInfo { return p.info }
 // Add registers a tool. A bad name, a duplicate, a schema that is not an
 // object, or a nil handler is an error now, never at the first call.
 func (p *Provider) Add(t Tool) error {
-	if !snake.MatchString(t.Name) || len(t.Name) > 64 {
-		return fmt.Errorf("%w: action %q of %q must be snake_case (a-z, 0-9, single underscores), at most 64 characters", ErrInvalidName, t.Name, p.info.ID)
+	if p.src != nil {
+		return fmt.Errorf("provider %s lists its own tools; Add is for registered tools", p.info.ID)
 	}
-	if t.Handler == nil {
-		return fmt.Errorf("tool %s_%s: nil handler", p.info.ID, t.Name)
-	}
-	if strings.TrimSpace(t.Description) == "" {
-		return fmt.Errorf("tool %s_%s: a description is required (it is what the model reads)", p.info.ID, t.Name)
-	}
-	in, err := objectSchema(t.InputSchema, true)
+	ct, err := p.check(t)
 	if err != nil {
-		return fmt.Errorf("tool %s_%s: input schema: %w", p.info.ID, t.Name, err)
+		return err
 	}
-	out, err := objectSchema(t.OutputSchema, false)
-	if err != nil {
-		return fmt.Errorf("tool %s_%s: output schema: %w", p.info.ID, t.Name, err)
-	}
-	name := p.info.ID + "_" + t.Name
+	name := ct.Name
 	p.mu.Lock()
 	if _, dup := p.handlers[name]; dup {
 		p.mu.Unlock()
 		return fmt.Errorf("%w: %s is already registered", ErrDuplicate, name)
 	}
-	tools := append(slices.Clone(p.tools), catalog.Tool{
-		Provider: p.info.ID, Name: name, Description: t.Description, InputSchema: in, OutputSchema: out,
-		ReadOnly: t.ReadOnly, Timeout: t.Timeout,
-	})
+	tools := append(slices.Clone(p.tools), ct)
 	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
 	p.tools = tools
 	p.handlers[name] = t.Handler
@@ -136,6 +154,31 @@ func (p *Provider) Add(t Tool) error {
 		notify() // registered after start: the catalog re-reads and clients hear list_changed
 	}
 	return nil
+}
+
+// check validates t and returns its catalog entry.
+func (p *Provider) check(t Tool) (catalog.Tool, error) {
+	if !snake.MatchString(t.Name) || len(t.Name) > 64 {
+		return catalog.Tool{}, fmt.Errorf("%w: action %q of %q must be snake_case (a-z, 0-9, single underscores), at most 64 characters", ErrInvalidName, t.Name, p.info.ID)
+	}
+	if t.Handler == nil {
+		return catalog.Tool{}, fmt.Errorf("tool %s_%s: nil handler", p.info.ID, t.Name)
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		return catalog.Tool{}, fmt.Errorf("tool %s_%s: a description is required (it is what the model reads)", p.info.ID, t.Name)
+	}
+	in, err := objectSchema(t.InputSchema, true)
+	if err != nil {
+		return catalog.Tool{}, fmt.Errorf("tool %s_%s: input schema: %w", p.info.ID, t.Name, err)
+	}
+	out, err := objectSchema(t.OutputSchema, false)
+	if err != nil {
+		return catalog.Tool{}, fmt.Errorf("tool %s_%s: output schema: %w", p.info.ID, t.Name, err)
+	}
+	return catalog.Tool{
+		Provider: p.info.ID, Name: p.info.ID + "_" + t.Name, Description: t.Description, InputSchema: in, OutputSchema: out,
+		ReadOnly: t.ReadOnly, Timeout: t.Timeout,
+	}, nil
 }
 
 // objectSchema checks raw is a JSON object whose "type", if any, is
@@ -165,18 +208,72 @@ func objectSchema(raw json.RawMessage, required bool) (json.RawMessage, error) {
 	return raw, nil
 }
 
-// Tools returns the registered tools (the same slice while nothing changed).
-func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) {
+// Tools returns the registered tools (the same slice while nothing
+// changed), or what the source lists now: one tool the source got wrong
+// fails the whole listing, so the error reaches doctor instead of a tool
+// silently missing.
+func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
+	if p.src != nil {
+		return p.list(ctx)
+	}
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.tools, nil
 }
 
-// Bind receives the runtime's change callback (provider.Notifier).
+func (p *Provider) list(ctx context.Context) ([]catalog.Tool, error) {
+	listed, err := p.src.Tools(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tools := make([]catalog.Tool, 0, len(listed))
+	handlers := make(map[string]Handler, len(listed))
+	for _, t := range listed {
+		ct, err := p.check(t)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := handlers[ct.Name]; dup {
+			return nil, fmt.Errorf("%w: %s is listed twice", ErrDuplicate, ct.Name)
+		}
+		tools = append(tools, ct)
+		handlers[ct.Name] = t.Handler
+	}
+	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
+	p.mu.Lock()
+	p.tools, p.handlers = tools, handlers
+	p.mu.Unlock()
+	return tools, nil
+}
+
+// Bind receives the runtime's change callback (provider.Notifier) and
+// passes it to a source that reports its own changes.
 func (p *Provider) Bind(log *slog.Logger, onChange func()) {
 	p.mu.Lock()
 	p.onChange, p.log = onChange, log
 	p.mu.Unlock()
+	if n, ok := p.src.(provider.Notifier); ok {
+		n.Bind(log, onChange)
+	}
+}
+
+// Start starts a source that has a start phase, once: the runtime runs the
+// start phase of in-process providers again after each config reload, and
+// a program's backend expects one start and one Close.
+func (p *Provider) Start(ctx context.Context) error {
+	s, ok := p.src.(provider.Starter)
+	if !ok || p.started.Swap(true) {
+		return nil
+	}
+	return s.Start(ctx)
+}
+
+// Close releases a source that holds resources.
+func (p *Provider) Close() error {
+	if c, ok := p.src.(provider.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Call runs the tool's handler. A panic is recovered into an error (the

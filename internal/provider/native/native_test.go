@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -191,4 +192,94 @@ func FuzzNormalize(f *testing.F) {
 			t.Fatalf("Normalize(%q) = %q", s, got)
 		}
 	})
+}
+
+// src is a Source with every optional phase, counting them.
+type src struct {
+	tools          []Tool
+	starts, closes int
+	bound          func()
+}
+
+func (s *src) Tools(context.Context) ([]Tool, error) { return s.tools, nil }
+func (s *src) Start(context.Context) error           { s.starts++; return nil }
+func (s *src) Close() error                          { s.closes++; return nil }
+func (s *src) Bind(_ *slog.Logger, onChange func())  { s.bound = onChange }
+
+var (
+	_ Source            = (*src)(nil)
+	_ provider.Starter  = (*src)(nil)
+	_ provider.Closer   = (*src)(nil)
+	_ provider.Notifier = (*src)(nil)
+)
+
+// TestSourceListing: a source's tools are checked as Add checks them, at
+// every listing, and a call reaches the handler of the latest listing.
+func TestSourceListing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tools []Tool
+		want  string // "" for a good listing
+	}{
+		{"good", []Tool{{Name: "b", Description: "B.", Handler: ok}, {Name: "a", Description: "A.", Handler: ok}}, ""},
+		{"bad name", []Tool{{Name: "B", Description: "B.", Handler: ok}}, "snake_case"},
+		{"no handler", []Tool{{Name: "b", Description: "B."}}, "nil handler"},
+		{"no description", []Tool{{Name: "b", Handler: ok}}, "description"},
+		{"duplicate", []Tool{{Name: "b", Description: "B.", Handler: ok}, {Name: "b", Description: "B.", Handler: ok}}, "listed twice"},
+		{"array schema", []Tool{{Name: "b", Description: "B.", InputSchema: json.RawMessage(`{"type":"array"}`), Handler: ok}}, "object"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := NewSource(catalog.ProviderInfo{ID: "svc"}, &src{tools: tc.tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tools, err := p.Tools(context.Background())
+			if tc.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.want) {
+					t.Fatalf("err = %v, want %q", err, tc.want)
+				}
+				return
+			}
+			if err != nil || len(tools) != 2 || tools[0].Name != "svc_a" || tools[1].Name != "svc_b" {
+				t.Fatalf("tools = %+v, %v", tools, err)
+			}
+			res, err := p.Call(context.Background(), tools[0], nil)
+			if err != nil || res.Text != "ok" {
+				t.Errorf("call = %v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestSourcePhases: Start reaches the source once however often the runtime
+// runs start phases (once per config reload), Close and Bind reach it, and
+// Add is refused.
+func TestSourcePhases(t *testing.T) {
+	s := &src{}
+	p, err := NewSource(catalog.ProviderInfo{ID: "svc"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := p.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Bind(nil, func() {})
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if s.starts != 1 || s.closes != 1 || s.bound == nil {
+		t.Errorf("starts %d, closes %d, bound %v; want 1, 1, set", s.starts, s.closes, s.bound != nil)
+	}
+	if err := p.Add(Tool{Name: "x", Description: "X.", Handler: ok}); err == nil {
+		t.Error("Add on a source's provider succeeded")
+	}
+	if _, err := NewSource(catalog.ProviderInfo{ID: "svc"}, nil); err == nil {
+		t.Error("a nil source was accepted")
+	}
+	// A provider of registered tools has no phases of its own.
+	if err := newP(t).Start(context.Background()); err != nil {
+		t.Error(err)
+	}
 }
