@@ -35,6 +35,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/native"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/tracing"
 	"github.com/agent-tools/agent-tools/internal/transport"
 	"go.opentelemetry.io/otel/trace"
@@ -116,11 +117,11 @@ const drainOnEOF = 30 * time.Second
 var ErrNotStarted = errors.New("agenttools: the runtime is not started (call Start)")
 
 // ErrUnknownProvider is returned by SetEnabled for an id that is not loaded.
-var ErrUnknownProvider = app.ErrUnknownProvider
+var ErrUnknownProvider = status.ErrUnknownProvider
 
 // ErrUnavailable is returned (wrapped, with the reason) by SetEnabled for a
 // provider of the config that could not be built, e.g. an unset ${VAR}.
-var ErrUnavailable = app.ErrUnavailable
+var ErrUnavailable = status.ErrUnavailable
 
 // New checks the options and returns a runtime ready for registration.
 // It reads nothing and starts nothing.
