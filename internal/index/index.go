@@ -716,14 +716,6 @@ func (ix *Index) insertLocked(seg *segment) {
 	ix.provLen += seg.plen
 }
 
-// segmentBuilds reports how many provider segments have been built; tests use
-// it to check that Replace is incremental.
-func (ix *Index) segmentBuilds() int64 {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.segBuilds
-}
-
 // segmentName adds to a name's terms the parts of its long run-together
 // words, when such a word splits entirely into words that the tool's own
 // description, parameters or provider use.

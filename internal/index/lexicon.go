@@ -230,20 +230,16 @@ func buildLexicon(stem bool) *lexicon {
 	return lx
 }
 
-// expand returns the weighted query terms for the given base terms: each base
-// term at weight 1 (summed over repeats), plus its lexicon neighbours. A term
-// reached several ways keeps its highest weight; base terms keep theirs.
-func (lx *lexicon) expand(base []string, abbrevW, synW, exactW float64, qtfLog bool) []expansion {
-	return lx.expandInto(nil, base, abbrevW, synW, exactW, qtfLog, false)
-}
-
 // expandBuf is reusable working memory for expandInto.
 type expandBuf struct {
 	w      map[string]float64
 	isBase map[string]bool
 }
 
-// expandInto is expand with reusable maps (b may be nil).
+// expandInto returns the weighted query terms for the given base terms:
+// each base term at weight 1 (summed over repeats), plus its lexicon
+// neighbours. A term reached several ways keeps its highest weight; base
+// terms keep theirs. b is reusable working memory (nil allocates).
 func (lx *lexicon) expandInto(b *expandBuf, base []string, abbrevW, synW, exactW float64, qtfLog, phrases bool) []expansion {
 	if b == nil {
 		b = &expandBuf{}

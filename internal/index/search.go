@@ -617,23 +617,18 @@ func mergeTerms(terms, extra []expansion) []expansion {
 	return out
 }
 
-// decompound matches query words the index does not know through known
-// parts: a split into two known words ("cosmosdb" -> cosmos + db), else the
-// longest known prefix of at least 4 letters covering most of the word
-// ("postgresql" -> postgres).
-func (ix *Index) decompound(base []string) []expansion {
-	return ix.decompoundMemo(base, nil)
-}
-
-// knownTerm memoises decompound's look-ups within one query.
+// knownTerm memoises decompoundMemo's look-ups within one query.
 type knownTerm struct {
 	term string
 	ok   bool
 }
 
-// decompoundMemo is decompound with the look-ups of its word parts
-// memoised in sc (the clauses of a request repeat the whole request's
-// words); sc may be nil.
+// decompoundMemo matches query words the index does not know through known
+// parts: a split into two known words ("cosmosdb" -> cosmos + db), else the
+// longest known prefix of at least 4 letters covering most of the word
+// ("postgresql" -> postgres). The look-ups of word parts are memoised in
+// sc (the clauses of a request repeat the whole request's words); sc may
+// be nil.
 func (ix *Index) decompoundMemo(base []string, sc *scratch) []expansion {
 	var out []expansion
 	w := ix.cfg.DecompoundWeight
