@@ -32,6 +32,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/runtime"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 	"github.com/agent-tools/agent-tools/internal/tracing"
 )
@@ -187,8 +188,8 @@ func publicError(err error) error {
 	}
 	for _, m := range []struct{ internal, public error }{
 		{runtime.ErrNotStarted, ErrNotStarted},
-		{app.ErrUnknownProvider, ErrUnknownProvider},
-		{app.ErrUnavailable, ErrUnavailable},
+		{status.ErrUnknownProvider, ErrUnknownProvider},
+		{status.ErrUnavailable, ErrUnavailable},
 	} {
 		if err == m.internal {
 			return m.public

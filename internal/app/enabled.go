@@ -15,7 +15,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -24,14 +23,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
-
-// ErrUnknownProvider is returned by SetEnabled for an id no source declares.
-var ErrUnknownProvider = errors.New("unknown provider")
-
-// ErrUnavailable matches every *UnavailableError (errors.Is).
-var ErrUnavailable = errors.New("provider cannot be enabled")
 
 // UnavailableError is returned by SetEnabled for a declared provider that
 // could not be built (so it cannot be enabled); Reason says why.
@@ -44,8 +38,8 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("provider %q cannot be enabled: %s", e.ID, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrUnavailable) true.
-func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+// Is makes errors.Is(err, status.ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == status.ErrUnavailable }
 
 type enabledSet struct {
 	mu        sync.Mutex
@@ -172,7 +166,7 @@ func (a *App) SetEnabled(ctx context.Context, id string, on bool) error {
 		return nil
 	}
 	if !slices.ContainsFunc(g.reg.Providers(), func(st registry.ProviderStatus) bool { return st.Info.ID == id }) {
-		return fmt.Errorf("%w %q", ErrUnknownProvider, id)
+		return fmt.Errorf("%w %q", status.ErrUnknownProvider, id)
 	}
 	a.enabled.set(id, on)
 	if on {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // A provider the config declares disabled is built, so SetEnabled can turn
@@ -57,7 +58,7 @@ func TestEnabledSetOwnedByTheApp(t *testing.T) {
 	if err := a.SetEnabled(ctx, "sec", true); !errors.As(err, &ue) || !strings.Contains(ue.Reason, "AT_UNSET_HOST") {
 		t.Fatalf("sec: %v", err)
 	}
-	if err := a.SetEnabled(ctx, "nope", true); !errors.Is(err, ErrUnknownProvider) {
+	if err := a.SetEnabled(ctx, "nope", true); !errors.Is(err, status.ErrUnknownProvider) {
 		t.Fatalf("nope: %v", err)
 	}
 	if err := a.SetEnabled(ctx, "builtin", false); err != nil {
@@ -70,7 +71,7 @@ func TestEnabledSetOwnedByTheApp(t *testing.T) {
 		t.Fatalf("a reload must keep the run-time choices: ev_echo %v runtime_status %v", has("ev_echo"), has("runtime_status"))
 	}
 	st := a.Status()
-	got := map[string]ProviderState{}
+	got := map[string]status.ProviderState{}
 	for _, p := range st.Providers {
 		got[p.ID] = p
 	}

@@ -2,21 +2,10 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/provider"
-)
-
-// Errors of Restart, for callers to branch on (errors.Is); an unknown id is
-// ErrUnknownProvider, as for SetEnabled.
-var (
-	// ErrNotRestartable: the provider has no process or session to restart
-	// (in-process tools, scripts run per call), or it could not be built.
-	ErrNotRestartable = errors.New("provider cannot be restarted")
-	// ErrDisabled: the provider is switched off; enable it first (enabling
-	// starts it).
-	ErrDisabled = errors.New("provider is disabled")
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // Restart restarts one provider of the live generation on an operator's
@@ -31,16 +20,16 @@ func (a *App) Restart(ctx context.Context, id string) error {
 	p, ok := g.all[id]
 	if !ok {
 		if reason, ok := g.unavailable[id]; ok {
-			return fmt.Errorf("%w: %q could not be built: %s", ErrNotRestartable, id, reason)
+			return fmt.Errorf("%w: %q could not be built: %s", status.ErrNotRestartable, id, reason)
 		}
-		return fmt.Errorf("%w %q", ErrUnknownProvider, id)
+		return fmt.Errorf("%w %q", status.ErrUnknownProvider, id)
 	}
 	if _, _, on := g.reg.Provider(id); !on {
-		return fmt.Errorf("%w: %q (enable it to start it)", ErrDisabled, id)
+		return fmt.Errorf("%w: %q (enable it to start it)", status.ErrDisabled, id)
 	}
 	r, ok := provider.As[provider.Restarter](p)
 	if !ok {
-		return fmt.Errorf("%w: %q has no process or session of its own", ErrNotRestartable, id)
+		return fmt.Errorf("%w: %q has no process or session of its own", status.ErrNotRestartable, id)
 	}
 	a.log.Info("restarting provider", "provider", id)
 	err := r.Restart(ctx)

@@ -21,6 +21,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // Restart through the app: a real HTTP upstream whose sessions after the
@@ -61,7 +62,7 @@ func TestRestartUpstream(t *testing.T) {
 		}
 	})
 	st := stateOf(t, a, "up")
-	if st.State != StateReady || st.Restarts != 0 || !st.Restartable || st.Tools != 1 {
+	if st.State != status.StateReady || st.Restarts != 0 || !st.Restartable || st.Tools != 1 {
 		t.Fatalf("before: %+v", st)
 	}
 	if _, ok := a.Registry().Lookup("up_gen1"); !ok {
@@ -84,24 +85,24 @@ func TestRestartUpstream(t *testing.T) {
 		t.Fatal("no list_changed after the tools changed")
 	}
 	st = stateOf(t, a, "up")
-	if st.State != StateReady || st.Restarts != 1 {
+	if st.State != status.StateReady || st.Restarts != 1 {
 		t.Errorf("after: %+v", st)
 	}
 
 	for _, c := range []struct {
 		id   string
 		want error
-	}{{"nope", ErrUnknownProvider}, {"builtin", ErrNotRestartable}, {"off", ErrDisabled}} {
+	}{{"nope", status.ErrUnknownProvider}, {"builtin", status.ErrNotRestartable}, {"off", status.ErrDisabled}} {
 		if err := a.Restart(ctx, c.id); !errors.Is(err, c.want) {
 			t.Errorf("Restart(%s) = %v, want %v", c.id, err, c.want)
 		}
 	}
-	if st := stateOf(t, a, "off"); st.State != StateDisabled {
+	if st := stateOf(t, a, "off"); st.State != status.StateDisabled {
 		t.Errorf("off: %+v", st)
 	}
 }
 
-func stateOf(t *testing.T, a *App, id string) ProviderState {
+func stateOf(t *testing.T, a *App, id string) status.ProviderState {
 	t.Helper()
 	for _, p := range a.Status().Providers {
 		if p.ID == id {
@@ -109,7 +110,7 @@ func stateOf(t *testing.T, a *App, id string) ProviderState {
 		}
 	}
 	t.Fatalf("no provider %q in the status", id)
-	return ProviderState{}
+	return status.ProviderState{}
 }
 
 // lifeProvider is an upstream-like provider whose start the test drives.
@@ -186,17 +187,17 @@ func TestProviderStates(t *testing.T) {
 	refresh := func() { a.Registry().Refresh(provider.WithRescan(ctx)) }
 
 	st := stateOf(t, a, "slow")
-	if st.State != StateStarting || st.LastError != "" || st.Reason != "" || st.Restartable {
+	if st.State != status.StateStarting || st.LastError != "" || st.Reason != "" || st.Restartable {
 		t.Fatalf("slow start: %+v", st)
 	}
 	// The provider no longer says it is starting, but it was never listed: still starting.
 	l.set(func(l *lifeProvider) { l.life = provider.LifecycleState{} })
-	if st := stateOf(t, a, "slow"); st.State != StateStarting {
+	if st := stateOf(t, a, "slow"); st.State != status.StateStarting {
 		t.Fatalf("not listed yet: %+v", st)
 	}
 	l.set(func(l *lifeProvider) { l.started = true })
 	refresh()
-	if st := stateOf(t, a, "slow"); st.State != StateReady || st.Tools != 1 {
+	if st := stateOf(t, a, "slow"); st.State != status.StateReady || st.Tools != 1 {
 		t.Fatalf("started: %+v", st)
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -205,23 +206,23 @@ func TestProviderStates(t *testing.T) {
 		l.restarts = 2
 	})
 	st = stateOf(t, a, "slow")
-	if st.State != StateFailed || !strings.Contains(st.Reason, "died") || st.Restarts != 2 || st.LastErrorAt == nil || !st.LastErrorAt.Equal(at) {
+	if st.State != status.StateFailed || !strings.Contains(st.Reason, "died") || st.Restarts != 2 || st.LastErrorAt == nil || !st.LastErrorAt.Equal(at) {
 		t.Fatalf("failed: %+v", st)
 	}
 	if b, _ := json.Marshal(st); strings.Contains(string(b), "s3cr3t-state-value") {
 		t.Fatalf("the status leaks a secret: %s", b)
 	}
 	l.set(func(l *lifeProvider) { l.life.Failed = false })
-	if st := stateOf(t, a, "slow"); st.State != StateReady || !strings.Contains(st.LastError, "died") {
+	if st := stateOf(t, a, "slow"); st.State != status.StateReady || !strings.Contains(st.LastError, "died") {
 		t.Fatalf("recovered: %+v", st)
 	}
 	// A listing error of a provider without a lifecycle of its own.
 	l.set(func(l *lifeProvider) { l.life, l.err = provider.LifecycleState{}, errors.New("listing broke") })
 	refresh()
-	if st := stateOf(t, a, "slow"); st.State != StateFailed || st.Reason != "listing broke" {
+	if st := stateOf(t, a, "slow"); st.State != status.StateFailed || st.Reason != "listing broke" {
 		t.Fatalf("listing error: %+v", st)
 	}
-	if err := a.Restart(ctx, "slow"); !errors.Is(err, ErrNotRestartable) {
+	if err := a.Restart(ctx, "slow"); !errors.Is(err, status.ErrNotRestartable) {
 		t.Errorf("Restart of a provider without Restarter: %v", err)
 	}
 }

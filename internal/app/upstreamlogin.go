@@ -8,6 +8,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
@@ -27,7 +28,7 @@ func (a *App) StartLogin(ctx context.Context, id, redirectURL string, login upst
 		}
 	}
 	if pc.ID == "" {
-		return fmt.Errorf("%w: %q", ErrUnknownProvider, id)
+		return fmt.Errorf("%w: %q", status.ErrUnknownProvider, id)
 	}
 	if spec == nil || spec.URL == "" || (spec.Auth != nil && spec.Auth.Type == "client_credentials") {
 		return fmt.Errorf("provider %q has no login to make (not an HTTP mcp upstream with a person's OAuth)", id)

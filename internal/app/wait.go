@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // DefaultStartWait is how long the CLI's one-shot commands (doctor, list,
@@ -20,7 +21,7 @@ const startWaitTick = 500 * time.Millisecond
 func (a *App) Starting() []string {
 	var ids []string
 	for _, p := range a.Status().Providers {
-		if p.Enabled && p.State == StateStarting {
+		if p.Enabled && p.State == status.StateStarting {
 			ids = append(ids, p.ID)
 		}
 	}

@@ -54,23 +54,14 @@ func (a *App) current() *generation { return a.live.cur.Load() }
 // Registry is the live registry (it changes when the config is reloaded).
 func (a *App) Registry() *registry.Registry { return a.current().reg }
 
-// Current is Registry (kept for callers written before the rename).
-func (a *App) Current() *registry.Registry { return a.Registry() }
-
 // Config is the live config.
 func (a *App) Config() *config.Config { return a.current().cfg }
-
-// CurrentConfig is Config (kept for callers written before the rename).
-func (a *App) CurrentConfig() *config.Config { return a.Config() }
 
 // Call runs a call on the live generation (the CLI and embedders call tools
 // through it). The generation it starts on stays open until it returns.
 func (a *App) Call(ctx context.Context, req *pipeline.Request) *pipeline.Response {
 	return a.dispatch(ctx, req)
 }
-
-// CurrentCall is Call as a pipeline.Handler.
-func (a *App) CurrentCall() pipeline.Handler { return a.dispatch }
 
 // dispatch runs a call on the live generation.
 func (a *App) dispatch(ctx context.Context, req *pipeline.Request) *pipeline.Response {
@@ -338,7 +329,7 @@ func (wt *watcher) loop(ctx context.Context, debounce time.Duration) {
 			if reload {
 				_ = wt.a.Reload(ctx) // Reload logs its own failure; the last good config keeps serving
 			} else if refresh {
-				if wt.a.Current().Refresh(provider.WithRescan(ctx)) { // something changed: providers' freshness must not skip it
+				if wt.a.Registry().Refresh(provider.WithRescan(ctx)) { // something changed: providers' freshness must not skip it
 					wt.a.log.Info("scripts changed; tool list updated")
 				}
 			}

@@ -139,7 +139,7 @@ func TestWatchConfig(t *testing.T) {
 	if got := liveToolNames(t, cs); !has(got, "runtime_status") || has(got, "hi") {
 		t.Fatalf("start: %v", got)
 	}
-	boot := a.Current()
+	boot := a.Registry()
 
 	writeFile(t, cfg, "mode: flat\nlocal:\n  enabled: nope\n", 0o644)
 	deadline := time.Now().Add(5 * time.Second)
@@ -149,7 +149,7 @@ func TestWatchConfig(t *testing.T) {
 	if l := logs.String(); !strings.Contains(l, "agent-tools.yaml:3:12: local.enabled: want true or false") {
 		t.Fatalf("broken config not explained:\n%s", l)
 	}
-	if a.Current() != boot {
+	if a.Registry() != boot {
 		t.Fatal("a broken config replaced the runtime")
 	}
 	if res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "runtime_status"}); err != nil || res.IsError {
@@ -161,7 +161,7 @@ func TestWatchConfig(t *testing.T) {
 	if got := liveToolNames(t, cs); !has(got, "hi") {
 		t.Fatalf("after reload: %v", got)
 	}
-	if a.Current() == boot || !a.CurrentConfig().Local.Enabled {
+	if a.Registry() == boot || !a.Config().Local.Enabled {
 		t.Fatal("runtime not swapped")
 	}
 	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "hi"})
@@ -197,7 +197,7 @@ func TestDeletedConfigKeepsLastGood(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer a.Close()
-			boot := a.Current()
+			boot := a.Registry()
 			if how == "delete" {
 				err = os.Remove(cfg)
 			} else {
@@ -209,17 +209,17 @@ func TestDeletedConfigKeepsLastGood(t *testing.T) {
 			if err := a.Reload(context.Background()); err == nil || !strings.Contains(err.Error(), "deleted or renamed") {
 				t.Fatalf("Reload = %v", err)
 			}
-			if a.Current() != boot || a.CurrentConfig().Path != cfg {
+			if a.Registry() != boot || a.Config().Path != cfg {
 				t.Fatal("the runtime switched away from the last good config")
 			}
-			if resp := a.CurrentCall()(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+			if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
 				t.Fatalf("the policy was dropped: %+v", resp.Err)
 			}
 			if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "deleted or renamed") {
 				t.Errorf("not loud:\n%s", l)
 			}
 			writeFile(t, cfg, "mode: flat\n", 0o644)
-			if err := a.Reload(context.Background()); err != nil || a.Current() == boot {
+			if err := a.Reload(context.Background()); err != nil || a.Registry() == boot {
 				t.Fatalf("the restored file is not picked up: %v", err)
 			}
 		})
@@ -248,7 +248,7 @@ func TestReloadExplicit(t *testing.T) {
 	if names := a.Facade.Tools(); slices.ContainsFunc(names, func(t *sdk.Tool) bool { return t.Name == "runtime_status" }) {
 		t.Fatal("a tool denied by the reloaded config is still listed")
 	}
-	if resp := a.CurrentCall()(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+	if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
 		t.Fatalf("denied after reload: %+v", resp.Err)
 	}
 	res, err := func() (*sdk.CallToolResult, error) {

@@ -251,7 +251,7 @@ func sharedStore(sh *app.Shared) state.Store {
 
 func providerHealth(a *app.App) []metrics.ProviderHealth {
 	var out []metrics.ProviderHealth
-	for _, st := range a.Current().Providers() {
+	for _, st := range a.Registry().Providers() {
 		out = append(out, metrics.ProviderHealth{ID: st.Info.ID, Kind: st.Info.Kind, Up: st.Enabled && st.Err == nil, Tools: st.Tools})
 	}
 	return out

@@ -10,13 +10,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // maxBody bounds an API request body.
@@ -65,9 +65,9 @@ func (c *Console) apiSetProvider(w http.ResponseWriter, r *http.Request) {
 	if err := c.rt.SetEnabled(r.Context(), id, *body.Enabled); err != nil {
 		code := http.StatusInternalServerError
 		switch {
-		case errors.Is(err, app.ErrUnknownProvider):
+		case errors.Is(err, status.ErrUnknownProvider):
 			code = http.StatusNotFound
-		case errors.Is(err, app.ErrUnavailable):
+		case errors.Is(err, status.ErrUnavailable):
 			code = http.StatusConflict
 		}
 		writeJSON(w, code, errBody("set_enabled", err.Error()))
@@ -97,10 +97,10 @@ func (c *Console) apiRestart(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	err := c.rt.Restart(ctx, id)
 	switch {
-	case errors.Is(err, app.ErrUnknownProvider):
+	case errors.Is(err, status.ErrUnknownProvider):
 		writeJSON(w, http.StatusNotFound, errBody("restart", err.Error()))
 		return
-	case errors.Is(err, app.ErrDisabled), errors.Is(err, app.ErrNotRestartable):
+	case errors.Is(err, status.ErrDisabled), errors.Is(err, status.ErrNotRestartable):
 		writeJSON(w, http.StatusConflict, errBody("restart", err.Error()))
 		return
 	}

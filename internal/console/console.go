@@ -19,28 +19,27 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
 //go:embed assets
 var assets embed.FS
 
-// Runtime is what the console needs of the running app.
+// Runtime is what the console needs of the running app (serve passes its
+// *app.App; the guard is in this package's tests, the app sits below).
 type Runtime interface {
-	Status() app.Status
+	Status() status.Status
 	SetEnabled(ctx context.Context, id string, on bool) error
 	Restart(ctx context.Context, id string) error
 	Registry() *registry.Registry
 	Call(ctx context.Context, req *pipeline.Request) *pipeline.Response
 	SubscribeAudit() (recent [][]byte, lines <-chan []byte, cancel func())
 }
-
-var _ Runtime = (*app.App)(nil)
 
 // ActivitySource is where the Activity page's charts come from: the
 // runtime's metrics over the last minutes (metrics.Window), with the step

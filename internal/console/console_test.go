@@ -23,6 +23,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -435,7 +436,7 @@ func TestProvidersToggle(t *testing.T) {
 			t.Fatalf("after %s: greet listed %v", tc.body, ok)
 		}
 	}
-	var st app.Status
+	var st status.Status
 	if err := json.NewDecoder(f.do("GET", "/ui/api/providers", "", "Cookie", cookie).Body).Decode(&st); err != nil {
 		t.Fatal(err)
 	}

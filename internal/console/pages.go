@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // pageNames are the templates under assets/pages, each rendered inside
@@ -61,9 +61,9 @@ func (c *Console) view(r *http.Request, title, nav string, data any) view {
 }
 
 // providerRow is one line of the Providers page: the runtime's own state
-// (app.ProviderState: ready, starting, failed, disabled), as the API gives it.
+// (status.ProviderState: ready, starting, failed, disabled), as the API gives it.
 type providerRow struct {
-	app.ProviderState
+	status.ProviderState
 	// LastErrorWhen is LastErrorAt as the page shows it ("" when unknown).
 	LastErrorWhen string
 }

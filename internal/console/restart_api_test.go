@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/console"
 	"github.com/agent-tools/agent-tools/internal/metrics"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // callTool runs a tool through POST /ui/api/call and decodes the result.
@@ -38,11 +38,11 @@ func TestRestartAPI(t *testing.T) {
 		t.Fatalf("a restart without the CSRF token: %d, want 403", res.StatusCode)
 	}
 	res := f.do("POST", "/ui/api/providers/up/restart", "", "Cookie", cookie, console.CSRFHeader, csrf)
-	var st app.ProviderState
+	var st status.ProviderState
 	if err := json.NewDecoder(res.Body).Decode(&st); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("restart: %d %v", res.StatusCode, err)
 	}
-	if st.ID != "up" || st.State != app.StateReady || st.Restarts != 1 || !st.Restartable {
+	if st.ID != "up" || st.State != status.StateReady || st.Restarts != 1 || !st.Restartable {
 		t.Fatalf("after the restart: %+v", st)
 	}
 	if again := f.callTool(cookie, csrf, "up_pid"); again.IsError || again.Text == pid.Text {

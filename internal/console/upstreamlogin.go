@@ -12,19 +12,18 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/transport"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
 // LoginStarter is the runtime's optional capability behind the Log in
-// button of a needs_login provider (app.App has it).
+// button of a needs_login provider (the app has it: the guard is in this
+// package's tests).
 type LoginStarter interface {
 	StartLogin(ctx context.Context, id, redirectURL string, login upstreamauth.LoginFunc) error
 }
-
-var _ LoginStarter = (*app.App)(nil)
 
 const (
 	// upstreamLoginTimeout bounds a console login, the operator's time in
@@ -135,7 +134,7 @@ func (c *Console) apiUpstreamLogin(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		code := http.StatusBadGateway
-		if errors.Is(err, app.ErrUnknownProvider) {
+		if errors.Is(err, status.ErrUnknownProvider) {
 			code = http.StatusNotFound
 		}
 		writeJSON(w, code, errBody("login", err.Error()))

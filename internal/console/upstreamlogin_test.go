@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/console"
+	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 )
 
@@ -32,7 +32,7 @@ func TestUpstreamLoginButton(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_ = f.app.Restart(ctx, "remote") // the first start finds no login
-	if s := providerState(f, "remote"); s != app.StateNeedsLogin {
+	if s := providerState(f, "remote"); s != status.StateNeedsLogin {
 		t.Fatalf("state %q, want needs_login", s)
 	}
 	cookie, csrf := f.login()
@@ -90,7 +90,7 @@ func TestUpstreamLoginButton(t *testing.T) {
 	}
 
 	// The store watcher restarts the provider with the login.
-	for providerState(f, "remote") == app.StateNeedsLogin {
+	for providerState(f, "remote") == status.StateNeedsLogin {
 		select {
 		case <-ctx.Done():
 			t.Fatal("the provider stayed needs_login")

@@ -79,17 +79,12 @@ type Store struct {
 	mu      sync.Mutex
 	always  map[string]Record
 	session map[sessionKey]string // → provider + "\x00" + definition digest
-	stamp   stamp                 // of the file as last read or written
+	stamp   state.Stamp           // of the file as last read or written
 	corrupt bool                  // the file on disk is not ours: move it aside before writing
 	shared  state.Store           // "always" decisions live here instead of the file (see Share)
 }
 
 type sessionKey struct{ session, tool string }
-
-type stamp struct {
-	mod  time.Time
-	size int64
-}
 
 var _ pipeline.Decisions = (*Store)(nil)
 
@@ -114,13 +109,13 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) loadLocked() error {
 	st, err := os.Stat(s.path)
 	if errors.Is(err, os.ErrNotExist) {
-		s.always, s.stamp, s.corrupt = map[string]Record{}, stamp{}, false
+		s.always, s.stamp, s.corrupt = map[string]Record{}, state.Stamp{}, false
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("decisions: %w", err)
 	}
-	cur := stamp{st.ModTime(), st.Size()}
+	cur := state.StampOf(st)
 	if cur == s.stamp {
 		return nil
 	}
@@ -275,7 +270,7 @@ func (s *Store) Revoke(name string) (bool, error) {
 func (s *Store) Clear() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.always, s.session, s.corrupt, s.stamp = map[string]Record{}, map[sessionKey]string{}, false, stamp{}
+	s.always, s.session, s.corrupt, s.stamp = map[string]Record{}, map[sessionKey]string{}, false, state.Stamp{}
 	if s.shared != nil {
 		return s.saveShared()
 	}
@@ -312,34 +307,13 @@ func (s *Store) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.path, append(data, '\n')); err != nil {
+	if err := state.WriteFile(s.path, append(data, '\n')); err != nil {
 		return fmt.Errorf("decisions: %w", err)
 	}
 	if st, err := os.Stat(s.path); err == nil {
-		s.stamp = stamp{st.ModTime(), st.Size()}
+		s.stamp = state.StampOf(st)
 	}
 	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // Status is how a decision relates to the catalog now.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
@@ -26,6 +27,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -239,7 +241,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
 	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
-			With("did_you_mean", pipeline.Suggest(name, names, 3))
+			With("did_you_mean", text.Suggestions(name, names, 3))
 	}
 	return f.call(ctx, call, req)
 }
@@ -532,14 +534,12 @@ func jsonResult(v any) *sdk.CallToolResult {
 
 func errorResult(e *toolerr.Error) *sdk.CallToolResult { return render(&pipeline.Response{Err: e}) }
 
-// firstLine shortens a description to one line of at most n characters.
+// firstLine shortens a description to one line of at most n characters
+// (no space before the ellipsis).
 func firstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "\n\r"); i >= 0 {
-		s = strings.TrimSpace(s[:i])
-	}
-	if r := []rune(s); len(r) > n {
-		s = strings.TrimSpace(string(r[:n-1])) + "…"
+	s = text.FirstLine(s)
+	if utf8.RuneCountInString(s) > n {
+		s = strings.TrimSpace(strings.TrimSuffix(text.Clip(s, n-1), text.Ellipsis)) + text.Ellipsis
 	}
 	return s
 }

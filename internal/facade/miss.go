@@ -10,6 +10,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -210,10 +211,10 @@ func (f *Facade) nearMiss(req *pipeline.Request) *toolerr.Error {
 		all = append(all, t.Canonical)
 		byName[t.Canonical] = t
 	}
-	if len(pipeline.Suggest(req.Tool, own, 1)) > 0 {
+	if len(text.Suggestions(req.Tool, own, 1)) > 0 {
 		return nil
 	}
-	near := pipeline.Suggest(req.Tool, all, 3)
+	near := text.Suggestions(req.Tool, all, 3)
 	if len(near) == 0 {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -103,7 +104,7 @@ func (f *Facade) bareDown(req *pipeline.Request, bare *registry.ProviderStatus) 
 	for _, t := range f.cat.Tools("") {
 		all = append(all, t.Canonical, t.Name)
 	}
-	if len(pipeline.Suggest(req.Tool, all, 1)) > 0 {
+	if len(text.Suggestions(req.Tool, all, 1)) > 0 {
 		return nil // the pipeline's suggestions answer
 	}
 	e := unavailableErr(*bare)

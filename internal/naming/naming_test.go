@@ -41,9 +41,9 @@ func TestEncodeComponent(t *testing.T) {
 		if got := EncodeComponent(tt.in, tt.underscore); got != want {
 			t.Errorf("EncodeComponent(%q, %v) = %q, want %q", tt.in, tt.underscore, got, want)
 		}
-		back, err := Decode(want, tt.underscore)
+		back, err := decode(want, tt.underscore)
 		if err != nil || back != tt.in {
-			t.Errorf("Decode(%q, %v) = %q, %v; want %q", want, tt.underscore, back, err, tt.in)
+			t.Errorf("decode(%q, %v) = %q, %v; want %q", want, tt.underscore, back, err, tt.in)
 		}
 	}
 }
@@ -78,21 +78,21 @@ func TestDecodeErrors(t *testing.T) {
 		{"\xff", true, "invalid byte 0xff"},
 	}
 	for _, tt := range tests {
-		got, err := Decode(tt.in, tt.underscore)
+		got, err := decode(tt.in, tt.underscore)
 		if err == nil {
-			t.Errorf("Decode(%q, %v) = %q, want error", tt.in, tt.underscore, got)
+			t.Errorf("decode(%q, %v) = %q, want error", tt.in, tt.underscore, got)
 			continue
 		}
-		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), tt.wantSub) {
-			t.Errorf("Decode(%q, %v) error = %v, want ErrMalformed containing %q", tt.in, tt.underscore, err, tt.wantSub)
+		if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tt.wantSub) {
+			t.Errorf("decode(%q, %v) error = %v, want errMalformed containing %q", tt.in, tt.underscore, err, tt.wantSub)
 		}
 	}
 	// z5fz is the canonical provider-side escape of '_'.
-	if got, err := Decode("z5fz", false); err != nil || got != "_" {
-		t.Errorf(`Decode("z5fz", false) = %q, %v`, got, err)
+	if got, err := decode("z5fz", false); err != nil || got != "_" {
+		t.Errorf(`decode("z5fz", false) = %q, %v`, got, err)
 	}
-	if got, err := DecodeComponent("a_b"); err != nil || got != "a_b" {
-		t.Errorf(`DecodeComponent("a_b") = %q, %v`, got, err)
+	if got, err := decode("a_b", true); err != nil || got != "a_b" {
+		t.Errorf(`decode("a_b", true) = %q, %v`, got, err)
 	}
 }
 
@@ -147,48 +147,18 @@ func TestSplit(t *testing.T) {
 		{"a__", "a", "_"},
 	}
 	for _, tt := range good {
-		p, tool, err := Split(tt.in)
+		p, tool, err := split(tt.in)
 		if err != nil || p != tt.p || tool != tt.t {
-			t.Errorf("Split(%q) = %q, %q, %v; want %q, %q", tt.in, p, tool, err, tt.p, tt.t)
+			t.Errorf("split(%q) = %q, %q, %v; want %q, %q", tt.in, p, tool, err, tt.p, tt.t)
 		}
 		if c, err := LosslessName(p, tool, false); err != nil || c != tt.in {
-			t.Errorf("Lossless(Split(%q)) = %q, %v", tt.in, c, err)
+			t.Errorf("Lossless(split(%q)) = %q, %v", tt.in, c, err)
 		}
 	}
 	for _, bad := range []string{"", "bare", "_x", "gh_", "gh-x_y", "gh_z61z", "GH_x"} {
-		if p, tool, err := Split(bad); err == nil || !errors.Is(err, ErrMalformed) {
-			t.Errorf("Split(%q) = %q, %q, %v; want ErrMalformed", bad, p, tool, err)
+		if p, tool, err := split(bad); err == nil || !errors.Is(err, errMalformed) {
+			t.Errorf("split(%q) = %q, %q, %v; want errMalformed", bad, p, tool, err)
 		}
-	}
-}
-
-func TestSet(t *testing.T) {
-	s := Set{Scheme: Lossless}
-	if n, err := s.Add("gh", "x", false); err != nil || n != "gh_x" {
-		t.Fatalf("Add = %q, %v", n, err)
-	}
-	if n, err := s.Add("local", "deploy", true); err != nil || n != "deploy" {
-		t.Fatalf("Add = %q, %v", n, err)
-	}
-	_, err := s.Add("local", "gh_x", true)
-	if !errors.Is(err, ErrDuplicate) {
-		t.Fatalf("collision err = %v", err)
-	}
-	want := `tool "gh_x" of provider "local": name "gh_x" is already used by tool "x" of provider "gh"`
-	if err.Error() != want {
-		t.Errorf("got %q\nwant %q", err.Error(), want)
-	}
-	if _, err := s.Add("builtin", "deploy", true); !errors.Is(err, ErrDuplicate) {
-		t.Errorf("local/builtin collision err = %v", err)
-	}
-	if _, err := s.Add("gh", "", false); !errors.Is(err, ErrEmpty) {
-		t.Errorf("empty err = %v", err)
-	}
-	if o, ok := s.Lookup("gh_x"); !ok || o != (Owner{"gh", "x"}) {
-		t.Errorf("Lookup = %v, %v", o, ok)
-	}
-	if s.Len() != 2 {
-		t.Errorf("Len = %d", s.Len())
 	}
 }
 
@@ -210,13 +180,13 @@ func FuzzEncodeComponent(f *testing.F) {
 		if !underscore && strings.Contains(enc, "_") {
 			t.Fatalf("provider encoding %q of %q contains '_'", enc, s)
 		}
-		dec, err := Decode(enc, underscore)
+		dec, err := decode(enc, underscore)
 		if err != nil || dec != s {
-			t.Fatalf("Decode(EncodeComponent(%q)) = %q, %v", s, dec, err)
+			t.Fatalf("decode(EncodeComponent(%q)) = %q, %v", s, dec, err)
 		}
 		if underscore {
-			if dec, err := DecodeComponent(enc); err != nil || dec != s {
-				t.Fatalf("DecodeComponent(%q) = %q, %v", enc, dec, err)
+			if dec, err := decode(enc, true); err != nil || dec != s {
+				t.Fatalf("decode(%q, true) = %q, %v", enc, dec, err)
 			}
 		}
 	})
@@ -228,23 +198,23 @@ func FuzzDecodeComponent(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, s string, underscore bool) {
-		dec, err := Decode(s, underscore)
+		dec, err := decode(s, underscore)
 		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("Decode(%q) error %v does not wrap ErrMalformed", s, err)
+			if !errors.Is(err, errMalformed) {
+				t.Fatalf("decode(%q) error %v does not wrap errMalformed", s, err)
 			}
 			return
 		}
 		if !utf8.ValidString(dec) {
-			t.Fatalf("Decode(%q) = %q: invalid UTF-8", s, dec)
+			t.Fatalf("decode(%q) = %q: invalid UTF-8", s, dec)
 		}
 		if enc := EncodeComponent(dec, underscore); enc != s {
-			t.Fatalf("EncodeComponent(Decode(%q)) = %q", s, enc)
+			t.Fatalf("EncodeComponent(decode(%q)) = %q", s, enc)
 		}
-		p, tool, err := Split(s)
+		p, tool, err := split(s)
 		if err == nil {
 			if c, err := LosslessName(p, tool, false); err == nil && c != s {
-				t.Fatalf("Lossless(Split(%q)) = %q", s, c)
+				t.Fatalf("Lossless(split(%q)) = %q", s, c)
 			}
 		}
 	})

@@ -12,7 +12,7 @@ type Scheme string
 const (
 	// Readable keeps A–Z a–z 0–9 _ - and rewrites the rest (the default).
 	Readable Scheme = "readable"
-	// Lossless is the injective z<hex>z encoding.
+	// Lossless is the injective z<hex>z encoding (naming.go).
 	Lossless Scheme = "lossless"
 )
 
@@ -47,7 +47,7 @@ func (s Scheme) String() string {
 
 // Canonical names (provider, tool) under s; the zero Scheme is Readable.
 // Errors are *NameError wrapping ErrEmpty or ErrInvalidUTF8; there is no
-// length limit (see CheckLength).
+// length limit (flat mode applies one, MaxLen by default).
 func (s Scheme) Canonical(provider, tool string, hostLocal bool) (string, error) {
 	if s == Lossless {
 		return LosslessName(provider, tool, hostLocal)

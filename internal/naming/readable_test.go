@@ -50,7 +50,7 @@ func TestReadableCanonical(t *testing.T) {
 			}
 		}
 	}
-	// Lossless stays reversible, as names already stored rely on it.
+	// Lossless keeps its injective encoding.
 	if got, _ := Lossless.Canonical("fs", "list_directory_with_sizes", false); got != "fs_list_directory_with_siz7azes" {
 		t.Errorf("lossless = %q", got)
 	}
@@ -69,19 +69,6 @@ func TestParseScheme(t *testing.T) {
 	}
 	if Readable.Other() != Lossless || Lossless.Other() != Readable || Scheme("").Other() != Lossless {
 		t.Error("Other is wrong")
-	}
-}
-
-func TestCheckLength(t *testing.T) {
-	if err := CheckLength("gh", "x", strings.Repeat("a", 64), 0); err != nil {
-		t.Errorf("64 bytes rejected at the default limit: %v", err)
-	}
-	err := CheckLength("gh", "x", strings.Repeat("a", 65), 0)
-	if !errors.Is(err, ErrTooLong) || !strings.Contains(err.Error(), "65 characters, over the 64 limit") {
-		t.Errorf("65 bytes: %v", err)
-	}
-	if err := CheckLength("gh", "x", strings.Repeat("a", 100), 128); err != nil {
-		t.Errorf("limit 128: %v", err)
 	}
 }
 

@@ -104,15 +104,10 @@ type Store struct {
 	mu        sync.Mutex
 	recs      map[string]*Record
 	approvals uint64
-	stamp     stamp
+	stamp     state.Stamp
 	checked   time.Time // last re-read of the file or shared record (throttled)
 	shared    state.Store
 	onChange  []func(Change)
-}
-
-type stamp struct {
-	mod  time.Time
-	size int64
 }
 
 // Open reads the pins at path (a missing file is an empty store). An
@@ -224,7 +219,7 @@ func (s *Store) loadLocked(force bool) error {
 		if err != nil {
 			return fmt.Errorf("pins: %w", err)
 		}
-		cur := stamp{st.ModTime(), st.Size()}
+		cur := state.StampOf(st)
 		if cur == s.stamp {
 			return nil
 		}
@@ -280,7 +275,7 @@ func (s *Store) saveLocked() error {
 			return fmt.Errorf("pins: %w", err)
 		}
 		if st, err := os.Stat(s.path); err == nil {
-			s.stamp = stamp{st.ModTime(), st.Size()}
+			s.stamp = state.StampOf(st)
 		}
 	}
 	return nil
@@ -425,28 +420,13 @@ func PathFor(decisionsPath string, haveConfig bool, lookupEnv func(string) (stri
 	return filepath.Join(state, "pins", filepath.Base(dir)+"-"+hex.EncodeToString(sum[:6])+".json")
 }
 
+// writeAtomic replaces the pins file, creating the state directory when it
+// is new.
 func writeAtomic(path string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil { // the state directory may be new
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return state.WriteFile(path, data)
 }
 
 // Diagnostics are doctor's lines: one per tool whose upstream changed its

@@ -3,8 +3,6 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"sort"
-	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
@@ -145,7 +143,7 @@ func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 			candidates = append(candidates, t.Canonical)
 		}
 	}
-	similar := Suggest(req.Tool, candidates, 3)
+	similar := text.Suggestions(req.Tool, candidates, 3)
 	hint := "Use a name from did_you_mean, or search for the right tool first."
 	if req.Provider != "" {
 		hint = "Use a name from did_you_mean, or call agent_tools_" + req.Provider + "_discover to list this provider's tools."
@@ -158,37 +156,4 @@ func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 	}
 	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", req.Tool).
 		With("did_you_mean", similar)
-}
-
-// Suggest returns up to n candidates close to name: by edit distance on the
-// lowercased names, or by containment, nearest first.
-func Suggest(name string, candidates []string, n int) []string {
-	type scored struct {
-		s string
-		d int
-	}
-	low := strings.ToLower(name)
-	limit := max(2, len(low)/3)
-	var out []scored
-	for _, c := range candidates {
-		lc := strings.ToLower(c)
-		d := text.Distance(low, lc, limit)
-		if d > limit && len(low) >= 3 && (strings.Contains(lc, low) || strings.Contains(low, lc)) {
-			d = limit
-		}
-		if d <= limit {
-			out = append(out, scored{c, d})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].d != out[j].d {
-			return out[i].d < out[j].d
-		}
-		return out[i].s < out[j].s
-	})
-	names := []string{}
-	for i := 0; i < len(out) && i < n; i++ {
-		names = append(names, out[i].s)
-	}
-	return names
 }

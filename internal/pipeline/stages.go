@@ -18,7 +18,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Policy applies allow/deny rules and confirmation, for tool calls and skill
+// PolicyWith applies allow/deny rules and confirmation, for tool calls and skill
 // runs alike: this is the one place the confirmation rule is applied
 // (policy.NeedsConfirm says which calls need one). A mutating call is
 // confirmed by a decision the person made earlier ("always allow", "for
@@ -27,14 +27,11 @@ import (
 // agent's explicit confirm flag, and in token mode by the one-time token its
 // CONFIRMATION_REQUIRED error carried. In human mode nothing else counts. A
 // call already Confirmed (a confirmed skill's own calls) needs nothing more.
-func Policy(rules policy.Rules, tokens *policy.Tokens, decisions Decisions) Middleware {
-	return PolicyWith(rules, nil, tokens, decisions)
-}
-
-// PolicyWith is Policy with profiles and per-identity rules (access, nil
-// for none): a tool outside the caller's profile, or denied by a rule that
-// matches the caller's identity, is DENIED like a globally denied one, and
-// a matching rule's confirm mode replaces the global one.
+//
+// Profiles and per-identity rules come in access (nil for none): a tool
+// outside the caller's profile, or denied by a rule that matches the
+// caller's identity, is DENIED like a globally denied one, and a matching
+// rule's confirm mode replaces the global one.
 func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
@@ -270,11 +267,9 @@ type AuditRecord struct {
 	ArgsHash   string    `json:"args_sha256"`
 }
 
-// Audit writes one JSON line per call to w (nil disables). It also stamps the
-// response's Duration.
-func Audit(w io.Writer, now func() time.Time) Middleware { return audit(w, now, "") }
-
-// audit is Audit stamping every record with the replica that wrote it.
+// audit writes one JSON line per call to w (nil disables), stamping every
+// record with the replica that wrote it. It also stamps the response's
+// Duration.
 func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 	var mu sync.Mutex
 	return func(next Handler) Handler {

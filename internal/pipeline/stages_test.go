@@ -85,30 +85,6 @@ func TestResolveTeaches(t *testing.T) {
 	}
 }
 
-func TestSuggest(t *testing.T) {
-	names := []string{"gh_list_issues", "gh_list_pulls", "gh_get_issue", "fs_read", "deploy"}
-	tests := []struct {
-		name string
-		want []string
-	}{
-		{"gh_list_isues", []string{"gh_list_issues", "gh_list_pulls"}}, // nearest first
-		{"GH_LIST_ISSUES", []string{"gh_list_issues", "gh_get_issue"}}, // case does not matter
-		{"gh_lsit_pulls", []string{"gh_list_pulls"}},                   // a transposition is one edit
-		{"issues", []string{"gh_list_issues"}},                         // containment
-		{"deploy", []string{"deploy"}},
-		{"zz", []string{}},
-		{"xyzzy_unrelated", []string{}},
-	}
-	for _, tt := range tests {
-		if got := pipeline.Suggest(tt.name, names, 3); !slices.Equal(got, tt.want) {
-			t.Errorf("Suggest(%q) = %q, want %q", tt.name, got, tt.want)
-		}
-	}
-	if got := pipeline.Suggest("gh_list", names, 1); len(got) != 1 {
-		t.Errorf("n bounds the suggestions: %q", got)
-	}
-}
-
 func TestLoopGuardEscalatesThenRefuses(t *testing.T) {
 	calls := 0
 	run, _ := newPipeline(t, policy.Rules{}, nil, func(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {

@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -29,18 +28,31 @@ type Subject struct {
 	TimeoutHint string
 }
 
+// Outcome is a finished run as the model reads it, what [Shape] makes of a
+// [Result]: the process layer knows nothing of providers, and the kinds
+// that spawn processes copy it into their own result.
+type Outcome struct {
+	// Text is the result text, never empty on a failure.
+	Text string
+	// IsError marks a failed run (non-zero exit, signal, incomplete output).
+	IsError bool
+	// Details are the error envelope's extra fields (exit_code,
+	// stderr_tail, signal, output_incomplete) when IsError is set.
+	Details map[string]any
+}
+
 // deadlineSlack is how much shorter than its timeout a run cut by a
 // context deadline may measure and still be reported at the timeout.
 const deadlineSlack = 50 * time.Millisecond
 
-// Shape turns a finished run into the provider result the runtime shapes:
+// Shape turns a finished run into the outcome the runtime shapes:
 //   - the deadline of the run (or of ctx) passed → a TIMEOUT error carrying
 //     timeout_ms and the output tails (wrapping ctx.Err() when ctx expired);
 //   - ctx was cancelled → CANCELLED (wrapping the cause);
 //   - exit 0 → stdout, then "[stderr]" and stderr, as the result text;
 //   - non-zero exit or a signal → an IsError result with exit_code,
 //     stderr_tail (and signal), never an empty text.
-func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error) {
+func Shape(ctx context.Context, res *Result, s Subject) (*Outcome, error) {
 	ctxDeadline := res.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded)
 	if res.TimedOut || ctxDeadline {
 		d := s.Timeout
@@ -75,7 +87,7 @@ func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error
 		te := toolerr.New(toolerr.Cancelled, "", "%s was cancelled; its processes were killed", s.What)
 		return nil, fmt.Errorf("%w (%w)", te, context.Cause(ctx))
 	}
-	out := &provider.Result{Text: ResultText(res)}
+	out := &Outcome{Text: ResultText(res)}
 	if res.ExitCode != 0 {
 		out.IsError = true
 		out.Details = map[string]any{
@@ -102,7 +114,7 @@ func Shape(ctx context.Context, res *Result, s Subject) (*provider.Result, error
 // markIncomplete turns a run whose output pipe was still held open by an
 // escaped descendant into a failure that says so: output it did not really
 // get is never reported as a clean success.
-func markIncomplete(out *provider.Result) {
+func markIncomplete(out *Outcome) {
 	out.IsError = true
 	if out.Details == nil {
 		out.Details = map[string]any{}

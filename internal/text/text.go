@@ -1,7 +1,8 @@
 // Package text holds the small text helpers several packages need: a
-// bounded edit distance for "did you mean" suggestions and a rune-safe clip
-// for quoting untrusted text in messages. One copy each, so a fix (or a
-// UTF-8 bug) lands everywhere at once.
+// bounded edit distance and the "did you mean" suggestions built on it, a
+// rune-safe clip for quoting untrusted text in messages, and the first line
+// of a text. One copy each, so a fix (or a UTF-8 bug) lands everywhere at
+// once.
 package text
 
 import "unicode/utf8"

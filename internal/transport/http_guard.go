@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Browser-facing defences (DNS rebinding, cross-origin requests).
@@ -149,16 +151,12 @@ func (h *HTTP) guard(next http.HandlerFunc) http.HandlerFunc {
 // clipHeader makes a header value safe to echo in an error: printable ASCII,
 // at most 100 characters.
 func clipHeader(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s) && b.Len() < 100; i++ {
-		if c := s[i]; c >= 0x20 && c < 0x7f {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('?')
+	s = s[:min(len(s), 101)] // one more than is kept: Clip then says it cut
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c >= 0x7f {
+			b[i] = '?'
 		}
 	}
-	if len(s) > 100 {
-		b.WriteString("…")
-	}
-	return b.String()
+	return text.Clip(string(b), 100)
 }

@@ -348,12 +348,16 @@ func (p *Provider) run(ctx context.Context, t *tool, list []string) (*provider.R
 			"The program could not be started; tell the user (`agent-tools doctor` checks it).",
 			"%s could not start %s: %v", what, filepath.Base(path), errors.Unwrap(err))
 	}
-	return proc.Shape(ctx, res, proc.Subject{
+	out, err := proc.Shape(ctx, res, proc.Subject{
 		What:    what,
 		Timeout: t.timeout,
 		TimeoutHint: fmt.Sprintf("The program and its child processes were killed after %s. Narrow the request; if it legitimately needs longer, the user can raise timeout: for tool %q of provider %q in agent-tools.yaml.",
 			proc.FormatDuration(t.timeout), t.cat.Name, p.opts.ID),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &provider.Result{Text: out.Text, IsError: out.IsError, Details: out.Details}, nil
 }
 
 // resolve returns the program's absolute path, looking again when it was

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Diagnostics reports, for doctor, each allowed program and nothing else:
@@ -60,9 +60,9 @@ func (p *Provider) probe(name string) provider.Diagnostic {
 	case res.ExitCode != 0:
 		d.Status, d.Reason = "warning", fmt.Sprintf("%s: version unknown (%s exited with status %d)", pr.path, flag, res.ExitCode)
 	default:
-		v := firstLine(proc.Text(res.Stdout))
+		v := versionLine(proc.Text(res.Stdout))
 		if v == "" {
-			v = firstLine(proc.Text(res.Stderr))
+			v = versionLine(proc.Text(res.Stderr))
 		}
 		if v == "" {
 			v = "(" + flag + " printed nothing)"
@@ -72,15 +72,6 @@ func (p *Provider) probe(name string) provider.Diagnostic {
 	return d
 }
 
-// firstLine is the first non-blank line, clipped to 200 characters.
-func firstLine(s string) string {
-	for line := range strings.Lines(s) {
-		if line = strings.TrimSpace(line); line != "" {
-			if utf8.RuneCountInString(line) > 200 {
-				line = string([]rune(line)[:200]) + "…"
-			}
-			return line
-		}
-	}
-	return ""
-}
+// versionLine is the first non-blank line of a version's output, clipped
+// to 200 characters.
+func versionLine(s string) string { return text.Clip(text.FirstLine(s), 200) }

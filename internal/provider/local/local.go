@@ -426,12 +426,16 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 			"cannot run local tool %q (%s): %s", name, p.display(e.path), cause)
 	}
 
-	return proc.Shape(ctx, res, proc.Subject{
+	out, err := proc.Shape(ctx, res, proc.Subject{
 		What:    fmt.Sprintf("local tool %q", name),
 		Timeout: timeout,
 		TimeoutHint: fmt.Sprintf("The script and its child processes were killed after %s. If it legitimately needs longer, add a header line such as \"# @timeout %s\" to %s.",
 			proc.FormatDuration(timeout), proc.FormatDuration(suggestTimeout(timeout)), p.display(e.path)),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return &provider.Result{Text: out.Text, IsError: out.IsError, Details: out.Details}, nil
 }
 
 // reservedEnv are variables the runtime sets per call: inherited values are

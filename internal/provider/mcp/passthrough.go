@@ -6,7 +6,9 @@ package mcp
 // upstream (one per downstream client session, so that the upstream's
 // requests, notifications, log level and subscriptions belong to exactly one
 // client), and a way to run a tool call through the pipeline on such a
-// session while keeping the upstream's own result.
+// session while keeping the upstream's own result. The passthrough finds
+// these methods by type assertion; its tests hold the compile-time guard
+// (this package sits below it and does not import it).
 
 import (
 	"bytes"
@@ -21,14 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
-
-// The passthrough finds these methods by type assertion: the guard makes a
-// renamed or re-typed method a compile error instead of a silently disabled
-// passthrough.
-var _ passthrough.Upstream = (*Provider)(nil)
 
 // sharedClientOfPassthrough makes the shared session of a provider with bare
 // names (a passthrough in flat mode) declare what passthrough sessions relay

@@ -4,21 +4,18 @@ package mcp
 
 import (
 	"errors"
-	"os"
+	"os/exec"
 	"time"
 )
 
-// process is a stdio upstream; this build cannot run one.
-type process struct {
-	stdin, stdout *os.File
-	stderr        *tailBuffer
-	exited        chan struct{}
+// sysProcess: this build cannot run a stdio upstream.
+type sysProcess struct{}
+
+func findProgram(procSpec) (string, error) {
+	return "", errors.New("stdio MCP upstreams need a Unix system in this build; use an HTTP upstream")
 }
 
-func startProcess(procSpec) (*process, error) {
-	return nil, errors.New("stdio MCP upstreams need a Unix system in this build; use an HTTP upstream")
-}
-
-func (pr *process) stop(time.Duration)         {}
-func (pr *process) waitFor(time.Duration) bool { return true }
-func (pr *process) describe() string           { return "not started" }
+func startChild(*exec.Cmd) (sysProcess, error) { return sysProcess{}, errors.ErrUnsupported }
+func (sysProcess) reap(*exec.Cmd)              {}
+func (sysProcess) release()                    {}
+func (sysProcess) end(*process, time.Duration) {}

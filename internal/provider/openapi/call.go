@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -473,6 +472,3 @@ func hintFor(status int) string {
 	}
 	return "Read body_excerpt; fix the request before retrying."
 }
-
-// errIsTimeout is for tests: whether err is the call's deadline.
-func errIsTimeout(err error) bool { return errors.Is(err, context.DeadlineExceeded) }

@@ -480,7 +480,7 @@ func TestTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := p.Call(ctx, catalog.Tool{Name: "pets/list"}, nil)
-	if !errIsTimeout(err) {
+	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
 	// Cancelled by the client while in flight.

@@ -272,7 +272,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	j.res.Attribution = "git"
 	if gerr != nil {
 		j.res.Attribution = "unavailable"
-		j.warn("git attribution unavailable (%s): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed", clip(gerr.Error(), 300))
+		j.warn("git attribution unavailable (%s): files_changed and scope_violations are empty because nothing could be checked, not because nothing changed", text.Clip(gerr.Error(), 300))
 	}
 	var wt *worktree
 	if p.isolation == "worktree" && r.Mode == "implement" {
@@ -356,9 +356,9 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 	case res.Cancelled:
 		return nil, j.fail("cancelled", "", "%s worker was cancelled; its processes were killed", p.worker.Name)
 	}
-	text := proc.Text(res.Stderr) + "\n" + par.WorkerError
+	errText := proc.Text(res.Stderr) + "\n" + par.WorkerError
 	if res.ExitCode != 0 || par.WorkerError != "" {
-		if authRE.MatchString(text) || authRE.MatchString(proc.Text(res.Stdout)) {
+		if authRE.MatchString(errText) || authRE.MatchString(proc.Text(res.Stdout)) {
 			return nil, j.fail("authentication_required",
 				fmt.Sprintf("Ask the user to log in to %s in a terminal (as they normally would); agent-tools never handles its credentials.", p.worker.Name),
 				"%s worker is not logged in", p.worker.Name)
@@ -368,7 +368,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 			msg = fmt.Sprintf("exit status %d", res.ExitCode)
 		}
 		return nil, j.fail("worker_failed", "Read stderr_tail; one call is one attempt, decide whether another is worth it.",
-			"%s worker failed: %s", p.worker.Name, clip(msg, 300))
+			"%s worker failed: %s", p.worker.Name, text.Clip(msg, 300))
 	}
 	if perr != nil {
 		return nil, j.fail("output_parse_failed", "The CLI's output format may have changed; check <id>_status and the CLI version.",
@@ -500,7 +500,7 @@ func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *workt
 	}
 	if err != nil {
 		j.res.Attribution, j.attrFailed = "unavailable", true
-		j.warn("git attribution failed after the run: %v", clip(err.Error(), 300))
+		j.warn("git attribution failed after the run: %v", text.Clip(err.Error(), 300))
 		return
 	}
 	var changed []string
@@ -508,7 +508,7 @@ func (j *job) attribute(ctx context.Context, g0 git, before *snapshot, wt *workt
 		diff, paths, err := g.worktreeDiff(ctx, wt, scratch)
 		if err != nil {
 			j.attrFailed = true
-			j.warn("worktree diff failed: %v", clip(err.Error(), 300))
+			j.warn("worktree diff failed: %v", text.Clip(err.Error(), 300))
 		}
 		j.res.Isolation.Diff = diff
 		for _, p := range paths {
@@ -624,7 +624,7 @@ func (j *job) applyIsolated(ctx context.Context, g git, before *snapshot, tmp st
 		iso.Reason = "not applied: the job is " + j.res.Status + " (" + j.res.ErrorCategory + ")"
 	default:
 		if err := g.applyDiff(ctx, before.top, iso.Diff, tmp); err != nil {
-			iso.Reason = "not applied: " + clip(err.Error(), 300)
+			iso.Reason = "not applied: " + text.Clip(err.Error(), 300)
 			return
 		}
 		iso.Applied = true
@@ -734,5 +734,3 @@ func (r *result) shown() *result {
 	}
 	return &v
 }
-
-func clip(s string, n int) string { return text.Clip(s, n) }

@@ -1,0 +1,86 @@
+// Package status holds what the runtime reports of itself (its providers'
+// states) and the errors of switching and restarting providers: the values
+// the app produces and its consumers (the console, the CLI, embedders) read,
+// kept below both so that neither imports the other.
+package status
+
+import (
+	"errors"
+	"time"
+
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Status is the runtime's state as runtime_status, doctor and a console
+// show it: one value built from the live generation.
+type Status struct {
+	Version    string          `json:"version"`
+	Mode       string          `json:"mode"`
+	Config     string          `json:"config"`
+	ProjectDir string          `json:"projectDir"`
+	Providers  []ProviderState `json:"providers"`
+	// Problems are the doctor lines that are not "ok".
+	Problems []provider.Diagnostic `json:"problems"`
+}
+
+// Provider states (ProviderState.State).
+const (
+	// StateReady: enabled, and its tools are listed (from a live upstream,
+	// or from the cache of one that starts on its first call).
+	StateReady = "ready"
+	// StateStarting: enabled, and its first start (or a restart) is still
+	// in flight: a slow upstream, not a broken one.
+	StateStarting = "starting"
+	// StateFailed: enabled but not working; Reason says why.
+	StateFailed = "failed"
+	// StateNeedsLogin: an HTTP upstream waits for a person's login; Reason
+	// names the command (agent-tools auth login <id>).
+	StateNeedsLogin = "needs_login"
+	// StateDisabled: switched off (by the config or at run time), or not
+	// wanted and unbuildable.
+	StateDisabled = "disabled"
+)
+
+// ProviderState is one provider's line of Status.
+type ProviderState struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Enabled bool   `json:"enabled"`
+	Tools   int    `json:"tools"`
+	Skills  int    `json:"skills"`
+	// Error is the last tool listing's error (kept for scripts that read it;
+	// State and Reason are the summary).
+	Error string `json:"error,omitempty"`
+	// Unavailable says why a declared provider could not be built (and so
+	// cannot be enabled); it is then listed disabled, with no tools.
+	Unavailable string `json:"unavailable,omitempty"`
+	// State is ready, starting, failed or disabled (the State* constants);
+	// Reason says why it failed (or why a disabled one cannot be enabled).
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+	// LastError is the most recent failure, kept after a recovery, and
+	// LastErrorAt when it happened (when the provider knows).
+	LastError   string     `json:"lastError,omitempty"`
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+	// Restarts counts restarts, the operator's and the automatic ones (an
+	// upstream recycled after a crash or a hung call); Restartable says
+	// the app can restart it.
+	Restarts    int  `json:"restarts"`
+	Restartable bool `json:"restartable"`
+}
+
+// Errors of switching and restarting providers, for callers to branch on
+// (errors.Is).
+var (
+	// ErrUnknownProvider: no source declares the id.
+	ErrUnknownProvider = errors.New("unknown provider")
+	// ErrUnavailable: the provider was declared but could not be built, so
+	// it cannot be enabled; the app's UnavailableError matches it.
+	ErrUnavailable = errors.New("provider cannot be enabled")
+	// ErrNotRestartable: the provider has no process or session to restart
+	// (in-process tools, scripts run per call), or it could not be built.
+	ErrNotRestartable = errors.New("provider cannot be restarted")
+	// ErrDisabled: the provider is switched off; enable it first (enabling
+	// starts it).
+	ErrDisabled = errors.New("provider is disabled")
+)
