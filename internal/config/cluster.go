@@ -16,7 +16,7 @@ type Redis struct {
 var redisKeys = []string{"url"}
 
 // clusterKey decodes server.redis and server.clusterKey.
-func (d *decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
+func (d *Decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
 	switch key {
 	case "redis":
 		d.mapping(v, p, redisKeys, func(_ string, _, v *yaml.Node, p string) {
@@ -28,7 +28,7 @@ func (d *decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
 }
 
 // validateCluster checks server.redis and server.clusterKey.
-func (v *validator) validateCluster(s Server) {
+func (v *Validator) validateCluster(s Server) {
 	if u := s.Redis.URL; u != "" && !v.bad("server.redis.url") {
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss") || pu.Host == "" {

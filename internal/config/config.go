@@ -27,7 +27,6 @@ var ReservedIDs = []string{"local", "builtin", "agent"}
 // Enumerations accepted by the config.
 var (
 	Modes          = []string{"progressive", "search", "flat", "text", "code"}
-	Kinds          = kindNames()
 	ConfirmModes   = []string{"agent", "token", "human"}
 	DefaultTimeout = Duration{60 * time.Second} // local scripts
 )
@@ -382,8 +381,8 @@ func (c *Config) resolvePaths() {
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		p.Skills = c.Resolve(p.Skills)
-		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.resolve != nil {
-			k.resolve(p.Spec, c)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.Resolve != nil {
+			k.Resolve(p.Spec, c)
 		}
 	}
 }
@@ -394,8 +393,8 @@ func (c *Config) Redacted() *Config {
 	r := *c
 	r.Providers = make([]Provider, len(c.Providers))
 	for i, p := range c.Providers {
-		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.redact != nil {
-			p.Spec = k.redact(p.Spec)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.Redact != nil {
+			p.Spec = k.Redact(p.Spec)
 		}
 		r.Providers[i] = p
 	}

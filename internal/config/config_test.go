@@ -1,7 +1,8 @@
-package config
+package config_test
 
 import (
 	"errors"
+	. "github.com/agent-tools/agent-tools/internal/config"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,49 +14,19 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
-// testEnv is the environment every test sees.
-var testEnv = map[string]string{
-	"EV_KEY":            "ev-secret-value",
-	"REMOTE_TOKEN":      "remote-secret-value",
-	"AGENT_TOOLS_TOKEN": "http-secret-value",
-	"TASKS_API_KEY":     "tasks-secret-value",
-	"EMPTY":             "",
-	"T":                 "45s",
-	"FLAG":              "false",
-	"NUM":               "7",
-	"BADDUR":            "soon-secret",
-	"BADKIND":           "kind-secret",
-}
-
-func lookup(k string) (string, bool) {
-	v, ok := testEnv[k]
-	return v, ok
-}
-
-func parse(t *testing.T, src string) (*Config, error) {
-	t.Helper()
-	return Parse("agent-tools.yaml", []byte(src), lookup)
-}
-
-// errorsOf returns the lines of err, failing unless it is an *Errors.
-func errorsOf(t *testing.T, err error) []string {
-	t.Helper()
-	if err == nil {
-		return nil
-	}
-	e, ok := AsErrors(err)
-	if !ok {
-		t.Fatalf("error %T is not *Errors: %v", err, err)
-	}
-	for _, x := range e.List {
-		if x.Line <= 0 || x.File != "agent-tools.yaml" {
-			t.Errorf("error without position: %#v", x)
-		}
-	}
-	return strings.Split(err.Error(), "\n")
-}
+var (
+	testEnv  = configtest.Env
+	lookup   = configtest.Lookup
+	parse    = configtest.Parse
+	errorsOf = configtest.ErrorsOf
+)
 
 func TestErrors(t *testing.T) {
 	tests := []struct {
@@ -286,7 +257,7 @@ limits:
 		t.Fatal(err)
 	}
 	p := c.Providers[0]
-	m := p.Spec.(*MCP)
+	m := p.Spec.(*mcp.Spec)
 	wantArgs := []string{"${HOME}", "a$b", "dflt", "d e f", "", "xev-secret-value" + "y7"}
 	if !reflect.DeepEqual(m.Args, wantArgs) {
 		t.Errorf("args = %q, want %q", m.Args, wantArgs)
@@ -398,16 +369,16 @@ limits:
 		t.Errorf("paths not resolved: %q %q", c.Local.Dir, c.Audit.Path)
 	}
 	ev2p, ok := c.Provider("ev2")
-	ev2 := ev2p.Spec.(*MCP)
+	ev2 := ev2p.Spec.(*mcp.Spec)
 	if !ok || ev2.Command != "node" || !reflect.DeepEqual(ev2.Args, []string{"other.js"}) || ev2.Cwd != filepath.Join(dir, "srv") || ev2.Env["PORT"] != "8080" {
 		t.Errorf("merged provider = %+v", ev2)
 	}
 	pets, _ := c.Provider("pets")
-	if o := pets.Spec.(*OpenAPI); o.Spec != filepath.Join(dir, "api/openapi.yaml") {
+	if o := pets.Spec.(*openapi.Spec); o.Spec != filepath.Join(dir, "api/openapi.yaml") {
 		t.Errorf("spec = %q", o.Spec)
 	}
 	gh, _ := c.Provider("gh")
-	tool := gh.Spec.(*CLI).Tools[0]
+	tool := gh.Spec.(*cli.Spec).Tools[0]
 	if tool.Params["raw"].Type != "string" || !tool.Params["owner"].Required || tool.Timeout.Duration != 10*time.Second || !tool.ReadOnly {
 		t.Errorf("cli tool = %+v", tool)
 	}
@@ -418,7 +389,7 @@ limits:
 		t.Errorf("re-Validate: %v", err)
 	}
 	r := c.Redacted()
-	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Spec.(*MCP).Env["API_KEY"] != "***" || c.Providers[0].Spec.(*MCP).Env["API_KEY"] != "ev-secret-value" {
+	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Spec.(*mcp.Spec).Env["API_KEY"] != "***" || c.Providers[0].Spec.(*mcp.Spec).Env["API_KEY"] != "ev-secret-value" {
 		t.Errorf("Redacted wrong or aliased")
 	}
 }
@@ -430,7 +401,7 @@ func TestPrefix(t *testing.T) {
 	}
 	var got []string
 	for _, p := range c.Providers {
-		if m := p.Spec.(*MCP); m.Prefix == nil {
+		if m := p.Spec.(*mcp.Spec); m.Prefix == nil {
 			got = append(got, "<nil>")
 		} else {
 			got = append(got, strconv.Quote(*m.Prefix))
@@ -472,7 +443,7 @@ func TestDefaultFindLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(stripMeta(c), stripMeta(func() *Config { x := Default(dir); x.Path = path; return x }())) {
+	if !reflect.DeepEqual(StripMeta(c), StripMeta(func() *Config { x := Default(dir); x.Path = path; return x }())) {
 		t.Errorf("empty file = %+v, want defaults", c)
 	}
 	os.WriteFile(path, []byte("mode: nope\n"), 0o644)
@@ -480,12 +451,6 @@ func TestDefaultFindLoad(t *testing.T) {
 	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat, text or code)"; err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)
 	}
-}
-
-func stripMeta(c *Config) *Config {
-	x := *c
-	x.meta = nil
-	return &x
 }
 
 func TestValidateCodeBuilt(t *testing.T) {
@@ -549,7 +514,7 @@ func TestStarter(t *testing.T) {
 	for _, p := range c.Providers {
 		kinds[p.Kind] = true
 	}
-	for _, k := range Kinds { // init shows an example of every kind
+	for _, k := range KindNames() { // init shows an example of every kind
 		if !kinds[k] {
 			t.Errorf("the starter has no example of kind %s", k)
 		}

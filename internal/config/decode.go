@@ -34,7 +34,7 @@ func newMeta(file string) *meta {
 	return &meta{file: file, val: map[string]Pos{}, key: map[string]Pos{}, vars: map[string][]string{}, bad: map[string]bool{}}
 }
 
-type decoder struct {
+type Decoder struct {
 	file   string
 	env    func(string) (string, bool)
 	meta   *meta
@@ -50,14 +50,14 @@ const visitBudget = 200000
 
 // errAt reports a problem with the value at path, which Validate then
 // skips (no cascade of "missing" errors for a value already reported).
-func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
+func (d *Decoder) errAt(n *yaml.Node, path, format string, args ...any) {
 	d.meta.bad[path] = true
 	d.report(n, path, format, args...)
 }
 
 // report records an error without marking path bad (for key-level problems
 // reported against the enclosing mapping).
-func (d *decoder) report(n *yaml.Node, path, format string, args ...any) {
+func (d *Decoder) report(n *yaml.Node, path, format string, args ...any) {
 	line, col := 1, 0
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
@@ -69,7 +69,7 @@ func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
 
 // resolve follows aliases and charges the visit budget. It returns nil when
 // the budget is exhausted (an error has then been recorded once).
-func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
+func (d *Decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
 		if i > 100 {
 			d.errAt(n, path, "alias chain too long")
@@ -142,7 +142,7 @@ type pair struct {
 
 // pairs lists a mapping's entries, expanding YAML merge keys (<<); explicit
 // keys win over merged ones. Duplicate explicit keys are reported.
-func (d *decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
+func (d *Decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
 	for _, s := range stack {
 		if s == n {
 			d.report(n, path, "merge key (<<) refers to a mapping that contains it")
@@ -215,7 +215,7 @@ func (d *decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
 // accepted (unknown ones are reported with a suggestion); with keys nil any
 // string key is. fn gets each accepted key with its resolved value and path.
 // It reports false when n is null (treated as absent) or not a mapping.
-func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key string, k, v *yaml.Node, path string)) bool {
+func (d *Decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key string, k, v *yaml.Node, path string)) bool {
 	n = d.resolve(n, path)
 	if n == nil || isNull(n) {
 		return false
@@ -236,7 +236,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key 
 		key := k.Value
 		if keys != nil && !slices.Contains(keys, key) {
 			msg := fmt.Sprintf("unknown key %q", clip(key))
-			if s := suggest(key, keys); s != "" {
+			if s := text.Suggest(key, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			} else if len(keys) <= 8 {
 				msg += " (want " + orList(keys) + ")"
@@ -258,7 +258,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key 
 
 // scalar checks that n is a string-like scalar and interpolates it.
 // ok is false when n is null (absent) or on error. nullErr makes null an error.
-func (d *decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
+func (d *Decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
 	if n = d.resolve(n, path); n == nil {
 		return "", false
 	}
@@ -288,7 +288,7 @@ func (d *decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
 }
 
 // interp expands ${VAR} references in a string scalar.
-func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
+func (d *Decoder) interp(n *yaml.Node, path string) (string, bool) {
 	res, err := interpolate(n.Value, d.env)
 	if err != nil {
 		d.errAt(n, path, "%v", err)
@@ -326,7 +326,7 @@ func from(vars []string) string {
 	return "the value of " + strings.Join(refs, ", ")
 }
 
-func (d *decoder) boolean(n *yaml.Node, path string, out *bool) {
+func (d *Decoder) boolean(n *yaml.Node, path string, out *bool) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -359,7 +359,7 @@ func (d *decoder) boolean(n *yaml.Node, path string, out *bool) {
 	d.errAt(n, path, "want true or false, got %s", describe(n))
 }
 
-func (d *decoder) integer(n *yaml.Node, path string, out *int) {
+func (d *Decoder) integer(n *yaml.Node, path string, out *int) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -392,7 +392,7 @@ func (d *decoder) integer(n *yaml.Node, path string, out *int) {
 	d.errAt(n, path, "want an integer, got %s", describe(n))
 }
 
-func (d *decoder) duration(n *yaml.Node, path string, out *Duration) {
+func (d *Decoder) duration(n *yaml.Node, path string, out *Duration) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -428,7 +428,7 @@ func (d *decoder) duration(n *yaml.Node, path string, out *Duration) {
 	}
 }
 
-func (d *decoder) stringList(n *yaml.Node, path string) []string {
+func (d *Decoder) stringList(n *yaml.Node, path string) []string {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return nil
 	}
@@ -454,7 +454,7 @@ func (d *decoder) stringList(n *yaml.Node, path string) []string {
 	return out
 }
 
-func (d *decoder) stringMap(n *yaml.Node, path string) map[string]string {
+func (d *Decoder) stringMap(n *yaml.Node, path string) map[string]string {
 	out := map[string]string{}
 	if !d.mapping(n, path, nil, func(key string, _, v *yaml.Node, kp string) {
 		if s, ok := d.str(v, kp, true); ok {
@@ -467,7 +467,7 @@ func (d *decoder) stringMap(n *yaml.Node, path string) map[string]string {
 }
 
 // sequence walks a list, calling fn with each resolved item and its path.
-func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.Node, path string)) {
+func (d *Decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.Node, path string)) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -509,7 +509,7 @@ var (
 // keys and types; semantic rules are Validate's. A nil Config means the
 // document could not be walked at all.
 func decode(file string, data []byte, env func(string) (string, bool)) (*Config, []Error) {
-	d := &decoder{file: file, env: env, meta: newMeta(file), budget: visitBudget}
+	d := &Decoder{file: file, env: env, meta: newMeta(file), budget: visitBudget}
 	c := defaults()
 	c.meta = d.meta
 
@@ -646,7 +646,7 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 	return c, d.errs
 }
 
-func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
+func (d *Decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
 	switch key {
 	case "addr":
 		if s, ok := d.str(v, p, false); ok {
@@ -701,7 +701,7 @@ func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
 	}
 }
 
-func (d *decoder) local(v *yaml.Node, path string, l *Local) {
+func (d *Decoder) local(v *yaml.Node, path string, l *Local) {
 	d.mapping(v, path, localKeys, func(key string, _, v *yaml.Node, p string) {
 		switch key {
 		case "dir":
@@ -725,13 +725,13 @@ func (d *decoder) local(v *yaml.Node, path string, l *Local) {
 }
 
 // setStr decodes a string into dst, leaving it alone on error or null.
-func (d *decoder) setStr(dst *string, v *yaml.Node, kp string) {
+func (d *Decoder) setStr(dst *string, v *yaml.Node, kp string) {
 	if s, ok := d.str(v, kp, false); ok {
 		*dst = s
 	}
 }
 
-func (d *decoder) provider(item *yaml.Node, path string) Provider {
+func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 	p := Provider{Enabled: true, RequireConfirm: true}
 	if item == nil {
 		return p
@@ -792,12 +792,12 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 		}
 	})
 	if kd := kindNamed(p.Kind); kd != nil {
-		p.Spec = kd.newSpec()
+		p.Spec = kd.NewSpec()
 		for _, l := range specific {
 			if slices.Contains(kd.keys, l.key) {
-				kd.decode(d, p.Spec, l.key, l.v, l.kpath)
+				kd.decodeSpec(d, p.Spec, l.key, l.v, l.kpath)
 			} else {
-				d.report(l.k, l.kpath, "%q does not apply to kind %s", l.key, kd.name)
+				d.report(l.k, l.kpath, "%q does not apply to kind %s", l.key, kd.Name)
 			}
 		}
 	} // a missing or unknown kind is Validate's to report
@@ -862,20 +862,6 @@ func orList(list []string) string {
 		return list[0]
 	}
 	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
-}
-
-// suggest returns the candidate closest to s (case-insensitive edit
-// distance at most 2, and less than half of s), or "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		dist := text.Distance(ls, strings.ToLower(c), 2)
-		if dist < bestD && dist*2 <= len(s) {
-			best, bestD = c, dist
-		}
-	}
-	return best
 }
 
 func sortErrors(list []Error) {

@@ -31,7 +31,7 @@ type GC struct {
 var gcKeys = []string{"percent", "memoryLimit"}
 
 // gc decodes server.gc.
-func (d *decoder) gc(v *yaml.Node, p string, g *GC) {
+func (d *Decoder) gc(v *yaml.Node, p string, g *GC) {
 	d.mapping(v, p, gcKeys, func(key string, _, v *yaml.Node, p string) {
 		switch key {
 		case "percent":

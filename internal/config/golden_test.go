@@ -1,9 +1,10 @@
-package config
+package config_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	. "github.com/agent-tools/agent-tools/internal/config"
 	"os"
 	"path/filepath"
 	"strings"

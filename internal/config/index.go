@@ -41,7 +41,7 @@ func (ix Index) redacted() Index {
 }
 
 // index decodes the top-level index: mapping.
-func (d *decoder) index(v *yaml.Node, path string, out *Index) {
+func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
 	d.mapping(v, path, indexKeys, func(_ string, _, v *yaml.Node, p string) {
 		e := &out.Embeddings
 		var urlNode, modelNode *yaml.Node

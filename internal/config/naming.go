@@ -73,7 +73,7 @@ func (c *Config) Renames() map[string]map[string]string {
 }
 
 // namingKey decodes `naming:`.
-func (d *decoder) namingKey(v *yaml.Node, p string, c *Config) {
+func (d *Decoder) namingKey(v *yaml.Node, p string, c *Config) {
 	s, ok := d.str(v, p, false)
 	if !ok {
 		return
@@ -86,7 +86,7 @@ func (d *decoder) namingKey(v *yaml.Node, p string, c *Config) {
 }
 
 // flatKey decodes `flat:`.
-func (d *decoder) flatKey(v *yaml.Node, p string, c *Config) {
+func (d *Decoder) flatKey(v *yaml.Node, p string, c *Config) {
 	d.mapping(v, p, flatKeys, func(_ string, _, v *yaml.Node, kp string) {
 		n, before := 0, len(d.errs)
 		d.integer(v, kp, &n)
@@ -107,7 +107,7 @@ const LocalID = "local"
 // renameKey decodes a `rename: {original: new}` of a provider or of
 // local:. A new name must be non-empty, differ from the original and be
 // given to one tool only.
-func (d *decoder) renameKey(v *yaml.Node, kp string) map[string]string {
+func (d *Decoder) renameKey(v *yaml.Node, kp string) map[string]string {
 	m := d.stringMap(v, kp)
 	if m == nil {
 		return nil

@@ -42,7 +42,7 @@ var (
 )
 
 // overridesKey decodes a provider's `overrides:`.
-func (d *decoder) overridesKey(v *yaml.Node, kp string, p *Provider) {
+func (d *Decoder) overridesKey(v *yaml.Node, kp string, p *Provider) {
 	out := map[string]Override{}
 	d.mapping(v, kp, nil, func(tool string, _, v *yaml.Node, tp string) {
 		var o Override

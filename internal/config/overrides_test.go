@@ -1,6 +1,7 @@
-package config
+package config_test
 
 import (
+	. "github.com/agent-tools/agent-tools/internal/config"
 	"strings"
 	"testing"
 )

@@ -64,7 +64,7 @@ func (c *Config) ProfileNames() []string {
 }
 
 // profiles decodes the top-level profiles: mapping.
-func (d *decoder) profiles(v *yaml.Node, path string, c *Config) {
+func (d *Decoder) profiles(v *yaml.Node, path string, c *Config) {
 	c.Profiles = map[string]Profile{}
 	d.mapping(v, path, nil, func(slug string, k, v *yaml.Node, p string) {
 		if !slugRE.MatchString(slug) || slug == DefaultProfile {
@@ -95,7 +95,7 @@ func (d *decoder) profiles(v *yaml.Node, path string, c *Config) {
 }
 
 // rules decodes policy.rules.
-func (d *decoder) rules(v *yaml.Node, path string, pol *Policy) {
+func (d *Decoder) rules(v *yaml.Node, path string, pol *Policy) {
 	pol.Rules = nil
 	d.sequence(v, path, func(_ int, item *yaml.Node, ip string) {
 		var r Rule
@@ -129,7 +129,7 @@ func (d *decoder) rules(v *yaml.Node, path string, pol *Policy) {
 }
 
 // globs reports every malformed pattern of a list.
-func (v *validator) globs(p string, pats []string) {
+func (v *Validator) globs(p string, pats []string) {
 	for i, pat := range pats {
 		ip := index(p, i)
 		if v.bad(ip) {
@@ -143,7 +143,7 @@ func (v *validator) globs(p string, pats []string) {
 
 // profilesAndRules checks profile modes, provider references and globs, and
 // that every rule names known profiles, valid globs and a known confirm mode.
-func (v *validator) profilesAndRules() {
+func (v *Validator) profilesAndRules() {
 	ids := map[string]string{"local": ""}
 	for _, p := range v.c.Providers {
 		ids[p.ID] = ""

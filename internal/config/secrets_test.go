@@ -1,6 +1,8 @@
-package config
+package config_test
 
 import (
+	. "github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 	"strings"
 	"testing"
 )
@@ -144,10 +146,10 @@ index:
 	// The config as printed (config show, doctor) masks query values and
 	// passwords of every URL.
 	r := c.Redacted()
-	if o := r.Providers[0].Spec.(*OpenAPI); strings.Contains(o.Spec, "cnry") || !strings.Contains(o.Spec, "access_token=***") {
+	if o := r.Providers[0].Spec.(*openapi.Spec); strings.Contains(o.Spec, "cnry") || !strings.Contains(o.Spec, "access_token=***") {
 		t.Errorf("redacted spec URL %q", o.Spec)
 	}
-	if o := r.Providers[2].Spec.(*OpenAPI); strings.Contains(o.Spec, "literal-pw") {
+	if o := r.Providers[2].Spec.(*openapi.Spec); strings.Contains(o.Spec, "literal-pw") {
 		t.Errorf("redacted spec URL %q", o.Spec)
 	}
 	for _, v := range []string{"127.0.0.1", "not-secret-11", "literal-version", "/home/someone"} {

@@ -20,7 +20,7 @@ var (
 	PinModes = []string{"warn", "quarantine"}
 )
 
-func (d *decoder) security(v *yaml.Node, path string, out *Security) {
+func (d *Decoder) security(v *yaml.Node, path string, out *Security) {
 	d.mapping(v, path, securityKeys, func(_ string, _, v *yaml.Node, p string) {
 		s, ok := d.str(v, p, false)
 		if !ok {

@@ -31,7 +31,7 @@ func TokenIdentity(token, name string) string {
 }
 
 // tokens decodes server.http.tokens; names is nil when no entry is named.
-func (d *decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
+func (d *Decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return nil, nil
 	}
@@ -90,7 +90,7 @@ func (d *decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 
 // tokens checks that no token is empty and that names are unique and never
 // spell an unnamed token's digest identity (two callers would share one).
-func (v *validator) tokens(h HTTP) {
+func (v *Validator) tokens(h HTTP) {
 	for i, t := range h.Tokens {
 		tp := index("server.http.tokens", i)
 		if v.bad(tp) {
