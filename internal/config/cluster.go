@@ -2,8 +2,6 @@ package config
 
 import (
 	"net/url"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Redis is server.redis: where replicas keep shared state.
@@ -11,20 +9,6 @@ type Redis struct {
 	// URL is redis://[user:password@]host:port/db (rediss:// for TLS),
 	// usually "${REDIS_URL}". A secret when it holds a password.
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
-}
-
-var redisKeys = []string{"url"}
-
-// clusterKey decodes server.redis and server.clusterKey.
-func (d *Decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
-	switch key {
-	case "redis":
-		d.mapping(v, p, redisKeys, func(_ string, _, v *yaml.Node, p string) {
-			d.setStr(&s.Redis.URL, v, p)
-		})
-	case "clusterKey":
-		d.setStr(&s.ClusterKey, v, p)
-	}
 }
 
 // validateCluster checks server.redis and server.clusterKey.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -488,23 +489,6 @@ func (d *Decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 	}
 }
 
-var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code", "profiles", "security"}
-	codeKeys    = []string{"allowMutations", "maxCalls", "concurrency", "timeout"}
-	promptsKeys = []string{"dir"}
-	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
-	// providerKeys are the keys every kind shares; each kind adds its own.
-	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename", "overrides"}
-	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout", "rules"}
-	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
-	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
-	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
-	rateLimitKeys = []string{"perSecond", "burst", "off"}
-	auditKeys     = []string{"path"}
-	limitsKeys    = []string{"maxResultChars", "loopGuard"}
-	loopGuardKeys = []string{"repeatAfter", "refuseAfter", "coolDown"}
-)
-
 // decode turns YAML into a Config with defaults applied. It checks syntax,
 // keys and types; semantic rules are Validate's. A nil Config means the
 // document could not be walked at all.
@@ -541,194 +525,62 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 		return c, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		d.errAt(root, "", "the top level must be a mapping of settings (%s), got %s", strings.Join(topKeys, ", "), describe(root))
+		d.errAt(root, "", "the top level must be a mapping of settings (%s), got %s", strings.Join(Keys(Config{}), ", "), describe(root))
 		return nil, d.errs
 	}
-	d.mapping(root, "", topKeys, func(key string, _, v *yaml.Node, p string) {
-		switch key {
-		case "mode":
-			if s, ok := d.str(v, p, false); ok {
-				c.Mode = s
-			}
-		case "naming":
-			d.namingKey(v, p, c) // naming.go
-		case "flat":
-			d.flatKey(v, p, c) // naming.go
-		case "local":
-			d.local(v, p, &c.Local)
-		case "index":
-			d.index(v, p, &c.Index)
-		case "code":
-			d.mapping(v, p, codeKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "allowMutations":
-					d.boolean(v, p, &c.Code.AllowMutations)
-				case "maxCalls":
-					d.integer(v, p, &c.Code.MaxCalls)
-				case "concurrency":
-					d.integer(v, p, &c.Code.Concurrency)
-				case "timeout":
-					d.duration(v, p, &c.Code.Timeout)
-				}
-			})
-		case "profiles":
-			d.profiles(v, p, c) // profiles.go
-		case "security":
-			d.security(v, p, &c.Security) // security.go
-		case "providers":
-			c.Providers = nil
-			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
-				c.Providers = append(c.Providers, d.provider(item, ip))
-			})
-		case "policy":
-			d.mapping(v, p, policyKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "confirm":
-					if s, ok := d.str(v, p, false); ok {
-						c.Policy.Confirm = s
-					}
-				case "deny":
-					c.Policy.Deny = d.stringList(v, p)
-				case "allow":
-					c.Policy.Allow = d.stringList(v, p)
-				case "approvalTimeout":
-					d.duration(v, p, &c.Policy.ApprovalTimeout)
-				case "rules":
-					d.rules(v, p, &c.Policy) // profiles.go
-				}
-			})
-		case "server":
-			d.mapping(v, p, serverKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "http":
-					d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
-						d.httpKey(key, v, p, &c.Server.HTTP)
-					})
-				case "gc":
-					d.gc(v, p, &c.Server.GC)
-				default:
-					d.clusterKey(key, v, p, &c.Server)
-				}
-			})
-		case "prompts":
-			d.mapping(v, p, promptsKeys, func(_ string, _, v *yaml.Node, p string) {
-				if s, ok := d.str(v, p, false); ok {
-					c.Prompts.Dir = s
-				}
-			})
-		case "audit":
-			d.mapping(v, p, auditKeys, func(_ string, _, v *yaml.Node, p string) {
-				if s, ok := d.str(v, p, false); ok {
-					c.Audit.Path = s
-				}
-			})
-		case "limits":
-			d.mapping(v, p, limitsKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "maxResultChars":
-					d.integer(v, p, &c.Limits.MaxResultChars)
-				case "loopGuard":
-					lg := &c.Limits.LoopGuard
-					d.mapping(v, p, loopGuardKeys, func(key string, _, v *yaml.Node, p string) {
-						switch key {
-						case "repeatAfter":
-							d.integer(v, p, &lg.RepeatAfter)
-						case "refuseAfter":
-							d.integer(v, p, &lg.RefuseAfter)
-						case "coolDown":
-							d.duration(v, p, &lg.CoolDown)
-						}
-					})
-				}
-			})
-		}
-	})
+	d.decodeStruct(root, "", reflect.ValueOf(c).Elem())
 	return c, d.errs
 }
 
-func (d *Decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
+// The keys of the config's own structs that do not decode by type alone.
+
+func (c *Config) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
 	switch key {
-	case "addr":
-		if s, ok := d.str(v, p, false); ok {
-			h.Addr = s
-		}
-	case "tokens":
-		h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
-	case "oidc":
-		d.mapping(v, p, oidcKeys, func(key string, _, v *yaml.Node, p string) {
-			switch key {
-			case "issuer":
-				if s, ok := d.str(v, p, false); ok {
-					h.OIDC.Issuer = s
-				}
-			case "audience":
-				if s, ok := d.str(v, p, false); ok {
-					h.OIDC.Audience = s
-				}
-			case "clockSkew":
-				d.duration(v, p, &h.OIDC.ClockSkew)
-			}
+	case "naming":
+		d.namingKey(v, p, c) // naming.go
+	case "flat":
+		d.flatKey(v, p, c) // naming.go
+	case "index":
+		d.index(v, p, &c.Index) // index.go
+	case "profiles":
+		d.profiles(v, p, c) // profiles.go
+	case "providers":
+		c.Providers = nil
+		d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
+			c.Providers = append(c.Providers, d.provider(item, ip))
 		})
-	case "resource":
-		if s, ok := d.str(v, p, false); ok {
-			h.Resource = s
-		}
-	case "allowedOrigins":
-		h.AllowedOrigins = d.stringList(v, p)
-	case "allowedHosts":
-		h.AllowedHosts = d.stringList(v, p)
-	case "bodyLimit":
-		d.integer(v, p, &h.BodyLimit)
-	case "rateLimit":
-		d.mapping(v, p, rateLimitKeys, func(key string, _, v *yaml.Node, p string) {
-			switch key {
-			case "perSecond":
-				d.integer(v, p, &h.RateLimit.PerSecond)
-			case "burst":
-				d.integer(v, p, &h.RateLimit.Burst)
-			case "off":
-				d.boolean(v, p, &h.RateLimit.Off)
-			}
-		})
-	case "sessionTimeout":
-		d.duration(v, p, &h.SessionTimeout)
-	case "shutdownGrace":
-		d.duration(v, p, &h.ShutdownGrace)
-	case "stateless":
-		d.boolean(v, p, &h.Stateless)
-	case "jsonResponse":
-		d.boolean(v, p, &h.JSONResponse)
+	default:
+		return false
 	}
+	return true
 }
 
-func (d *Decoder) local(v *yaml.Node, path string, l *Local) {
-	d.mapping(v, path, localKeys, func(key string, _, v *yaml.Node, p string) {
-		switch key {
-		case "dir":
-			if s, ok := d.str(v, p, false); ok {
-				l.Dir = s
-			}
-		case "requireConfirm":
-			d.boolean(v, p, &l.RequireConfirm)
-		case "enabled":
-			d.boolean(v, p, &l.Enabled)
-		case "timeout":
-			d.duration(v, p, &l.Timeout)
-		case "description":
-			if s, ok := d.str(v, p, false); ok {
-				l.Description = s
-			}
-		case "rename":
-			l.Rename = d.renameKey(v, p) // naming.go
-		}
-	})
+func (h *HTTP) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "tokens" {
+		return false
+	}
+	h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
+	return true
 }
 
-// setStr decodes a string into dst, leaving it alone on error or null.
-func (d *Decoder) setStr(dst *string, v *yaml.Node, kp string) {
-	if s, ok := d.str(v, kp, false); ok {
-		*dst = s
+func (l *Local) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "rename" {
+		return false
 	}
+	l.Rename = d.renameKey(v, p) // naming.go
+	return true
+}
+
+func (p *Provider) decodeField(d *Decoder, key string, v *yaml.Node, kp string) bool {
+	switch key {
+	case "rename":
+		p.Rename = d.renameKey(v, kp) // naming.go
+	case "overrides":
+		d.overridesKey(v, kp, p) // overrides.go
+	default:
+		return false
+	}
+	return true
 }
 
 func (d *Decoder) provider(item *yaml.Node, path string) Provider {
@@ -748,13 +600,6 @@ func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 	}
 	var soft []Error
 	d.soft, d.missing = &soft, &p.Unresolved
-	setStr := func(dst *string) func(*yaml.Node, string) {
-		return func(v *yaml.Node, kp string) {
-			if s, ok := d.str(v, kp, false); ok {
-				*dst = s
-			}
-		}
-	}
 	// Kind-specific keys wait until the whole entry (merge keys included)
 	// has said which kind it is.
 	type later struct {
@@ -763,31 +608,12 @@ func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 		kpath string
 	}
 	var specific []later
-	d.mapping(item, path, slices.Concat(providerKeys, allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
-		switch key {
-		case "id":
-			setStr(&p.ID)(v, kp)
-		case "kind":
-			setStr(&p.Kind)(v, kp)
-		case "description":
-			setStr(&p.Description)(v, kp)
-		case "discoverHint":
-			setStr(&p.DiscoverHint)(v, kp)
-		case "enabled":
-			d.boolean(v, kp, &p.Enabled)
-		case "readonly":
-			p.ReadOnly = d.stringList(v, kp)
-		case "requireConfirm":
-			d.boolean(v, kp, &p.RequireConfirm)
-		case "timeout":
-			d.duration(v, kp, &p.Timeout)
-		case "skills":
-			setStr(&p.Skills)(v, kp)
-		case "rename":
-			p.Rename = d.renameKey(v, kp) // naming.go
-		case "overrides":
-			d.overridesKey(v, kp, &p) // overrides.go
-		default:
+	pv := reflect.ValueOf(&p).Elem()
+	common := fieldsOf(pv.Type())
+	d.mapping(item, path, slices.Concat(keysOf(common), allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
+		if slices.ContainsFunc(common, func(f field) bool { return f.key == key }) {
+			d.decodeKey(pv, common, key, v, kp)
+		} else {
 			specific = append(specific, later{key, k, v, kp})
 		}
 	})
