@@ -1,4 +1,4 @@
-// Package config loads and validates agent-tools.yaml (SPEC §8, §10).
+// Package config loads and validates agent-tools.yaml.
 //
 // Every problem is reported with file, line, column and key path, all of
 // them at once, as an *Errors. Scalar values may reference the host
@@ -93,8 +93,8 @@ type Local struct {
 }
 
 // Provider is one entry of providers:. The keys every kind shares are
-// fields; the keys of its kind are decoded into Spec (see the kinds table in
-// kinds.go), and JSON output puts both side by side as the YAML has them.
+// fields; the keys of its kind are decoded into Spec (see Kind in kinds.go),
+// and JSON output puts both side by side as the YAML has them.
 type Provider struct {
 	ID           string `json:"id" yaml:"id"`
 	Kind         string `json:"kind" yaml:"kind"`
@@ -113,8 +113,9 @@ type Provider struct {
 	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
 	// Overrides are the operator's view of tools (overrides.go).
 	Overrides map[string]Override `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	// Spec holds the kind's own keys: *MCP, *OpenAPI, *CLI or *Workers (nil
-	// when the kind is missing or unknown, which Validate reports).
+	// Spec holds the kind's own keys, the spec type of its kind's package
+	// (*mcp.Spec, *cli.Spec, ...; nil when the kind is missing or unknown,
+	// which Validate reports).
 	Spec Spec `json:"-" yaml:"-"`
 
 	// Unresolved lists ${VAR} references that were not set. It can only be
