@@ -37,8 +37,6 @@ type Flat struct {
 	MaxNameLength int `json:"maxNameLength" yaml:"maxNameLength"`
 }
 
-var flatKeys = []string{"maxNameLength"}
-
 // Scheme is the naming scheme in force.
 func (c *Config) Scheme() naming.Scheme {
 	s, err := naming.ParseScheme(c.Naming)
@@ -87,7 +85,7 @@ func (d *Decoder) namingKey(v *yaml.Node, p string, c *Config) {
 
 // flatKey decodes `flat:`.
 func (d *Decoder) flatKey(v *yaml.Node, p string, c *Config) {
-	d.mapping(v, p, flatKeys, func(_ string, _, v *yaml.Node, kp string) {
+	d.mapping(v, p, Keys(Flat{}), func(_ string, _, v *yaml.Node, kp string) {
 		n, before := 0, len(d.errs)
 		d.integer(v, kp, &n)
 		if len(d.errs) > before || isNull(v) {

@@ -19,6 +19,7 @@ import (
 //
 //	string              a string scalar; ${VAR} interpolated
 //	*string             the same, nil when absent (so "" can mean something)
+//	*bool               true/false, set whenever the key is given
 //	bool, int           true/false, an integer (or ${VAR} that reads as one)
 //	Duration            "30s", "1m30s" (0 alone may go without a unit)
 //	[]string            a list of strings
@@ -186,6 +187,11 @@ func (d *Decoder) decodeField(fv reflect.Value, v *yaml.Node, kp string) {
 			if s, ok := d.str(v, kp, false); ok {
 				fv.Set(reflect.ValueOf(&s))
 			}
+			return
+		case reflect.Bool:
+			b := new(bool)
+			d.boolean(v, kp, b)
+			fv.Set(reflect.ValueOf(b))
 			return
 		case reflect.Struct:
 			nv := withDefaults(t.Elem())
