@@ -2,7 +2,6 @@ package config_test
 
 import (
 	"errors"
-	. "github.com/agent-tools/agent-tools/internal/config"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider/cli"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/provider/openapi"
@@ -223,15 +223,15 @@ func TestErrors(t *testing.T) {
 
 func TestErrorsStruct(t *testing.T) {
 	_, err := parse(t, "providers:\n  - id: ev\n    kind: mcpp\nmode: x\n")
-	e, ok := AsErrors(err)
+	e, ok := config.AsErrors(err)
 	if !ok || len(e.List) != 2 {
 		t.Fatalf("err = %#v", err)
 	}
-	want := Error{File: "agent-tools.yaml", Line: 3, Col: 11, Path: "providers[0].kind", Msg: `unknown kind "mcpp" (want mcp, openapi, cli or workers)`}
+	want := config.Error{File: "agent-tools.yaml", Line: 3, Col: 11, Path: "providers[0].kind", Msg: `unknown kind "mcpp" (want mcp, openapi, cli or workers)`}
 	if e.List[0] != want {
 		t.Errorf("got %#v\nwant %#v", e.List[0], want)
 	}
-	var one Error
+	var one config.Error
 	if !errors.As(err, &one) || one != want {
 		t.Errorf("errors.As(Error) = %#v", one)
 	}
@@ -417,7 +417,7 @@ func TestPrefix(t *testing.T) {
 
 func TestDefaultFindLoad(t *testing.T) {
 	dir := t.TempDir()
-	d := Default(dir)
+	d := config.Default(dir)
 	if d.Mode != "progressive" || d.Local.Dir != filepath.Join(dir, ".agents/tools") || !d.Local.RequireConfirm ||
 		!d.Local.Enabled || d.Local.Timeout.Duration != 60*time.Second || len(d.Providers) != 0 || d.Path != "" || d.Dir != dir {
 		t.Errorf("Default = %+v", d)
@@ -425,38 +425,38 @@ func TestDefaultFindLoad(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Errorf("Default invalid: %v", err)
 	}
-	if _, ok := Find(dir); ok {
+	if _, ok := config.Find(dir); ok {
 		t.Error("Find found a missing file")
 	}
-	if _, err := Load(filepath.Join(dir, FileName), nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := config.Load(filepath.Join(dir, config.FileName), nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load missing: %v", err)
 	}
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, config.FileName)
 	if err := os.WriteFile(path, []byte("# only a comment\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, ok := Find(dir)
+	p, ok := config.Find(dir)
 	if !ok || p != path {
 		t.Errorf("Find = %q, %v", p, ok)
 	}
-	c, err := Load(p, lookup)
+	c, err := config.Load(p, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(StripMeta(c), StripMeta(func() *Config { x := Default(dir); x.Path = path; return x }())) {
+	if !reflect.DeepEqual(config.StripMeta(c), config.StripMeta(func() *config.Config { x := config.Default(dir); x.Path = path; return x }())) {
 		t.Errorf("empty file = %+v, want defaults", c)
 	}
 	os.WriteFile(path, []byte("mode: nope\n"), 0o644)
-	_, err = Load(p, lookup)
+	_, err = config.Load(p, lookup)
 	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat, text or code)"; err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)
 	}
 }
 
 func TestValidateCodeBuilt(t *testing.T) {
-	c := Default(".")
+	c := config.Default(".")
 	c.Mode = "bogus"
-	c.Providers = append(c.Providers, Provider{ID: "x", Kind: "cli", Enabled: true})
+	c.Providers = append(c.Providers, config.Provider{ID: "x", Kind: "cli", Enabled: true})
 	err := c.Validate()
 	want := "mode: unknown mode \"bogus\" (want progressive, search, flat, text or code)\n" +
 		"providers[0]: kind cli needs \"tools\" (a list of {name, argv, ...})"
@@ -466,17 +466,17 @@ func TestValidateCodeBuilt(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	d := Duration{90 * time.Second}
-	b, err := yaml.Marshal(struct{ T Duration }{d})
+	d := config.Duration{90 * time.Second}
+	b, err := yaml.Marshal(struct{ T config.Duration }{d})
 	if err != nil || string(b) != "t: 1m30s\n" {
 		t.Errorf("yaml = %q, %v", b, err)
 	}
-	var back struct{ T Duration }
+	var back struct{ T config.Duration }
 	if err := yaml.Unmarshal(b, &back); err != nil || back.T != d {
 		t.Errorf("yaml back = %v, %v", back.T, err)
 	}
 	j, _ := d.MarshalJSON()
-	var dj Duration
+	var dj config.Duration
 	if string(j) != `"1m30s"` || dj.UnmarshalJSON(j) != nil || dj != d {
 		t.Errorf("json = %s -> %v", j, dj)
 	}
@@ -488,8 +488,8 @@ func TestDuration(t *testing.T) {
 var exampleLine = regexp.MustCompile(`^#([^ ]|  )`)
 
 func TestStarter(t *testing.T) {
-	s := Starter()
-	c, err := Parse(FileName, []byte(s), func(string) (string, bool) { return "", false })
+	s := config.Starter()
+	c, err := config.Parse(config.FileName, []byte(s), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("starter does not parse: %v", err)
 	}
@@ -506,7 +506,7 @@ func TestStarter(t *testing.T) {
 		}
 		b.WriteString(line + "\n")
 	}
-	c, err = Parse(FileName, []byte(b.String()), lookup)
+	c, err = config.Parse(config.FileName, []byte(b.String()), lookup)
 	if err != nil {
 		t.Fatalf("uncommented starter does not parse: %v\n%s", err, b.String())
 	}
@@ -514,7 +514,7 @@ func TestStarter(t *testing.T) {
 	for _, p := range c.Providers {
 		kinds[p.Kind] = true
 	}
-	for _, k := range KindNames() { // init shows an example of every kind
+	for _, k := range config.KindNames() { // init shows an example of every kind
 		if !kinds[k] {
 			t.Errorf("the starter has no example of kind %s", k)
 		}
@@ -523,7 +523,7 @@ func TestStarter(t *testing.T) {
 		t.Errorf("uncommented %d lines: %+v", n, c)
 	}
 	// Without the referenced variables, the examples name them.
-	_, err = Parse(FileName, []byte(b.String()), func(string) (string, bool) { return "", false })
+	_, err = config.Parse(config.FileName, []byte(b.String()), func(string) (string, bool) { return "", false })
 	for _, v := range []string{"EV_KEY", "REMOTE_TOKEN", "AGENT_TOOLS_TOKEN", "TASKS_API_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), "environment variable "+v+" is not set") {
 			t.Errorf("missing %s not reported: %v", v, err)
@@ -600,9 +600,9 @@ func FuzzParse(f *testing.F) {
 		if len(data) > fuzzMaxInput {
 			return
 		}
-		c, err := Parse("f.yaml", data, lookup)
+		c, err := config.Parse("f.yaml", data, lookup)
 		if err != nil {
-			e, ok := AsErrors(err)
+			e, ok := config.AsErrors(err)
 			if !ok || len(e.List) == 0 {
 				t.Fatalf("error is not a non-empty *Errors: %v", err)
 			}
@@ -630,11 +630,11 @@ func TestCodeBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: Duration{45 * time.Second}}
+	want := config.Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: config.Duration{45 * time.Second}}
 	if c.Mode != "code" || c.Code != want {
 		t.Fatalf("mode %q code %+v, want %+v", c.Mode, c.Code, want)
 	}
-	if c, err := parse(t, "mode: search\n"); err != nil || c.Code != (Code{}) {
+	if c, err := parse(t, "mode: search\n"); err != nil || c.Code != (config.Code{}) {
 		t.Fatalf("absent block: %+v %v", c, err)
 	}
 }

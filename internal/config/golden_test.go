@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
-	. "github.com/agent-tools/agent-tools/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -28,7 +29,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []byte
-			c, err := Parse(filepath.ToSlash(in), data, lookup)
+			c, err := config.Parse(filepath.ToSlash(in), data, lookup)
 			if err != nil {
 				got = []byte(err.Error() + "\n")
 			} else {

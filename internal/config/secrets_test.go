@@ -1,10 +1,11 @@
 package config_test
 
 import (
-	. "github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 )
 
 func TestSecretsCollected(t *testing.T) {
@@ -30,7 +31,7 @@ server:
   http:
     tokens: ["${TOK}"]
 `
-	c, err := Parse("s.yaml", []byte(doc), lookupEnv)
+	c, err := config.Parse("s.yaml", []byte(doc), lookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ server:
 	if len(got) != len(want) {
 		t.Errorf("collected %v", got)
 	}
-	if (&Config{}).Secrets() != nil {
+	if (&config.Config{}).Secrets() != nil {
 		t.Error("a code-built config has no secrets")
 	}
 }
@@ -73,7 +74,7 @@ func TestAuditPathValidated(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse(dir+"/agent-tools.yaml", []byte("audit:\n  path: "+c.path+"\n"), lookup)
+			_, err := config.Parse(dir+"/agent-tools.yaml", []byte("audit:\n  path: "+c.path+"\n"), lookup)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected: %v", err)
@@ -125,7 +126,7 @@ index:
     model: m
     headers: {X-Emb: "${EMB}"}
 `
-	c, err := Parse("s.yaml", []byte(doc), lookupEnv)
+	c, err := config.Parse("s.yaml", []byte(doc), lookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

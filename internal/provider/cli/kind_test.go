@@ -1,14 +1,15 @@
 package cli_test
 
 import (
-	. "github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/provider/cli"
-	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 func TestCLIDecodes(t *testing.T) {
@@ -176,9 +177,9 @@ func FuzzCLIConfig(f *testing.F) {
 			return
 		}
 		src := "providers:\n  - id: x\n    kind: cli\n    " + entry
-		c, err := Parse("f.yaml", []byte(src), configtest.Lookup)
+		c, err := config.Parse("f.yaml", []byte(src), configtest.Lookup)
 		if err != nil {
-			e, ok := AsErrors(err)
+			e, ok := config.AsErrors(err)
 			if !ok || len(e.List) == 0 {
 				t.Fatalf("error is not a non-empty *Errors: %v", err)
 			}

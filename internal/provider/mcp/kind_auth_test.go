@@ -1,12 +1,13 @@
 package mcp_test
 
 import (
-	. "github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/provider/mcp"
-	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 func TestMCPAuthDecodes(t *testing.T) {
@@ -28,7 +29,7 @@ func TestMCPAuthDecodes(t *testing.T) {
 	if a.Type != "oauth" || a.ClientID != "Iv1.abc" || a.ClientSecret != configtest.Env["EV_KEY"] || !slices.Equal(a.Scopes, []string{"repo", "read:org"}) || a.RedirectPort != 8976 {
 		t.Errorf("auth = %+v", a)
 	}
-	if !slices.ContainsFunc(c.Secrets(), func(s Secret) bool { return s.Value == configtest.Env["EV_KEY"] }) {
+	if !slices.ContainsFunc(c.Secrets(), func(s config.Secret) bool { return s.Value == configtest.Env["EV_KEY"] }) {
 		t.Error("auth.clientSecret is not registered as a secret")
 	}
 	if r := c.Redacted().Providers[0].Spec.(*mcp.Spec).Auth; r.ClientSecret != "***" {
@@ -77,11 +78,11 @@ func FuzzMCPAuthConfig(f *testing.F) {
 			return
 		}
 		src := "providers:\n  - id: x\n    kind: mcp\n    url: https://x/mcp\n    auth: " + block + "\n"
-		_, err := Parse("f.yaml", []byte(src), configtest.Lookup)
+		_, err := config.Parse("f.yaml", []byte(src), configtest.Lookup)
 		if err == nil {
 			return
 		}
-		e, ok := AsErrors(err)
+		e, ok := config.AsErrors(err)
 		if !ok || len(e.List) == 0 {
 			t.Fatalf("error is not a non-empty *Errors: %v", err)
 		}

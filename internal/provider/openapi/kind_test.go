@@ -2,12 +2,13 @@ package openapi_test
 
 import (
 	"encoding/json"
-	. "github.com/agent-tools/agent-tools/internal/config"
-	"github.com/agent-tools/agent-tools/internal/provider/openapi"
-	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 // The issue's example, verbatim in shape.
@@ -41,7 +42,7 @@ const openapiExample = `providers:
 `
 
 func TestOpenAPIDecode(t *testing.T) {
-	c, err := Parse("/p/agent-tools.yaml", []byte(openapiExample), configtest.Lookup)
+	c, err := config.Parse("/p/agent-tools.yaml", []byte(openapiExample), configtest.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestOpenAPIErrors(t *testing.T) {
 }
 
 func TestOpenAPIRedacted(t *testing.T) {
-	c, err := Parse("/p/agent-tools.yaml", []byte(openapiExample+"    headers: { X-Extra: \"${EV_KEY}\" }\n"), configtest.Lookup)
+	c, err := config.Parse("/p/agent-tools.yaml", []byte(openapiExample+"    headers: { X-Extra: \"${EV_KEY}\" }\n"), configtest.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}

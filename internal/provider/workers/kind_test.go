@@ -1,11 +1,12 @@
 package workers_test
 
 import (
-	"github.com/agent-tools/agent-tools/internal/provider/workers"
-	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/provider/workers"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 // The YAML, kept exactly.
