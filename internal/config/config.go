@@ -248,7 +248,9 @@ type Code struct {
 	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 }
 
-// LoopGuard is the repeated-failure guard (SPEC §3.5).
+// LoopGuard is the repeated-failure guard (internal/policy): from the
+// RepeatAfter-th identical failure the error says so, after RefuseAfter the
+// call is refused until CoolDown has passed since the last failure.
 type LoopGuard struct {
 	RepeatAfter int      `json:"repeatAfter" yaml:"repeatAfter"`
 	RefuseAfter int      `json:"refuseAfter" yaml:"refuseAfter"`

@@ -35,6 +35,10 @@ func newMeta(file string) *meta {
 	return &meta{file: file, val: map[string]Pos{}, key: map[string]Pos{}, vars: map[string][]string{}, bad: map[string]bool{}}
 }
 
+// Decoder walks the YAML of one config file into a Config: it keeps the
+// positions of keys and values, interpolates ${VAR}, and collects every
+// problem with its line and column. A kind's spec decodes through it by
+// its yaml tags (structs.go); FieldDecoder methods get it for the rest.
 type Decoder struct {
 	file   string
 	env    func(string) (string, bool)

@@ -8,7 +8,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
-// Naming settings (SPEC §3.6): which scheme builds canonical names, how long
+// Naming settings: which scheme builds canonical names, how long
 // a name flat mode publishes may be, and a provider's operator renames.
 //
 //	naming: readable            # readable | lossless

@@ -9,9 +9,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 )
 
-// Override is one entry of a provider's `overrides: {<tool>: …}` (issue
-// 24): what the model reads of the tool, and argument defaults and hidden
-// arguments (a hidden argument needs a default: it is filled from it).
+// Override is one entry of a provider's `overrides: {<tool>: …}`: what
+// the model reads of the tool, and argument defaults and hidden arguments
+// (a hidden argument needs a default: it is filled from it).
 //
 //	overrides:
 //	  search_issues:

@@ -19,6 +19,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
+// Validator checks a decoded Config's semantic rules and reports each
+// problem at the position its key path had in the file. A kind's Validate
+// gets it (the exported methods in kinds.go).
 type Validator struct {
 	c    *Config
 	errs []Error

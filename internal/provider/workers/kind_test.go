@@ -16,7 +16,7 @@ const issueWorkersYAML = `providers:
     preset: codex
     models: [gpt-5.6-sol, gpt-5.6-luna]   # optional: what may be routed here
     timeout: 30m
-    # command: /opt/codex/bin/codex     # overrides the preset's binary (seed 003's AGENTBRIDGE_CODEX_BIN)
+    # command: /opt/codex/bin/codex     # overrides the preset's binary
 `
 
 func TestWorkersIssueYAML(t *testing.T) {
