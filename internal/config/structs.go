@@ -333,3 +333,15 @@ func (d *Decoder) anyValue(n *yaml.Node, path string) any {
 	d.errAt(n, path, "unsupported value %s", clip(n.Value))
 	return nil
 }
+
+var (
+	_ fieldDecoder = (*Config)(nil)
+	_ fieldDecoder = (*Provider)(nil)
+	_ fieldDecoder = (*Local)(nil)
+	_ fieldDecoder = (*HTTP)(nil)
+	_ fieldDecoder = (*GC)(nil)
+	_ fieldDecoder = (*Policy)(nil)
+	_ fieldDecoder = (*Rule)(nil)
+	_ fieldDecoder = (*Security)(nil)
+	_ fieldDecoder = (*Override)(nil)
+)

@@ -450,3 +450,5 @@ func showValue(v any) string {
 	}
 	return clip(fmt.Sprint(v))
 }
+
+var _ config.FieldDecoder = (*Spec)(nil)

@@ -224,3 +224,5 @@ func validateAuth(v *config.Validator, ap string, a *Auth) {
 		}
 	}
 }
+
+var _ config.FieldDecoder = (*Spec)(nil)

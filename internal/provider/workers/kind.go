@@ -219,3 +219,5 @@ func nonEmptyUnique(v *config.Validator, p string, list []string, what string) {
 		seen[s] = true
 	}
 }
+
+var _ config.FieldDecoder = (*WorkerDef)(nil)
