@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/agent-tools/agent-tools/internal/config"
+	_ "github.com/agent-tools/agent-tools/internal/provider/kinds" // the kinds a config may name
 )
 
 type manifests struct {

@@ -13,20 +13,16 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
-// buildProvider constructs a configured provider through the kinds table.
+// buildProvider constructs a configured provider with its kind's builder.
 // Construction starts nothing: upstreams start lazily.
 func buildProvider(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if len(pc.Unresolved) > 0 {
 		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(pc.Unresolved, ", "))
 	}
-	build, ok := builders[pc.Kind]
-	if !ok {
-		return nil, fmt.Errorf("provider kind %q cannot be built by this binary", pc.Kind)
-	}
 	if deps.Log != nil {
 		deps.Log = deps.Log.With("provider", pc.ID)
 	}
-	return build(pc, deps)
+	return provider.Build(pc, deps)
 }
 
 // bind hands every provider that reports back on its own (an upstream whose

@@ -42,7 +42,7 @@ func TestBuildProviderMCP(t *testing.T) {
 	if info.ID != "ev" || info.Kind != "mcp" || !info.HostLocal || !info.RequireConfirm || info.Timeout.Seconds() != 30 {
 		t.Errorf("info = %+v", info)
 	}
-	remote := c.Providers[1].Spec.(*config.MCP)
+	remote := c.Providers[1].Spec.(*mcp.Spec)
 	if o := mcp.OptionsFrom(c.Providers[1], remote, provider.Deps{}); o.BareNames || o.RequireConfirm || o.URL == "" || remote.Prefix != nil {
 		t.Errorf("remote options = %+v", o)
 	}

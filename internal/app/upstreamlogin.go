@@ -20,11 +20,11 @@ import (
 // when the login is done or failed (bounded by ctx).
 func (a *App) StartLogin(ctx context.Context, id, redirectURL string, login upstreamauth.LoginFunc) error {
 	var pc config.Provider
-	var spec *config.MCP
+	var spec *mcp.Spec
 	for _, p := range a.Config().Providers {
 		if p.ID == id {
 			pc = p
-			spec, _ = p.Spec.(*config.MCP)
+			spec, _ = p.Spec.(*mcp.Spec)
 		}
 	}
 	if pc.ID == "" {

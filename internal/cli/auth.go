@@ -57,7 +57,7 @@ func tokenStore(env *Env, f *flags) (store upstreamauth.Store, where string, clo
 }
 
 // httpUpstream finds provider id in the config: an HTTP kind mcp entry.
-func httpUpstream(env *Env, f *flags, id string) (config.Provider, *config.MCP, *config.Config, int) {
+func httpUpstream(env *Env, f *flags, id string) (config.Provider, *mcp.Spec, *config.Config, int) {
 	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil {
 		fmt.Fprintln(env.Stderr, "agent-tools:", errorText(err))
@@ -67,7 +67,7 @@ func httpUpstream(env *Env, f *flags, id string) (config.Provider, *config.MCP, 
 		if p.ID != id {
 			continue
 		}
-		m, ok := p.Spec.(*config.MCP)
+		m, ok := p.Spec.(*mcp.Spec)
 		if !ok || m.URL == "" {
 			fmt.Fprintf(env.Stderr, "agent-tools: provider %q is not an HTTP kind mcp upstream: nothing to log in to\n", id)
 			return p, nil, nil, ExitUsage

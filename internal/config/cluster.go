@@ -2,8 +2,6 @@ package config
 
 import (
 	"net/url"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Redis is server.redis: where replicas keep shared state.
@@ -13,22 +11,8 @@ type Redis struct {
 	URL string `json:"url,omitempty" yaml:"url,omitempty"`
 }
 
-var redisKeys = []string{"url"}
-
-// clusterKey decodes server.redis and server.clusterKey.
-func (d *decoder) clusterKey(key string, v *yaml.Node, p string, s *Server) {
-	switch key {
-	case "redis":
-		d.mapping(v, p, redisKeys, func(_ string, _, v *yaml.Node, p string) {
-			d.setStr(&s.Redis.URL, v, p)
-		})
-	case "clusterKey":
-		d.setStr(&s.ClusterKey, v, p)
-	}
-}
-
 // validateCluster checks server.redis and server.clusterKey.
-func (v *validator) validateCluster(s Server) {
+func (v *Validator) validateCluster(s Server) {
 	if u := s.Redis.URL; u != "" && !v.bad("server.redis.url") {
 		pu, err := url.Parse(u)
 		if err != nil || (pu.Scheme != "redis" && pu.Scheme != "rediss") || pu.Host == "" {

@@ -1,13 +1,15 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 func TestClusterSettings(t *testing.T) {
 	key := strings.Repeat("k", 40)
-	c, err := Parse("agent-tools.yaml", []byte("server:\n  redis: {url: \"redis://app:${PW}@127.0.0.1:6379/0\"}\n  clusterKey: \"${CK}\"\n"),
+	c, err := config.Parse("agent-tools.yaml", []byte("server:\n  redis: {url: \"redis://app:${PW}@127.0.0.1:6379/0\"}\n  clusterKey: \"${CK}\"\n"),
 		func(k string) (string, bool) {
 			return map[string]string{"PW": "redis-pass-value", "CK": key}[k], k == "PW" || k == "CK"
 		})
@@ -28,7 +30,7 @@ func TestClusterSettings(t *testing.T) {
 		{"server:\n  redis: {host: x}\n", `unknown key "host"`},
 	}
 	for _, tt := range tests {
-		_, err := Parse("agent-tools.yaml", []byte(tt.src), func(string) (string, bool) { return "", false })
+		_, err := config.Parse("agent-tools.yaml", []byte(tt.src), func(string) (string, bool) { return "", false })
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%q: err = %v, want %q", tt.src, err, tt.want)
 		}

@@ -1,4 +1,4 @@
-// Package config loads and validates agent-tools.yaml (SPEC §8, §10).
+// Package config loads and validates agent-tools.yaml.
 //
 // Every problem is reported with file, line, column and key path, all of
 // them at once, as an *Errors. Scalar values may reference the host
@@ -27,7 +27,6 @@ var ReservedIDs = []string{"local", "builtin", "agent"}
 // Enumerations accepted by the config.
 var (
 	Modes          = []string{"progressive", "search", "flat", "text", "code"}
-	Kinds          = kindNames()
 	ConfirmModes   = []string{"agent", "token", "human"}
 	DefaultTimeout = Duration{60 * time.Second} // local scripts
 )
@@ -94,8 +93,8 @@ type Local struct {
 }
 
 // Provider is one entry of providers:. The keys every kind shares are
-// fields; the keys of its kind are decoded into Spec (see the kinds table in
-// kinds.go), and JSON output puts both side by side as the YAML has them.
+// fields; the keys of its kind are decoded into Spec (see Kind in kinds.go),
+// and JSON output puts both side by side as the YAML has them.
 type Provider struct {
 	ID           string `json:"id" yaml:"id"`
 	Kind         string `json:"kind" yaml:"kind"`
@@ -114,8 +113,9 @@ type Provider struct {
 	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
 	// Overrides are the operator's view of tools (overrides.go).
 	Overrides map[string]Override `json:"overrides,omitempty" yaml:"overrides,omitempty"`
-	// Spec holds the kind's own keys: *MCP, *OpenAPI, *CLI or *Workers (nil
-	// when the kind is missing or unknown, which Validate reports).
+	// Spec holds the kind's own keys, the spec type of its kind's package
+	// (*mcp.Spec, *cli.Spec, ...; nil when the kind is missing or unknown,
+	// which Validate reports).
 	Spec Spec `json:"-" yaml:"-"`
 
 	// Unresolved lists ${VAR} references that were not set. It can only be
@@ -248,7 +248,9 @@ type Code struct {
 	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
 }
 
-// LoopGuard is the repeated-failure guard (SPEC §3.5).
+// LoopGuard is the repeated-failure guard (internal/policy): from the
+// RepeatAfter-th identical failure the error says so, after RefuseAfter the
+// call is refused until CoolDown has passed since the last failure.
 type LoopGuard struct {
 	RepeatAfter int      `json:"repeatAfter" yaml:"repeatAfter"`
 	RefuseAfter int      `json:"refuseAfter" yaml:"refuseAfter"`
@@ -382,8 +384,8 @@ func (c *Config) resolvePaths() {
 	for i := range c.Providers {
 		p := &c.Providers[i]
 		p.Skills = c.Resolve(p.Skills)
-		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.resolve != nil {
-			k.resolve(p.Spec, c)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.Resolve != nil {
+			k.Resolve(p.Spec, c)
 		}
 	}
 }
@@ -394,8 +396,8 @@ func (c *Config) Redacted() *Config {
 	r := *c
 	r.Providers = make([]Provider, len(c.Providers))
 	for i, p := range c.Providers {
-		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.redact != nil {
-			p.Spec = k.redact(p.Spec)
+		if k := kindNamed(p.Kind); k != nil && p.Spec != nil && k.Redact != nil {
+			p.Spec = k.Redact(p.Spec)
 		}
 		r.Providers[i] = p
 	}

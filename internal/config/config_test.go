@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"errors"
@@ -13,49 +13,20 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
-// testEnv is the environment every test sees.
-var testEnv = map[string]string{
-	"EV_KEY":            "ev-secret-value",
-	"REMOTE_TOKEN":      "remote-secret-value",
-	"AGENT_TOOLS_TOKEN": "http-secret-value",
-	"TASKS_API_KEY":     "tasks-secret-value",
-	"EMPTY":             "",
-	"T":                 "45s",
-	"FLAG":              "false",
-	"NUM":               "7",
-	"BADDUR":            "soon-secret",
-	"BADKIND":           "kind-secret",
-}
-
-func lookup(k string) (string, bool) {
-	v, ok := testEnv[k]
-	return v, ok
-}
-
-func parse(t *testing.T, src string) (*Config, error) {
-	t.Helper()
-	return Parse("agent-tools.yaml", []byte(src), lookup)
-}
-
-// errorsOf returns the lines of err, failing unless it is an *Errors.
-func errorsOf(t *testing.T, err error) []string {
-	t.Helper()
-	if err == nil {
-		return nil
-	}
-	e, ok := AsErrors(err)
-	if !ok {
-		t.Fatalf("error %T is not *Errors: %v", err, err)
-	}
-	for _, x := range e.List {
-		if x.Line <= 0 || x.File != "agent-tools.yaml" {
-			t.Errorf("error without position: %#v", x)
-		}
-	}
-	return strings.Split(err.Error(), "\n")
-}
+var (
+	testEnv  = configtest.Env
+	lookup   = configtest.Lookup
+	parse    = configtest.Parse
+	errorsOf = configtest.ErrorsOf
+)
 
 func TestErrors(t *testing.T) {
 	tests := []struct {
@@ -252,15 +223,15 @@ func TestErrors(t *testing.T) {
 
 func TestErrorsStruct(t *testing.T) {
 	_, err := parse(t, "providers:\n  - id: ev\n    kind: mcpp\nmode: x\n")
-	e, ok := AsErrors(err)
+	e, ok := config.AsErrors(err)
 	if !ok || len(e.List) != 2 {
 		t.Fatalf("err = %#v", err)
 	}
-	want := Error{File: "agent-tools.yaml", Line: 3, Col: 11, Path: "providers[0].kind", Msg: `unknown kind "mcpp" (want mcp, openapi, cli or workers)`}
+	want := config.Error{File: "agent-tools.yaml", Line: 3, Col: 11, Path: "providers[0].kind", Msg: `unknown kind "mcpp" (want mcp, openapi, cli or workers)`}
 	if e.List[0] != want {
 		t.Errorf("got %#v\nwant %#v", e.List[0], want)
 	}
-	var one Error
+	var one config.Error
 	if !errors.As(err, &one) || one != want {
 		t.Errorf("errors.As(Error) = %#v", one)
 	}
@@ -286,7 +257,7 @@ limits:
 		t.Fatal(err)
 	}
 	p := c.Providers[0]
-	m := p.Spec.(*MCP)
+	m := p.Spec.(*mcp.Spec)
 	wantArgs := []string{"${HOME}", "a$b", "dflt", "d e f", "", "xev-secret-value" + "y7"}
 	if !reflect.DeepEqual(m.Args, wantArgs) {
 		t.Errorf("args = %q, want %q", m.Args, wantArgs)
@@ -398,16 +369,16 @@ limits:
 		t.Errorf("paths not resolved: %q %q", c.Local.Dir, c.Audit.Path)
 	}
 	ev2p, ok := c.Provider("ev2")
-	ev2 := ev2p.Spec.(*MCP)
+	ev2 := ev2p.Spec.(*mcp.Spec)
 	if !ok || ev2.Command != "node" || !reflect.DeepEqual(ev2.Args, []string{"other.js"}) || ev2.Cwd != filepath.Join(dir, "srv") || ev2.Env["PORT"] != "8080" {
 		t.Errorf("merged provider = %+v", ev2)
 	}
 	pets, _ := c.Provider("pets")
-	if o := pets.Spec.(*OpenAPI); o.Spec != filepath.Join(dir, "api/openapi.yaml") {
+	if o := pets.Spec.(*openapi.Spec); o.Spec != filepath.Join(dir, "api/openapi.yaml") {
 		t.Errorf("spec = %q", o.Spec)
 	}
 	gh, _ := c.Provider("gh")
-	tool := gh.Spec.(*CLI).Tools[0]
+	tool := gh.Spec.(*cli.Spec).Tools[0]
 	if tool.Params["raw"].Type != "string" || !tool.Params["owner"].Required || tool.Timeout.Duration != 10*time.Second || !tool.ReadOnly {
 		t.Errorf("cli tool = %+v", tool)
 	}
@@ -418,7 +389,7 @@ limits:
 		t.Errorf("re-Validate: %v", err)
 	}
 	r := c.Redacted()
-	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Spec.(*MCP).Env["API_KEY"] != "***" || c.Providers[0].Spec.(*MCP).Env["API_KEY"] != "ev-secret-value" {
+	if r.Server.HTTP.Tokens[0] != "***" || r.Providers[0].Spec.(*mcp.Spec).Env["API_KEY"] != "***" || c.Providers[0].Spec.(*mcp.Spec).Env["API_KEY"] != "ev-secret-value" {
 		t.Errorf("Redacted wrong or aliased")
 	}
 }
@@ -430,7 +401,7 @@ func TestPrefix(t *testing.T) {
 	}
 	var got []string
 	for _, p := range c.Providers {
-		if m := p.Spec.(*MCP); m.Prefix == nil {
+		if m := p.Spec.(*mcp.Spec); m.Prefix == nil {
 			got = append(got, "<nil>")
 		} else {
 			got = append(got, strconv.Quote(*m.Prefix))
@@ -446,7 +417,7 @@ func TestPrefix(t *testing.T) {
 
 func TestDefaultFindLoad(t *testing.T) {
 	dir := t.TempDir()
-	d := Default(dir)
+	d := config.Default(dir)
 	if d.Mode != "progressive" || d.Local.Dir != filepath.Join(dir, ".agents/tools") || !d.Local.RequireConfirm ||
 		!d.Local.Enabled || d.Local.Timeout.Duration != 60*time.Second || len(d.Providers) != 0 || d.Path != "" || d.Dir != dir {
 		t.Errorf("Default = %+v", d)
@@ -454,44 +425,38 @@ func TestDefaultFindLoad(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Errorf("Default invalid: %v", err)
 	}
-	if _, ok := Find(dir); ok {
+	if _, ok := config.Find(dir); ok {
 		t.Error("Find found a missing file")
 	}
-	if _, err := Load(filepath.Join(dir, FileName), nil); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := config.Load(filepath.Join(dir, config.FileName), nil); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Load missing: %v", err)
 	}
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, config.FileName)
 	if err := os.WriteFile(path, []byte("# only a comment\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	p, ok := Find(dir)
+	p, ok := config.Find(dir)
 	if !ok || p != path {
 		t.Errorf("Find = %q, %v", p, ok)
 	}
-	c, err := Load(p, lookup)
+	c, err := config.Load(p, lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(stripMeta(c), stripMeta(func() *Config { x := Default(dir); x.Path = path; return x }())) {
+	if !reflect.DeepEqual(config.StripMeta(c), config.StripMeta(func() *config.Config { x := config.Default(dir); x.Path = path; return x }())) {
 		t.Errorf("empty file = %+v, want defaults", c)
 	}
 	os.WriteFile(path, []byte("mode: nope\n"), 0o644)
-	_, err = Load(p, lookup)
+	_, err = config.Load(p, lookup)
 	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat, text or code)"; err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)
 	}
 }
 
-func stripMeta(c *Config) *Config {
-	x := *c
-	x.meta = nil
-	return &x
-}
-
 func TestValidateCodeBuilt(t *testing.T) {
-	c := Default(".")
+	c := config.Default(".")
 	c.Mode = "bogus"
-	c.Providers = append(c.Providers, Provider{ID: "x", Kind: "cli", Enabled: true})
+	c.Providers = append(c.Providers, config.Provider{ID: "x", Kind: "cli", Enabled: true})
 	err := c.Validate()
 	want := "mode: unknown mode \"bogus\" (want progressive, search, flat, text or code)\n" +
 		"providers[0]: kind cli needs \"tools\" (a list of {name, argv, ...})"
@@ -501,17 +466,17 @@ func TestValidateCodeBuilt(t *testing.T) {
 }
 
 func TestDuration(t *testing.T) {
-	d := Duration{90 * time.Second}
-	b, err := yaml.Marshal(struct{ T Duration }{d})
+	d := config.Duration{90 * time.Second}
+	b, err := yaml.Marshal(struct{ T config.Duration }{d})
 	if err != nil || string(b) != "t: 1m30s\n" {
 		t.Errorf("yaml = %q, %v", b, err)
 	}
-	var back struct{ T Duration }
+	var back struct{ T config.Duration }
 	if err := yaml.Unmarshal(b, &back); err != nil || back.T != d {
 		t.Errorf("yaml back = %v, %v", back.T, err)
 	}
 	j, _ := d.MarshalJSON()
-	var dj Duration
+	var dj config.Duration
 	if string(j) != `"1m30s"` || dj.UnmarshalJSON(j) != nil || dj != d {
 		t.Errorf("json = %s -> %v", j, dj)
 	}
@@ -523,8 +488,8 @@ func TestDuration(t *testing.T) {
 var exampleLine = regexp.MustCompile(`^#([^ ]|  )`)
 
 func TestStarter(t *testing.T) {
-	s := Starter()
-	c, err := Parse(FileName, []byte(s), func(string) (string, bool) { return "", false })
+	s := config.Starter()
+	c, err := config.Parse(config.FileName, []byte(s), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatalf("starter does not parse: %v", err)
 	}
@@ -541,7 +506,7 @@ func TestStarter(t *testing.T) {
 		}
 		b.WriteString(line + "\n")
 	}
-	c, err = Parse(FileName, []byte(b.String()), lookup)
+	c, err = config.Parse(config.FileName, []byte(b.String()), lookup)
 	if err != nil {
 		t.Fatalf("uncommented starter does not parse: %v\n%s", err, b.String())
 	}
@@ -549,7 +514,7 @@ func TestStarter(t *testing.T) {
 	for _, p := range c.Providers {
 		kinds[p.Kind] = true
 	}
-	for _, k := range Kinds { // init shows an example of every kind
+	for _, k := range config.KindNames() { // init shows an example of every kind
 		if !kinds[k] {
 			t.Errorf("the starter has no example of kind %s", k)
 		}
@@ -558,7 +523,7 @@ func TestStarter(t *testing.T) {
 		t.Errorf("uncommented %d lines: %+v", n, c)
 	}
 	// Without the referenced variables, the examples name them.
-	_, err = Parse(FileName, []byte(b.String()), func(string) (string, bool) { return "", false })
+	_, err = config.Parse(config.FileName, []byte(b.String()), func(string) (string, bool) { return "", false })
 	for _, v := range []string{"EV_KEY", "REMOTE_TOKEN", "AGENT_TOOLS_TOKEN", "TASKS_API_KEY"} {
 		if err == nil || !strings.Contains(err.Error(), "environment variable "+v+" is not set") {
 			t.Errorf("missing %s not reported: %v", v, err)
@@ -635,9 +600,9 @@ func FuzzParse(f *testing.F) {
 		if len(data) > fuzzMaxInput {
 			return
 		}
-		c, err := Parse("f.yaml", data, lookup)
+		c, err := config.Parse("f.yaml", data, lookup)
 		if err != nil {
-			e, ok := AsErrors(err)
+			e, ok := config.AsErrors(err)
 			if !ok || len(e.List) == 0 {
 				t.Fatalf("error is not a non-empty *Errors: %v", err)
 			}
@@ -665,11 +630,11 @@ func TestCodeBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: Duration{45 * time.Second}}
+	want := config.Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: config.Duration{45 * time.Second}}
 	if c.Mode != "code" || c.Code != want {
 		t.Fatalf("mode %q code %+v, want %+v", c.Mode, c.Code, want)
 	}
-	if c, err := parse(t, "mode: search\n"); err != nil || c.Code != (Code{}) {
+	if c, err := parse(t, "mode: search\n"); err != nil || c.Code != (config.Code{}) {
 		t.Fatalf("absent block: %+v %v", c, err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -34,7 +35,11 @@ func newMeta(file string) *meta {
 	return &meta{file: file, val: map[string]Pos{}, key: map[string]Pos{}, vars: map[string][]string{}, bad: map[string]bool{}}
 }
 
-type decoder struct {
+// Decoder walks the YAML of one config file into a Config: it keeps the
+// positions of keys and values, interpolates ${VAR}, and collects every
+// problem with its line and column. A kind's spec decodes through it by
+// its yaml tags (structs.go); FieldDecoder methods get it for the rest.
+type Decoder struct {
 	file   string
 	env    func(string) (string, bool)
 	meta   *meta
@@ -50,14 +55,14 @@ const visitBudget = 200000
 
 // errAt reports a problem with the value at path, which Validate then
 // skips (no cascade of "missing" errors for a value already reported).
-func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) {
+func (d *Decoder) errAt(n *yaml.Node, path, format string, args ...any) {
 	d.meta.bad[path] = true
 	d.report(n, path, format, args...)
 }
 
 // report records an error without marking path bad (for key-level problems
 // reported against the enclosing mapping).
-func (d *decoder) report(n *yaml.Node, path, format string, args ...any) {
+func (d *Decoder) report(n *yaml.Node, path, format string, args ...any) {
 	line, col := 1, 0
 	if n != nil && n.Line > 0 {
 		line, col = n.Line, n.Column
@@ -69,7 +74,7 @@ func pos(n *yaml.Node) Pos { return Pos{Line: n.Line, Col: n.Column} }
 
 // resolve follows aliases and charges the visit budget. It returns nil when
 // the budget is exhausted (an error has then been recorded once).
-func (d *decoder) resolve(n *yaml.Node, path string) *yaml.Node {
+func (d *Decoder) resolve(n *yaml.Node, path string) *yaml.Node {
 	for i := 0; n != nil && n.Kind == yaml.AliasNode; i++ {
 		if i > 100 {
 			d.errAt(n, path, "alias chain too long")
@@ -142,7 +147,7 @@ type pair struct {
 
 // pairs lists a mapping's entries, expanding YAML merge keys (<<); explicit
 // keys win over merged ones. Duplicate explicit keys are reported.
-func (d *decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
+func (d *Decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
 	for _, s := range stack {
 		if s == n {
 			d.report(n, path, "merge key (<<) refers to a mapping that contains it")
@@ -215,7 +220,7 @@ func (d *decoder) pairs(n *yaml.Node, path string, stack []*yaml.Node) []pair {
 // accepted (unknown ones are reported with a suggestion); with keys nil any
 // string key is. fn gets each accepted key with its resolved value and path.
 // It reports false when n is null (treated as absent) or not a mapping.
-func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key string, k, v *yaml.Node, path string)) bool {
+func (d *Decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key string, k, v *yaml.Node, path string)) bool {
 	n = d.resolve(n, path)
 	if n == nil || isNull(n) {
 		return false
@@ -236,7 +241,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key 
 		key := k.Value
 		if keys != nil && !slices.Contains(keys, key) {
 			msg := fmt.Sprintf("unknown key %q", clip(key))
-			if s := suggest(key, keys); s != "" {
+			if s := text.Suggest(key, keys); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			} else if len(keys) <= 8 {
 				msg += " (want " + orList(keys) + ")"
@@ -258,7 +263,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, keys []string, fn func(key 
 
 // scalar checks that n is a string-like scalar and interpolates it.
 // ok is false when n is null (absent) or on error. nullErr makes null an error.
-func (d *decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
+func (d *Decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
 	if n = d.resolve(n, path); n == nil {
 		return "", false
 	}
@@ -288,7 +293,7 @@ func (d *decoder) str(n *yaml.Node, path string, nullErr bool) (string, bool) {
 }
 
 // interp expands ${VAR} references in a string scalar.
-func (d *decoder) interp(n *yaml.Node, path string) (string, bool) {
+func (d *Decoder) interp(n *yaml.Node, path string) (string, bool) {
 	res, err := interpolate(n.Value, d.env)
 	if err != nil {
 		d.errAt(n, path, "%v", err)
@@ -326,7 +331,7 @@ func from(vars []string) string {
 	return "the value of " + strings.Join(refs, ", ")
 }
 
-func (d *decoder) boolean(n *yaml.Node, path string, out *bool) {
+func (d *Decoder) boolean(n *yaml.Node, path string, out *bool) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -359,7 +364,7 @@ func (d *decoder) boolean(n *yaml.Node, path string, out *bool) {
 	d.errAt(n, path, "want true or false, got %s", describe(n))
 }
 
-func (d *decoder) integer(n *yaml.Node, path string, out *int) {
+func (d *Decoder) integer(n *yaml.Node, path string, out *int) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -392,7 +397,7 @@ func (d *decoder) integer(n *yaml.Node, path string, out *int) {
 	d.errAt(n, path, "want an integer, got %s", describe(n))
 }
 
-func (d *decoder) duration(n *yaml.Node, path string, out *Duration) {
+func (d *Decoder) duration(n *yaml.Node, path string, out *Duration) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -428,7 +433,7 @@ func (d *decoder) duration(n *yaml.Node, path string, out *Duration) {
 	}
 }
 
-func (d *decoder) stringList(n *yaml.Node, path string) []string {
+func (d *Decoder) stringList(n *yaml.Node, path string) []string {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return nil
 	}
@@ -454,7 +459,7 @@ func (d *decoder) stringList(n *yaml.Node, path string) []string {
 	return out
 }
 
-func (d *decoder) stringMap(n *yaml.Node, path string) map[string]string {
+func (d *Decoder) stringMap(n *yaml.Node, path string) map[string]string {
 	out := map[string]string{}
 	if !d.mapping(n, path, nil, func(key string, _, v *yaml.Node, kp string) {
 		if s, ok := d.str(v, kp, true); ok {
@@ -467,7 +472,7 @@ func (d *decoder) stringMap(n *yaml.Node, path string) map[string]string {
 }
 
 // sequence walks a list, calling fn with each resolved item and its path.
-func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.Node, path string)) {
+func (d *Decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.Node, path string)) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return
 	}
@@ -488,28 +493,11 @@ func (d *decoder) sequence(n *yaml.Node, path string, fn func(i int, item *yaml.
 	}
 }
 
-var (
-	topKeys     = []string{"mode", "naming", "flat", "local", "providers", "prompts", "policy", "server", "audit", "limits", "index", "code", "profiles", "security"}
-	codeKeys    = []string{"allowMutations", "maxCalls", "concurrency", "timeout"}
-	promptsKeys = []string{"dir"}
-	localKeys   = []string{"dir", "requireConfirm", "enabled", "timeout", "description", "rename"}
-	// providerKeys are the keys every kind shares; each kind adds its own.
-	providerKeys  = []string{"id", "kind", "description", "discoverHint", "enabled", "readonly", "requireConfirm", "timeout", "skills", "rename", "overrides"}
-	policyKeys    = []string{"confirm", "deny", "allow", "approvalTimeout", "rules"}
-	serverKeys    = []string{"http", "redis", "clusterKey", "gc"}
-	httpKeys      = []string{"addr", "tokens", "oidc", "resource", "allowedOrigins", "allowedHosts", "bodyLimit", "rateLimit", "sessionTimeout", "shutdownGrace", "stateless", "jsonResponse"}
-	oidcKeys      = []string{"issuer", "audience", "clockSkew"}
-	rateLimitKeys = []string{"perSecond", "burst", "off"}
-	auditKeys     = []string{"path"}
-	limitsKeys    = []string{"maxResultChars", "loopGuard"}
-	loopGuardKeys = []string{"repeatAfter", "refuseAfter", "coolDown"}
-)
-
 // decode turns YAML into a Config with defaults applied. It checks syntax,
 // keys and types; semantic rules are Validate's. A nil Config means the
 // document could not be walked at all.
 func decode(file string, data []byte, env func(string) (string, bool)) (*Config, []Error) {
-	d := &decoder{file: file, env: env, meta: newMeta(file), budget: visitBudget}
+	d := &Decoder{file: file, env: env, meta: newMeta(file), budget: visitBudget}
 	c := defaults()
 	c.meta = d.meta
 
@@ -541,197 +529,65 @@ func decode(file string, data []byte, env func(string) (string, bool)) (*Config,
 		return c, nil
 	}
 	if root.Kind != yaml.MappingNode {
-		d.errAt(root, "", "the top level must be a mapping of settings (%s), got %s", strings.Join(topKeys, ", "), describe(root))
+		d.errAt(root, "", "the top level must be a mapping of settings (%s), got %s", strings.Join(Keys(Config{}), ", "), describe(root))
 		return nil, d.errs
 	}
-	d.mapping(root, "", topKeys, func(key string, _, v *yaml.Node, p string) {
-		switch key {
-		case "mode":
-			if s, ok := d.str(v, p, false); ok {
-				c.Mode = s
-			}
-		case "naming":
-			d.namingKey(v, p, c) // naming.go
-		case "flat":
-			d.flatKey(v, p, c) // naming.go
-		case "local":
-			d.local(v, p, &c.Local)
-		case "index":
-			d.index(v, p, &c.Index)
-		case "code":
-			d.mapping(v, p, codeKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "allowMutations":
-					d.boolean(v, p, &c.Code.AllowMutations)
-				case "maxCalls":
-					d.integer(v, p, &c.Code.MaxCalls)
-				case "concurrency":
-					d.integer(v, p, &c.Code.Concurrency)
-				case "timeout":
-					d.duration(v, p, &c.Code.Timeout)
-				}
-			})
-		case "profiles":
-			d.profiles(v, p, c) // profiles.go
-		case "security":
-			d.security(v, p, &c.Security) // security.go
-		case "providers":
-			c.Providers = nil
-			d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
-				c.Providers = append(c.Providers, d.provider(item, ip))
-			})
-		case "policy":
-			d.mapping(v, p, policyKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "confirm":
-					if s, ok := d.str(v, p, false); ok {
-						c.Policy.Confirm = s
-					}
-				case "deny":
-					c.Policy.Deny = d.stringList(v, p)
-				case "allow":
-					c.Policy.Allow = d.stringList(v, p)
-				case "approvalTimeout":
-					d.duration(v, p, &c.Policy.ApprovalTimeout)
-				case "rules":
-					d.rules(v, p, &c.Policy) // profiles.go
-				}
-			})
-		case "server":
-			d.mapping(v, p, serverKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "http":
-					d.mapping(v, p, httpKeys, func(key string, _, v *yaml.Node, p string) {
-						d.httpKey(key, v, p, &c.Server.HTTP)
-					})
-				case "gc":
-					d.gc(v, p, &c.Server.GC)
-				default:
-					d.clusterKey(key, v, p, &c.Server)
-				}
-			})
-		case "prompts":
-			d.mapping(v, p, promptsKeys, func(_ string, _, v *yaml.Node, p string) {
-				if s, ok := d.str(v, p, false); ok {
-					c.Prompts.Dir = s
-				}
-			})
-		case "audit":
-			d.mapping(v, p, auditKeys, func(_ string, _, v *yaml.Node, p string) {
-				if s, ok := d.str(v, p, false); ok {
-					c.Audit.Path = s
-				}
-			})
-		case "limits":
-			d.mapping(v, p, limitsKeys, func(key string, _, v *yaml.Node, p string) {
-				switch key {
-				case "maxResultChars":
-					d.integer(v, p, &c.Limits.MaxResultChars)
-				case "loopGuard":
-					lg := &c.Limits.LoopGuard
-					d.mapping(v, p, loopGuardKeys, func(key string, _, v *yaml.Node, p string) {
-						switch key {
-						case "repeatAfter":
-							d.integer(v, p, &lg.RepeatAfter)
-						case "refuseAfter":
-							d.integer(v, p, &lg.RefuseAfter)
-						case "coolDown":
-							d.duration(v, p, &lg.CoolDown)
-						}
-					})
-				}
-			})
-		}
-	})
+	d.decodeStruct(root, "", reflect.ValueOf(c).Elem())
 	return c, d.errs
 }
 
-func (d *decoder) httpKey(key string, v *yaml.Node, p string, h *HTTP) {
+// The keys of the config's own structs that do not decode by type alone.
+
+func (c *Config) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
 	switch key {
-	case "addr":
-		if s, ok := d.str(v, p, false); ok {
-			h.Addr = s
-		}
-	case "tokens":
-		h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
-	case "oidc":
-		d.mapping(v, p, oidcKeys, func(key string, _, v *yaml.Node, p string) {
-			switch key {
-			case "issuer":
-				if s, ok := d.str(v, p, false); ok {
-					h.OIDC.Issuer = s
-				}
-			case "audience":
-				if s, ok := d.str(v, p, false); ok {
-					h.OIDC.Audience = s
-				}
-			case "clockSkew":
-				d.duration(v, p, &h.OIDC.ClockSkew)
-			}
+	case "naming":
+		d.namingKey(v, p, c) // naming.go
+	case "flat":
+		d.flatKey(v, p, c) // naming.go
+	case "index":
+		d.index(v, p, &c.Index) // index.go
+	case "profiles":
+		d.profiles(v, p, c) // profiles.go
+	case "providers":
+		c.Providers = nil
+		d.sequence(v, p, func(i int, item *yaml.Node, ip string) {
+			c.Providers = append(c.Providers, d.provider(item, ip))
 		})
-	case "resource":
-		if s, ok := d.str(v, p, false); ok {
-			h.Resource = s
-		}
-	case "allowedOrigins":
-		h.AllowedOrigins = d.stringList(v, p)
-	case "allowedHosts":
-		h.AllowedHosts = d.stringList(v, p)
-	case "bodyLimit":
-		d.integer(v, p, &h.BodyLimit)
-	case "rateLimit":
-		d.mapping(v, p, rateLimitKeys, func(key string, _, v *yaml.Node, p string) {
-			switch key {
-			case "perSecond":
-				d.integer(v, p, &h.RateLimit.PerSecond)
-			case "burst":
-				d.integer(v, p, &h.RateLimit.Burst)
-			case "off":
-				d.boolean(v, p, &h.RateLimit.Off)
-			}
-		})
-	case "sessionTimeout":
-		d.duration(v, p, &h.SessionTimeout)
-	case "shutdownGrace":
-		d.duration(v, p, &h.ShutdownGrace)
-	case "stateless":
-		d.boolean(v, p, &h.Stateless)
-	case "jsonResponse":
-		d.boolean(v, p, &h.JSONResponse)
+	default:
+		return false
 	}
+	return true
 }
 
-func (d *decoder) local(v *yaml.Node, path string, l *Local) {
-	d.mapping(v, path, localKeys, func(key string, _, v *yaml.Node, p string) {
-		switch key {
-		case "dir":
-			if s, ok := d.str(v, p, false); ok {
-				l.Dir = s
-			}
-		case "requireConfirm":
-			d.boolean(v, p, &l.RequireConfirm)
-		case "enabled":
-			d.boolean(v, p, &l.Enabled)
-		case "timeout":
-			d.duration(v, p, &l.Timeout)
-		case "description":
-			if s, ok := d.str(v, p, false); ok {
-				l.Description = s
-			}
-		case "rename":
-			l.Rename = d.renameKey(v, p) // naming.go
-		}
-	})
-}
-
-// setStr decodes a string into dst, leaving it alone on error or null.
-func (d *decoder) setStr(dst *string, v *yaml.Node, kp string) {
-	if s, ok := d.str(v, kp, false); ok {
-		*dst = s
+func (h *HTTP) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "tokens" {
+		return false
 	}
+	h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
+	return true
 }
 
-func (d *decoder) provider(item *yaml.Node, path string) Provider {
+func (l *Local) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "rename" {
+		return false
+	}
+	l.Rename = d.renameKey(v, p) // naming.go
+	return true
+}
+
+func (p *Provider) decodeField(d *Decoder, key string, v *yaml.Node, kp string) bool {
+	switch key {
+	case "rename":
+		p.Rename = d.renameKey(v, kp) // naming.go
+	case "overrides":
+		d.overridesKey(v, kp, p) // overrides.go
+	default:
+		return false
+	}
+	return true
+}
+
+func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 	p := Provider{Enabled: true, RequireConfirm: true}
 	if item == nil {
 		return p
@@ -748,13 +604,6 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 	}
 	var soft []Error
 	d.soft, d.missing = &soft, &p.Unresolved
-	setStr := func(dst *string) func(*yaml.Node, string) {
-		return func(v *yaml.Node, kp string) {
-			if s, ok := d.str(v, kp, false); ok {
-				*dst = s
-			}
-		}
-	}
 	// Kind-specific keys wait until the whole entry (merge keys included)
 	// has said which kind it is.
 	type later struct {
@@ -763,41 +612,22 @@ func (d *decoder) provider(item *yaml.Node, path string) Provider {
 		kpath string
 	}
 	var specific []later
-	d.mapping(item, path, slices.Concat(providerKeys, allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
-		switch key {
-		case "id":
-			setStr(&p.ID)(v, kp)
-		case "kind":
-			setStr(&p.Kind)(v, kp)
-		case "description":
-			setStr(&p.Description)(v, kp)
-		case "discoverHint":
-			setStr(&p.DiscoverHint)(v, kp)
-		case "enabled":
-			d.boolean(v, kp, &p.Enabled)
-		case "readonly":
-			p.ReadOnly = d.stringList(v, kp)
-		case "requireConfirm":
-			d.boolean(v, kp, &p.RequireConfirm)
-		case "timeout":
-			d.duration(v, kp, &p.Timeout)
-		case "skills":
-			setStr(&p.Skills)(v, kp)
-		case "rename":
-			p.Rename = d.renameKey(v, kp) // naming.go
-		case "overrides":
-			d.overridesKey(v, kp, &p) // overrides.go
-		default:
+	pv := reflect.ValueOf(&p).Elem()
+	common := fieldsOf(pv.Type())
+	d.mapping(item, path, slices.Concat(keysOf(common), allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
+		if slices.ContainsFunc(common, func(f field) bool { return f.key == key }) {
+			d.decodeKey(pv, common, key, v, kp)
+		} else {
 			specific = append(specific, later{key, k, v, kp})
 		}
 	})
 	if kd := kindNamed(p.Kind); kd != nil {
-		p.Spec = kd.newSpec()
+		p.Spec = kd.NewSpec()
 		for _, l := range specific {
 			if slices.Contains(kd.keys, l.key) {
-				kd.decode(d, p.Spec, l.key, l.v, l.kpath)
+				kd.decodeSpec(d, p.Spec, l.key, l.v, l.kpath)
 			} else {
-				d.report(l.k, l.kpath, "%q does not apply to kind %s", l.key, kd.name)
+				d.report(l.k, l.kpath, "%q does not apply to kind %s", l.key, kd.Name)
 			}
 		}
 	} // a missing or unknown kind is Validate's to report
@@ -862,20 +692,6 @@ func orList(list []string) string {
 		return list[0]
 	}
 	return strings.Join(list[:len(list)-1], ", ") + " or " + list[len(list)-1]
-}
-
-// suggest returns the candidate closest to s (case-insensitive edit
-// distance at most 2, and less than half of s), or "".
-func suggest(s string, candidates []string) string {
-	best, bestD := "", 3
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		dist := text.Distance(ls, strings.ToLower(c), 2)
-		if dist < bestD && dist*2 <= len(s) {
-			best, bestD = c, dist
-		}
-	}
-	return best
 }
 
 func sortErrors(list []Error) {

@@ -28,30 +28,28 @@ type GC struct {
 	MemoryLimit int64 `json:"memoryLimit,omitempty" yaml:"memoryLimit,omitempty"`
 }
 
-var gcKeys = []string{"percent", "memoryLimit"}
-
-// gc decodes server.gc.
-func (d *decoder) gc(v *yaml.Node, p string, g *GC) {
-	d.mapping(v, p, gcKeys, func(key string, _, v *yaml.Node, p string) {
-		switch key {
-		case "percent":
-			d.integer(v, p, &g.Percent)
-			if g.Percent < -1 {
-				d.errAt(v, p, "GC percent %d: want -1 (off) or more", g.Percent)
-			}
-		case "memoryLimit":
-			s, ok := d.str(v, p, false)
-			if !ok {
-				return
-			}
-			n, err := ParseSize(s)
-			if err != nil {
-				d.errAt(v, p, "%v", err)
-				return
-			}
-			g.MemoryLimit = n
+// decodeField decodes server.gc: a percent of at least -1, a size with a
+// unit.
+func (g *GC) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	switch key {
+	case "percent":
+		d.integer(v, p, &g.Percent)
+		if g.Percent < -1 {
+			d.errAt(v, p, "GC percent %d: want -1 (off) or more", g.Percent)
 		}
-	})
+	case "memoryLimit":
+		s, ok := d.str(v, p, false)
+		if !ok {
+			return true
+		}
+		n, err := ParseSize(s)
+		if err != nil {
+			d.errAt(v, p, "%v", err)
+			return true
+		}
+		g.MemoryLimit = n
+	}
+	return true
 }
 
 var sizeUnits = []struct {

@@ -1,30 +1,32 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 func TestGCSettings(t *testing.T) {
 	noEnv := func(string) (string, bool) { return "", false }
 	tests := []struct {
 		src     string
-		want    GC
+		want    config.GC
 		wantErr string
 	}{
-		{"server:\n  gc: {percent: 200, memoryLimit: 512MiB}\n", GC{Percent: 200, MemoryLimit: 512 << 20}, ""},
-		{"server:\n  gc: {percent: -1, memoryLimit: 1000000}\n", GC{Percent: -1, MemoryLimit: 1000000}, ""},
-		{"server:\n  gc: {memoryLimit: \"2 GiB\"}\n", GC{MemoryLimit: 2 << 30}, ""},
-		{"server: {}\n", GC{}, ""},
-		{"server:\n  gc: {percent: -2}\n", GC{}, "want -1 (off) or more"},
-		{"server:\n  gc: {memoryLimit: lots}\n", GC{}, "invalid size"},
-		{"server:\n  gc: {memoryLimit: -5MiB}\n", GC{}, "invalid size"},
-		{"server:\n  gc: {percent: many}\n", GC{}, "want an integer"},
-		{"server:\n  gc: {precent: 100}\n", GC{}, "precent"},
+		{"server:\n  gc: {percent: 200, memoryLimit: 512MiB}\n", config.GC{Percent: 200, MemoryLimit: 512 << 20}, ""},
+		{"server:\n  gc: {percent: -1, memoryLimit: 1000000}\n", config.GC{Percent: -1, MemoryLimit: 1000000}, ""},
+		{"server:\n  gc: {memoryLimit: \"2 GiB\"}\n", config.GC{MemoryLimit: 2 << 30}, ""},
+		{"server: {}\n", config.GC{}, ""},
+		{"server:\n  gc: {percent: -2}\n", config.GC{}, "want -1 (off) or more"},
+		{"server:\n  gc: {memoryLimit: lots}\n", config.GC{}, "invalid size"},
+		{"server:\n  gc: {memoryLimit: -5MiB}\n", config.GC{}, "invalid size"},
+		{"server:\n  gc: {percent: many}\n", config.GC{}, "want an integer"},
+		{"server:\n  gc: {precent: 100}\n", config.GC{}, "precent"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.src, func(t *testing.T) {
-			c, err := Parse("agent-tools.yaml", []byte(tt.src), noEnv)
+			c, err := config.Parse("agent-tools.yaml", []byte(tt.src), noEnv)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tt.wantErr)
@@ -51,7 +53,7 @@ func TestParseSize(t *testing.T) {
 		{"", 0, false}, {"MiB", 0, false}, {"1.5GiB", 0, false}, {"-1", 0, false}, {"99999999999GiB", 0, false}, {"1TiB", 0, false},
 	}
 	for _, tt := range tests {
-		got, err := ParseSize(tt.in)
+		got, err := config.ParseSize(tt.in)
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d ok=%v", tt.in, got, err, tt.want, tt.ok)
 		}
@@ -66,7 +68,7 @@ func FuzzParseSize(f *testing.F) {
 		if len(s) > 64 {
 			return
 		}
-		n, err := ParseSize(s)
+		n, err := config.ParseSize(s)
 		if err == nil && n < 0 {
 			t.Errorf("ParseSize(%q) = %d", s, n)
 		}

@@ -1,4 +1,4 @@
-package config
+package config_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -27,7 +29,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			var got []byte
-			c, err := Parse(filepath.ToSlash(in), data, lookup)
+			c, err := config.Parse(filepath.ToSlash(in), data, lookup)
 			if err != nil {
 				got = []byte(err.Error() + "\n")
 			} else {

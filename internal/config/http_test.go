@@ -1,10 +1,12 @@
-package config
+package config_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 func TestHTTPErrors(t *testing.T) {
@@ -79,13 +81,13 @@ server:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := HTTP{
+	want := config.HTTP{
 		Addr: "0.0.0.0:9000", Tokens: []string{"http-secret-value"},
-		OIDC:     OIDC{Issuer: "http://127.0.0.1:5556/dex", Audience: "agent-tools", ClockSkew: Duration{10 * time.Second}},
+		OIDC:     config.OIDC{Issuer: "http://127.0.0.1:5556/dex", Audience: "agent-tools", ClockSkew: config.Duration{10 * time.Second}},
 		Resource: "https://tools.example.com/mcp", AllowedOrigins: []string{"https://console.example.com", "*"},
 		AllowedHosts: []string{"tools.example.com", "tools.example.com:443"}, BodyLimit: 1 << 20,
-		RateLimit: RateLimit{PerSecond: 5, Burst: 10}, SessionTimeout: Duration{30 * time.Minute},
-		ShutdownGrace: Duration{5 * time.Second}, Stateless: true, JSONResponse: true,
+		RateLimit: config.RateLimit{PerSecond: 5, Burst: 10}, SessionTimeout: config.Duration{30 * time.Minute},
+		ShutdownGrace: config.Duration{5 * time.Second}, Stateless: true, JSONResponse: true,
 	}
 	if !reflect.DeepEqual(c.Server.HTTP, want) {
 		t.Errorf("got %+v\nwant %+v", c.Server.HTTP, want)
@@ -100,7 +102,7 @@ server:
 	if err != nil || !d.Server.HTTP.AuthConfigured() || len(d.Server.HTTP.Tokens) != 0 {
 		t.Errorf("oidc only: %v %+v", err, d)
 	}
-	if Default(t.TempDir()).Server.HTTP.AuthConfigured() {
+	if config.Default(t.TempDir()).Server.HTTP.AuthConfigured() {
 		t.Error("zero-config has auth")
 	}
 }

@@ -28,11 +28,6 @@ type Embeddings struct {
 // Enabled reports whether a semantic stage is configured.
 func (e Embeddings) Enabled() bool { return e.URL != "" }
 
-var (
-	indexKeys      = []string{"embeddings"}
-	embeddingsKeys = []string{"url", "model", "headers", "timeout", "cache"}
-)
-
 // redacted hides header values (API keys).
 func (ix Index) redacted() Index {
 	ix.Embeddings.Headers = redactMap(ix.Embeddings.Headers)
@@ -41,34 +36,13 @@ func (ix Index) redacted() Index {
 }
 
 // index decodes the top-level index: mapping.
-func (d *decoder) index(v *yaml.Node, path string, out *Index) {
-	d.mapping(v, path, indexKeys, func(_ string, _, v *yaml.Node, p string) {
+func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
+	d.mapping(v, path, Keys(Index{}), func(_ string, _, v *yaml.Node, p string) {
 		e := &out.Embeddings
-		var urlNode, modelNode *yaml.Node
-		if !d.mapping(v, p, embeddingsKeys, func(key string, _, v *yaml.Node, kp string) {
-			switch key {
-			case "url":
-				urlNode = v
-				if s, ok := d.str(v, kp, false); ok {
-					e.URL = strings.TrimSpace(s)
-				}
-			case "model":
-				modelNode = v
-				if s, ok := d.str(v, kp, false); ok {
-					e.Model = strings.TrimSpace(s)
-				}
-			case "headers":
-				e.Headers = d.stringMap(v, kp)
-			case "timeout":
-				d.duration(v, kp, &e.Timeout)
-			case "cache":
-				if s, ok := d.str(v, kp, false); ok {
-					e.Cache = s
-				}
-			}
-		}) {
+		if !d.Decode(v, p, e) {
 			return
 		}
+		e.URL, e.Model = strings.TrimSpace(e.URL), strings.TrimSpace(e.Model)
 		up := joinKey(p, "url")
 		switch {
 		case d.meta.bad[up]:
@@ -76,18 +50,25 @@ func (d *decoder) index(v *yaml.Node, path string, out *Index) {
 			d.errAt(v, up, "embeddings need a url (e.g. http://127.0.0.1:11434/api/embed for Ollama, https://api.openai.com/v1/embeddings)")
 		case e.URL != "" && !embeddingsURL(e.URL):
 			// The value is not printed: it may hold a key from ${VAR}.
-			d.errAt(urlNode, up, "want an http(s) endpoint ending in /api/embed (Ollama) or /embeddings (OpenAI-compatible, e.g. /v1/embeddings)")
+			d.errAt(d.nodeAt(up, v), up, "want an http(s) endpoint ending in /api/embed (Ollama) or /embeddings (OpenAI-compatible, e.g. /v1/embeddings)")
 		case e.URL != "" && e.Model == "" && !d.meta.bad[joinKey(p, "model")]:
-			n := modelNode
-			if n == nil {
-				n = v
-			}
-			d.errAt(n, joinKey(p, "model"), "embeddings need a model (e.g. nomic-embed-text, text-embedding-3-small)")
+			mp := joinKey(p, "model")
+			d.errAt(d.nodeAt(mp, v), mp, "embeddings need a model (e.g. nomic-embed-text, text-embedding-3-small)")
 		}
 		if e.Timeout.Duration < 0 {
 			d.errAt(v, joinKey(p, "timeout"), "want a positive duration")
 		}
 	})
+}
+
+// nodeAt stands for the value decoded at path (its position), or else for
+// fallback: a message about a value found bad after decoding points at it.
+func (d *Decoder) nodeAt(path string, fallback *yaml.Node) *yaml.Node {
+	if _, given := d.meta.key[path]; !given {
+		return fallback
+	}
+	p := d.meta.val[path]
+	return &yaml.Node{Line: p.Line, Column: p.Col}
 }
 
 // embeddingsURL mirrors embedding.ParseEndpoint (config stays a leaf package).

@@ -2,64 +2,107 @@ package config
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Spec is the kind-specific part of a provider entry: *MCP, *OpenAPI, *CLI
-// or *Workers, one per entry of the kinds table.
+// Spec is the kind-specific part of a provider entry, one type per kind
+// (the kind's package defines it).
 type Spec interface {
 	// Kind is the kind's name as written after kind:.
 	Kind() string
 }
 
-// kindDef is one entry of the provider-kinds table: the keys the kind
-// accepts under a provider entry, how they decode and validate, and which of
-// them are paths or secrets. A kind lives in one file, kind_<name>.go; the
-// binary's builders table (internal/app) has one line per kind, and a test
-// there checks that every kind listed here can be built.
-type kindDef struct {
-	name string
-	// keys are the kind's own keys, besides the common ones (providerKeys).
-	keys []string
-	// newSpec returns the kind's spec with its defaults.
-	newSpec func() Spec
-	// decode decodes one of keys (already known to belong to the kind).
-	decode func(d *decoder, s Spec, key string, v *yaml.Node, kp string)
-	// validate checks the spec of p (a provider entry at path pp).
-	validate func(v *validator, p *Provider, pp string)
-	// resolve makes the spec's relative paths absolute (c.Resolve).
-	resolve func(s Spec, c *Config)
-	// redact returns a copy of the spec safe to print (secrets as "***").
-	redact func(s Spec) Spec
-	// defaultCwd sets the working directory of a plugin's provider to the
-	// plugin directory when the kind runs processes and none was given.
-	defaultCwd func(s Spec, dir string)
+// Kind is the config half of a provider kind: how the keys of its entries
+// decode, validate, resolve and print. A kind's package defines one value
+// (with its builder, see internal/provider.Kind) and the list of kinds
+// (internal/provider/kinds) registers it; config decodes through the
+// registered kinds.
+type Kind struct {
+	// Name is the kind as written after kind:.
+	Name string
+	// NewSpec returns the kind's spec with its defaults: a pointer to a
+	// struct whose yaml tags are the kind's keys, besides the common ones
+	// (structs.go says how each field type decodes).
+	NewSpec func() Spec
+	// Validate checks the spec of p, a provider entry at path.
+	Validate func(v *Validator, p *Provider, path string)
+	// Resolve makes the spec's relative paths absolute (c.Resolve); optional.
+	Resolve func(s Spec, c *Config)
+	// Redact returns a copy of the spec safe to print (secrets as "***");
+	// optional when the spec holds no secret.
+	Redact func(s Spec) Spec
+	// DefaultCwd sets the working directory of a plugin's provider to the
+	// plugin directory when the kind runs processes and none was given;
+	// optional.
+	DefaultCwd func(s Spec, dir string)
 }
 
-// kinds is the table of provider kinds, in the order messages list them.
-var kinds = []*kindDef{&mcpKind, &openapiKind, &cliKind, &workersKind}
+type kindDef struct {
+	Kind
+	keys   []string
+	fields []field
+}
+
+var (
+	kindsMu sync.RWMutex
+	kinds   []*kindDef // in the order registered: the order messages list them
+)
+
+// RegisterKind adds a kind to those the config accepts. It panics on a
+// second kind of the same name or a spec that is not a tagged struct: both
+// are programming errors found by the first test that loads a config.
+func RegisterKind(k Kind) {
+	if k.Name == "" || k.NewSpec == nil || k.Validate == nil {
+		panic("config: RegisterKind needs Name, NewSpec and Validate")
+	}
+	spec := k.NewSpec()
+	if spec.Kind() != k.Name {
+		panic(fmt.Sprintf("config: kind %q has a spec of kind %q", k.Name, spec.Kind()))
+	}
+	t := reflect.TypeOf(spec)
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("config: kind %q: spec %T is not a pointer to a struct", k.Name, spec))
+	}
+	kindsMu.Lock()
+	defer kindsMu.Unlock()
+	if slices.ContainsFunc(kinds, func(d *kindDef) bool { return d.Name == k.Name }) {
+		panic(fmt.Sprintf("config: kind %q registered twice", k.Name))
+	}
+	fs := fieldsOf(t.Elem())
+	kinds = append(kinds, &kindDef{Kind: k, keys: keysOf(fs), fields: fs})
+}
 
 func kindNamed(name string) *kindDef {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
 	for _, k := range kinds {
-		if k.name == name {
+		if k.Name == name {
 			return k
 		}
 	}
 	return nil
 }
 
-func kindNames() []string {
+// KindNames lists the registered kinds, in the order messages list them.
+func KindNames() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
 	out := make([]string, len(kinds))
 	for i, k := range kinds {
-		out[i] = k.name
+		out[i] = k.Name
 	}
 	return out
 }
 
 // allKindKeys is every kind-specific key of every kind.
 func allKindKeys() []string {
+	kindsMu.RLock()
+	defer kindsMu.RUnlock()
 	var out []string
 	for _, k := range kinds {
 		for _, key := range k.keys {
@@ -69,6 +112,11 @@ func allKindKeys() []string {
 		}
 	}
 	return out
+}
+
+// decodeSpec decodes one of the kind's keys into s.
+func (k *kindDef) decodeSpec(d *Decoder, s Spec, key string, v *yaml.Node, kp string) {
+	d.decodeKey(reflect.ValueOf(s).Elem(), k.fields, key, v, kp)
 }
 
 // MarshalJSON writes the common keys and the kind's keys side by side, the
@@ -93,13 +141,49 @@ func (p Provider) MarshalJSON() ([]byte, error) {
 // SetDefaultCwd makes dir the working directory of a provider that runs
 // processes and names none (a plugin's relative paths mean its own files).
 func (p *Provider) SetDefaultCwd(dir string) {
-	if k := kindNamed(p.Kind); k != nil && k.defaultCwd != nil && p.Spec != nil {
-		k.defaultCwd(p.Spec, dir)
+	if k := kindNamed(p.Kind); k != nil && k.DefaultCwd != nil && p.Spec != nil {
+		k.DefaultCwd(p.Spec, dir)
 	}
 }
 
+// The validator's checks a kind's Validate uses.
+
+// Errf reports a problem at the value of path; Keyf at its key.
+func (v *Validator) Errf(path, format string, args ...any) { v.errf(path, format, args...) }
+func (v *Validator) Keyf(path, format string, args ...any) { v.keyf(path, format, args...) }
+
+// Show quotes a value for a message, unless it came from the environment
+// (then it names the variables instead).
+func (v *Validator) Show(path, value string) string { return v.show(path, value) }
+
+// Bad reports whether the value at path was reported already (by the
+// decoder): checks on it are skipped.
+func (v *Validator) Bad(path string) bool { return v.bad(path) }
+
+// Present reports whether a key was given (decoded, or given and bad).
+func (v *Validator) Present(path, key string, set bool) bool { return v.present(path, key, set) }
+
+// FromEnv reports whether the value at path was interpolated from ${VAR}.
+func (v *Validator) FromEnv(path string) bool { return v.c.meta != nil && len(v.c.meta.vars[path]) > 0 }
+
+// FirstAt says where path is, as " (first at line N)", for duplicates.
+func (v *Validator) FirstAt(path string) string { return v.line(path) }
+
+// Dir is the config's directory ("" for a config built in code).
+func (v *Validator) Dir() string { return v.c.Dir }
+
+// URL checks an http(s) URL with a host.
+func (v *Validator) URL(path, raw string) { v.url(path, raw) }
+
+// Duration checks that a duration is not negative.
+func (v *Validator) Duration(path string, d Duration) { v.duration(path, d) }
+
+// Env checks environment variable names; Headers checks header names.
+func (v *Validator) Env(path string, env map[string]string)   { v.validateEnv(path, env) }
+func (v *Validator) Headers(path string, h map[string]string) { v.validateHeaders(path, h) }
+
 // validateEnv and validateHeaders check names shared by several kinds.
-func (v *validator) validateEnv(pp string, env map[string]string) {
+func (v *Validator) validateEnv(pp string, env map[string]string) {
 	for k := range env {
 		if !validVarName(k) {
 			v.keyf(joinKey(pp+".env", k), "invalid environment variable name %q: use letters, digits and _, not starting with a digit", clip(k))
@@ -107,13 +191,31 @@ func (v *validator) validateEnv(pp string, env map[string]string) {
 	}
 }
 
-func (v *validator) validateHeaders(pp string, h map[string]string) {
+func (v *Validator) validateHeaders(pp string, h map[string]string) {
 	for k := range h {
-		if !validHeaderName(k) {
+		if !ValidHeaderName(k) {
 			v.keyf(joinKey(pp+".headers", k), "invalid header name %q", clip(k))
 		}
 	}
 }
 
 // present reports whether a key was given (decoded, or given and bad).
-func (v *validator) present(pp, key string, set bool) bool { return set || v.bad(pp+"."+key) }
+func (v *Validator) present(pp, key string, set bool) bool { return set || v.bad(pp+"."+key) }
+
+// Helpers for kinds' messages and paths.
+
+// KeyPath appends a mapping key to a key path, bracketing keys that are not
+// plain identifiers (providers[0].env["A B"]).
+func KeyPath(path, key string) string { return joinKey(path, key) }
+
+// ItemPath appends a list index to a key path (providers[0].tools[2]).
+func ItemPath(path string, i int) string { return index(path, i) }
+
+// OrList formats "a, b or c".
+func OrList(list []string) string { return orList(list) }
+
+// Describe names what a node holds, for "want X, got Y" messages.
+func Describe(n *yaml.Node) string { return describe(n) }
+
+// RedactMap returns m with every value replaced by "***".
+func RedactMap(m map[string]string) map[string]string { return redactMap(m) }

@@ -8,7 +8,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
-// Naming settings (SPEC §3.6): which scheme builds canonical names, how long
+// Naming settings: which scheme builds canonical names, how long
 // a name flat mode publishes may be, and a provider's operator renames.
 //
 //	naming: readable            # readable | lossless
@@ -36,8 +36,6 @@ type Flat struct {
 	// ones stay reachable everywhere else (0: DefaultFlatMaxNameLength).
 	MaxNameLength int `json:"maxNameLength" yaml:"maxNameLength"`
 }
-
-var flatKeys = []string{"maxNameLength"}
 
 // Scheme is the naming scheme in force.
 func (c *Config) Scheme() naming.Scheme {
@@ -73,7 +71,7 @@ func (c *Config) Renames() map[string]map[string]string {
 }
 
 // namingKey decodes `naming:`.
-func (d *decoder) namingKey(v *yaml.Node, p string, c *Config) {
+func (d *Decoder) namingKey(v *yaml.Node, p string, c *Config) {
 	s, ok := d.str(v, p, false)
 	if !ok {
 		return
@@ -86,8 +84,8 @@ func (d *decoder) namingKey(v *yaml.Node, p string, c *Config) {
 }
 
 // flatKey decodes `flat:`.
-func (d *decoder) flatKey(v *yaml.Node, p string, c *Config) {
-	d.mapping(v, p, flatKeys, func(_ string, _, v *yaml.Node, kp string) {
+func (d *Decoder) flatKey(v *yaml.Node, p string, c *Config) {
+	d.mapping(v, p, Keys(Flat{}), func(_ string, _, v *yaml.Node, kp string) {
 		n, before := 0, len(d.errs)
 		d.integer(v, kp, &n)
 		if len(d.errs) > before || isNull(v) {
@@ -107,7 +105,7 @@ const LocalID = "local"
 // renameKey decodes a `rename: {original: new}` of a provider or of
 // local:. A new name must be non-empty, differ from the original and be
 // given to one tool only.
-func (d *decoder) renameKey(v *yaml.Node, kp string) map[string]string {
+func (d *Decoder) renameKey(v *yaml.Node, kp string) map[string]string {
 	m := d.stringMap(v, kp)
 	if m == nil {
 		return nil

@@ -1,10 +1,11 @@
-package config
+package config_test
 
 import (
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
@@ -55,9 +56,9 @@ func TestNamingSettings(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse(FileName, []byte(tt.yaml), lookup)
+			c, err := config.Parse(config.FileName, []byte(tt.yaml), lookup)
 			if tt.errs != nil {
-				e, ok := AsErrors(err)
+				e, ok := config.AsErrors(err)
 				if !ok {
 					t.Fatalf("want errors %q, got %v", tt.errs, err)
 				}
@@ -89,14 +90,14 @@ func FuzzNamingSettings(f *testing.F) {
 		if len(data) > 512 {
 			t.Skip("bounded inputs")
 		}
-		c, err := Parse("f.yaml", data, lookup)
+		c, err := config.Parse("f.yaml", data, lookup)
 		if err != nil {
 			return
 		}
 		if _, err := naming.ParseScheme(c.Naming); err != nil {
 			t.Fatalf("accepted scheme %q", c.Naming)
 		}
-		if n := c.FlatMaxNameLength(); n < 1 || n > MaxFlatNameLength {
+		if n := c.FlatMaxNameLength(); n < 1 || n > config.MaxFlatNameLength {
 			t.Fatalf("accepted maxNameLength %d", n)
 		}
 	})

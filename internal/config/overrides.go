@@ -9,9 +9,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 )
 
-// Override is one entry of a provider's `overrides: {<tool>: …}` (issue
-// 24): what the model reads of the tool, and argument defaults and hidden
-// arguments (a hidden argument needs a default: it is filled from it).
+// Override is one entry of a provider's `overrides: {<tool>: …}`: what
+// the model reads of the tool, and argument defaults and hidden arguments
+// (a hidden argument needs a default: it is filled from it).
 //
 //	overrides:
 //	  search_issues:
@@ -36,57 +36,12 @@ type Annotations struct {
 	DestructiveHint *bool `json:"destructiveHint,omitempty" yaml:"destructiveHint,omitempty"`
 }
 
-var (
-	overrideKeys   = []string{"description", "title", "annotations", "defaults", "hide"}
-	annotationKeys = []string{"readOnlyHint", "destructiveHint"}
-)
-
 // overridesKey decodes a provider's `overrides:`.
-func (d *decoder) overridesKey(v *yaml.Node, kp string, p *Provider) {
+func (d *Decoder) overridesKey(v *yaml.Node, kp string, p *Provider) {
 	out := map[string]Override{}
 	d.mapping(v, kp, nil, func(tool string, _, v *yaml.Node, tp string) {
 		var o Override
-		d.mapping(v, tp, overrideKeys, func(key string, _, v *yaml.Node, fp string) {
-			switch key {
-			case "description":
-				if s, ok := d.str(v, fp, false); ok {
-					o.Description = s
-				}
-			case "title":
-				if s, ok := d.str(v, fp, false); ok {
-					o.Title = s
-				}
-			case "annotations":
-				a := &Annotations{}
-				d.mapping(v, fp, annotationKeys, func(key string, _, v *yaml.Node, ap string) {
-					b := new(bool)
-					d.boolean(v, ap, b)
-					if key == "readOnlyHint" {
-						a.ReadOnlyHint = b
-					} else {
-						a.DestructiveHint = b
-					}
-				})
-				o.Annotations = a
-			case "defaults":
-				o.Defaults, o.defaults = map[string]any{}, map[string]json.RawMessage{}
-				d.mapping(v, fp, nil, func(arg string, _, v *yaml.Node, ap string) {
-					var val any
-					if err := v.Decode(&val); err != nil {
-						d.errAt(v, ap, "default of %q: %v", clip(arg), err)
-						return
-					}
-					raw, err := json.Marshal(val)
-					if err != nil {
-						d.errAt(v, ap, "default of %q is not a JSON value: %v", clip(arg), err)
-						return
-					}
-					o.Defaults[arg], o.defaults[arg] = val, raw
-				})
-			case "hide":
-				o.Hide = d.stringList(v, fp)
-			}
-		})
+		d.Decode(v, tp, &o)
 		for i, h := range o.Hide {
 			if _, ok := o.defaults[h]; !ok && h != "" {
 				d.errAt(v, index(joinKey(tp, "hide"), i), "hidden argument %q needs a value under defaults: (it is filled from there)", clip(h))
@@ -97,6 +52,35 @@ func (d *decoder) overridesKey(v *yaml.Node, kp string, p *Provider) {
 	if len(out) > 0 {
 		p.Overrides = out
 	}
+}
+
+// decodeField decodes annotations (present even when empty) and defaults
+// (any JSON value, kept as written for the tool's arguments).
+func (o *Override) decodeField(d *Decoder, key string, v *yaml.Node, fp string) bool {
+	switch key {
+	case "annotations":
+		a := &Annotations{}
+		d.Decode(v, fp, a)
+		o.Annotations = a
+	case "defaults":
+		o.Defaults, o.defaults = map[string]any{}, map[string]json.RawMessage{}
+		d.mapping(v, fp, nil, func(arg string, _, v *yaml.Node, ap string) {
+			var val any
+			if err := v.Decode(&val); err != nil {
+				d.errAt(v, ap, "default of %q: %v", clip(arg), err)
+				return
+			}
+			raw, err := json.Marshal(val)
+			if err != nil {
+				d.errAt(v, ap, "default of %q is not a JSON value: %v", clip(arg), err)
+				return
+			}
+			o.Defaults[arg], o.defaults[arg] = val, raw
+		})
+	default:
+		return false
+	}
+	return true
 }
 
 // Overrides gathers every enabled provider's overrides as the registry

@@ -1,8 +1,10 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 func TestOverridesAndSecurity(t *testing.T) {
@@ -20,7 +22,7 @@ func TestOverridesAndSecurity(t *testing.T) {
 		{"security unknown key", "security: {pins: warn}\n", `unknown key "pins"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := Parse("agent-tools.yaml", []byte(tc.src), func(string) (string, bool) { return "", false })
+			c, err := config.Parse("agent-tools.yaml", []byte(tc.src), func(string) (string, bool) { return "", false })
 			if tc.err == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -46,7 +48,7 @@ func FuzzOverrides(f *testing.F) {
 	f.Add("      s: {annotations: {readOnlyHint: true}}\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		src := "providers:\n  - id: gh\n    kind: mcp\n    command: x\n    overrides:\n" + body
-		c, err := Parse("agent-tools.yaml", []byte(src), func(string) (string, bool) { return "", false })
+		c, err := config.Parse("agent-tools.yaml", []byte(src), func(string) (string, bool) { return "", false })
 		if err != nil {
 			return
 		}

@@ -46,12 +46,7 @@ type Rule struct {
 // DefaultProfile names the unprofiled /mcp endpoint in rules and metrics.
 const DefaultProfile = "default"
 
-var (
-	profileKeys = []string{"providers", "tools", "mode"}
-	toolsKeys   = []string{"allow", "deny"}
-	ruleKeys    = []string{"identities", "claims", "profiles", "allow", "deny", "confirm"}
-	slugRE      = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
-)
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 // ProfileNames lists the configured profile slugs, sorted.
 func (c *Config) ProfileNames() []string {
@@ -64,7 +59,7 @@ func (c *Config) ProfileNames() []string {
 }
 
 // profiles decodes the top-level profiles: mapping.
-func (d *decoder) profiles(v *yaml.Node, path string, c *Config) {
+func (d *Decoder) profiles(v *yaml.Node, path string, c *Config) {
 	c.Profiles = map[string]Profile{}
 	d.mapping(v, path, nil, func(slug string, k, v *yaml.Node, p string) {
 		if !slugRE.MatchString(slug) || slug == DefaultProfile {
@@ -72,64 +67,47 @@ func (d *decoder) profiles(v *yaml.Node, path string, c *Config) {
 			return
 		}
 		var pr Profile
-		d.mapping(v, p, profileKeys, func(key string, _, v *yaml.Node, kp string) {
-			switch key {
-			case "providers":
-				pr.Providers = d.stringList(v, kp)
-			case "tools":
-				d.mapping(v, kp, toolsKeys, func(key string, _, v *yaml.Node, tp string) {
-					if key == "allow" {
-						pr.Tools.Allow = d.stringList(v, tp)
-					} else {
-						pr.Tools.Deny = d.stringList(v, tp)
-					}
-				})
-			case "mode":
-				if s, ok := d.str(v, kp, false); ok {
-					pr.Mode = s
-				}
-			}
-		})
+		d.Decode(v, p, &pr)
 		c.Profiles[slug] = pr
 	})
 }
 
 // rules decodes policy.rules.
-func (d *decoder) rules(v *yaml.Node, path string, pol *Policy) {
+func (d *Decoder) rules(v *yaml.Node, path string, pol *Policy) {
 	pol.Rules = nil
 	d.sequence(v, path, func(_ int, item *yaml.Node, ip string) {
 		var r Rule
-		d.mapping(item, ip, ruleKeys, func(key string, _, v *yaml.Node, kp string) {
-			switch key {
-			case "identities":
-				r.Identities = d.stringList(v, kp)
-			case "claims":
-				r.Claims = map[string][]string{}
-				d.mapping(v, kp, nil, func(name string, _, v *yaml.Node, cp string) {
-					if vals := d.stringList(v, cp); len(vals) > 0 {
-						r.Claims[name] = vals
-					} else if !d.meta.bad[cp] {
-						d.errAt(v, cp, "want a non-empty list of values (a token matches when its %q claim equals, or contains, one of them)", clip(name))
-					}
-				})
-			case "profiles":
-				r.Profiles = d.stringList(v, kp)
-			case "allow":
-				r.Allow = d.stringList(v, kp)
-			case "deny":
-				r.Deny = d.stringList(v, kp)
-			case "confirm":
-				if s, ok := d.str(v, kp, false); ok {
-					r.Confirm = s
-				}
-			}
-		})
+		d.Decode(item, ip, &r)
 		pol.Rules = append(pol.Rules, r)
 	})
 }
 
+func (pol *Policy) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "rules" {
+		return false
+	}
+	d.rules(v, p, pol)
+	return true
+}
+
+// decodeField decodes claims, each of which needs at least one value.
+func (r *Rule) decodeField(d *Decoder, key string, v *yaml.Node, kp string) bool {
+	if key != "claims" {
+		return false
+	}
+	r.Claims = map[string][]string{}
+	d.mapping(v, kp, nil, func(name string, _, v *yaml.Node, cp string) {
+		if vals := d.stringList(v, cp); len(vals) > 0 {
+			r.Claims[name] = vals
+		} else if !d.meta.bad[cp] {
+			d.errAt(v, cp, "want a non-empty list of values (a token matches when its %q claim equals, or contains, one of them)", clip(name))
+		}
+	})
+	return true
+}
+
 // globs reports every malformed pattern of a list.
-func (v *validator) globs(p string, pats []string) {
+func (v *Validator) globs(p string, pats []string) {
 	for i, pat := range pats {
 		ip := index(p, i)
 		if v.bad(ip) {
@@ -143,7 +121,7 @@ func (v *validator) globs(p string, pats []string) {
 
 // profilesAndRules checks profile modes, provider references and globs, and
 // that every rule names known profiles, valid globs and a known confirm mode.
-func (v *validator) profilesAndRules() {
+func (v *Validator) profilesAndRules() {
 	ids := map[string]string{"local": ""}
 	for _, p := range v.c.Providers {
 		ids[p.ID] = ""

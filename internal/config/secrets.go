@@ -73,7 +73,7 @@ func secretKey(k string) bool {
 
 // noteSecrets is called by the decoder for every interpolated scalar: it
 // keeps the variables' values when path is a secret-bearing place.
-func (d *decoder) noteSecrets(path string, res interpolation) {
+func (d *Decoder) noteSecrets(path string, res interpolation) {
 	if len(res.vars) == 0 {
 		return
 	}
@@ -119,7 +119,7 @@ func (d *decoder) noteSecrets(path string, res interpolation) {
 // credentials however they were written: the userinfo pair (sent as Basic
 // base64(user:pass)) and the password, and the values of query parameters
 // whose names say credential even when the file spells them literally.
-func (d *decoder) urlSecrets(u *url.URL, res interpolation) {
+func (d *Decoder) urlSecrets(u *url.URL, res interpolation) {
 	if u.User != nil {
 		user := u.User.Username()
 		if p, ok := u.User.Password(); ok && p != "" {
@@ -163,7 +163,7 @@ func nameFrom(res interpolation, v string) string {
 // literalURL registers the credentials of a URL written without variables
 // (a password in its userinfo, access_token=… in its query): the file is
 // not published, but the runtime's outputs quote configured URLs.
-func (d *decoder) literalURL(res interpolation) {
+func (d *Decoder) literalURL(res interpolation) {
 	if u, err := url.Parse(res.value); err == nil && u.Host != "" && (u.User != nil || u.RawQuery != "") {
 		d.urlSecrets(u, res)
 	}

@@ -1,8 +1,11 @@
-package config
+package config_test
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 )
 
 func TestSecretsCollected(t *testing.T) {
@@ -28,7 +31,7 @@ server:
   http:
     tokens: ["${TOK}"]
 `
-	c, err := Parse("s.yaml", []byte(doc), lookupEnv)
+	c, err := config.Parse("s.yaml", []byte(doc), lookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +57,7 @@ server:
 	if len(got) != len(want) {
 		t.Errorf("collected %v", got)
 	}
-	if (&Config{}).Secrets() != nil {
+	if (&config.Config{}).Secrets() != nil {
 		t.Error("a code-built config has no secrets")
 	}
 }
@@ -71,7 +74,7 @@ func TestAuditPathValidated(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse(dir+"/agent-tools.yaml", []byte("audit:\n  path: "+c.path+"\n"), lookup)
+			_, err := config.Parse(dir+"/agent-tools.yaml", []byte("audit:\n  path: "+c.path+"\n"), lookup)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("unexpected: %v", err)
@@ -123,7 +126,7 @@ index:
     model: m
     headers: {X-Emb: "${EMB}"}
 `
-	c, err := Parse("s.yaml", []byte(doc), lookupEnv)
+	c, err := config.Parse("s.yaml", []byte(doc), lookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +147,10 @@ index:
 	// The config as printed (config show, doctor) masks query values and
 	// passwords of every URL.
 	r := c.Redacted()
-	if o := r.Providers[0].Spec.(*OpenAPI); strings.Contains(o.Spec, "cnry") || !strings.Contains(o.Spec, "access_token=***") {
+	if o := r.Providers[0].Spec.(*openapi.Spec); strings.Contains(o.Spec, "cnry") || !strings.Contains(o.Spec, "access_token=***") {
 		t.Errorf("redacted spec URL %q", o.Spec)
 	}
-	if o := r.Providers[2].Spec.(*OpenAPI); strings.Contains(o.Spec, "literal-pw") {
+	if o := r.Providers[2].Spec.(*openapi.Spec); strings.Contains(o.Spec, "literal-pw") {
 		t.Errorf("redacted spec URL %q", o.Spec)
 	}
 	for _, v := range []string{"127.0.0.1", "not-secret-11", "literal-version", "/home/someone"} {

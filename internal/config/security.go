@@ -6,7 +6,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Security is the security: section (issue 24).
+// Security is the security: section.
 type Security struct {
 	// Pin is what happens when an upstream changes a tool's pinned
 	// definition: "warn" (default: log, audit, doctor, console) or
@@ -14,22 +14,21 @@ type Security struct {
 	Pin string `json:"pin,omitempty" yaml:"pin,omitempty"`
 }
 
-var (
-	securityKeys = []string{"pin"}
-	// PinModes are the values of security.pin.
-	PinModes = []string{"warn", "quarantine"}
-)
+// PinModes are the values of security.pin.
+var PinModes = []string{"warn", "quarantine"}
 
-func (d *decoder) security(v *yaml.Node, path string, out *Security) {
-	d.mapping(v, path, securityKeys, func(_ string, _, v *yaml.Node, p string) {
-		s, ok := d.str(v, p, false)
-		if !ok {
-			return
-		}
-		if s != "" && !slices.Contains(PinModes, s) {
-			d.errAt(v, p, "unknown pin mode %q (want %s)", s, orList(PinModes))
-			return
-		}
-		out.Pin = s
-	})
+func (sec *Security) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool {
+	if key != "pin" {
+		return false
+	}
+	s, ok := d.str(v, p, false)
+	if !ok {
+		return true
+	}
+	if s != "" && !slices.Contains(PinModes, s) {
+		d.errAt(v, p, "unknown pin mode %q (want %s)", s, orList(PinModes))
+		return true
+	}
+	sec.Pin = s
+	return true
 }

@@ -14,10 +14,13 @@ import (
 // records and the rate limit keys on; the token stays a secret (registered
 // with the redactor like any value under tokens:).
 
-var (
-	tokenKeys   = []string{"name", "token"}
-	tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
-)
+// namedToken is the shape of a named entry; its tags are the entry's keys.
+type namedToken struct {
+	Name  string `yaml:"name"`
+	Token string `yaml:"token"`
+}
+
+var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
 // TokenIdentity is the identity of the i-th static token: "token:<name>",
 // or for an unnamed one "token:" and 8 hex digits of its SHA-256 (never
@@ -31,7 +34,7 @@ func TokenIdentity(token, name string) string {
 }
 
 // tokens decodes server.http.tokens; names is nil when no entry is named.
-func (d *decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
+func (d *Decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
 		return nil, nil
 	}
@@ -49,7 +52,7 @@ func (d *decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 		var tok, name string
 		if e.Kind == yaml.MappingNode {
 			sawToken := false
-			d.mapping(e, ip, tokenKeys, func(key string, _, v *yaml.Node, kp string) {
+			d.mapping(e, ip, Keys(namedToken{}), func(key string, _, v *yaml.Node, kp string) {
 				s, ok := d.str(v, kp, true)
 				if key == "token" {
 					sawToken = true
@@ -90,7 +93,7 @@ func (d *decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 
 // tokens checks that no token is empty and that names are unique and never
 // spell an unnamed token's digest identity (two callers would share one).
-func (v *validator) tokens(h HTTP) {
+func (v *Validator) tokens(h HTTP) {
 	for i, t := range h.Tokens {
 		tp := index("server.http.tokens", i)
 		if v.bad(tp) {

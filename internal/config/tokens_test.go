@@ -1,9 +1,11 @@
-package config
+package config_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 // Token entries are a token or {name, token}; the name is the identity,
@@ -17,13 +19,13 @@ func TestNamedTokens(t *testing.T) {
 	if !slices.Equal(h.Tokens, []string{"http-secret-value", "remote-secret-value"}) || !slices.Equal(h.TokenNames, []string{"", "ci"}) {
 		t.Fatalf("tokens %q names %q", h.Tokens, h.TokenNames)
 	}
-	if got := TokenIdentity(h.Tokens[1], h.TokenNames[1]); got != "token:ci" {
+	if got := config.TokenIdentity(h.Tokens[1], h.TokenNames[1]); got != "token:ci" {
 		t.Errorf("identity %q", got)
 	}
-	if got := TokenIdentity("x", ""); !strings.HasPrefix(got, "token:") || len(got) != len("token:")+8 {
+	if got := config.TokenIdentity("x", ""); !strings.HasPrefix(got, "token:") || len(got) != len("token:")+8 {
 		t.Errorf("digest identity %q", got)
 	}
-	if !slices.Contains(c.Secrets(), Secret{Name: "${REMOTE_TOKEN}", Value: "remote-secret-value"}) {
+	if !slices.Contains(c.Secrets(), config.Secret{Name: "${REMOTE_TOKEN}", Value: "remote-secret-value"}) {
 		t.Errorf("a named token's value is not a secret: %+v", c.Secrets())
 	}
 	if r := c.Redacted(); r.Server.HTTP.Tokens[1] != "***" || r.Server.HTTP.TokenNames[1] != "ci" {
@@ -35,7 +37,7 @@ func TestNamedTokens(t *testing.T) {
 }
 
 func TestNamedTokenErrors(t *testing.T) {
-	digest := strings.TrimPrefix(TokenIdentity("plain-token-1", ""), "token:")
+	digest := strings.TrimPrefix(config.TokenIdentity("plain-token-1", ""), "token:")
 	cases := []struct{ tokens, want, at string }{
 		{`{name: ci}`, `missing required key "token"`, "tokens[0]"},
 		{`{name: ci, token: ""}`, "empty token", "tokens[0].token"},
@@ -77,11 +79,11 @@ func FuzzTokens(f *testing.F) {
 		if len(list) > 512 {
 			return
 		}
-		_, err := Parse("f.yaml", []byte("server:\n  http:\n    tokens: "+list+"\n"), lookup)
+		_, err := config.Parse("f.yaml", []byte("server:\n  http:\n    tokens: "+list+"\n"), lookup)
 		if err == nil {
 			return
 		}
-		e, ok := AsErrors(err)
+		e, ok := config.AsErrors(err)
 		if !ok || len(e.List) == 0 {
 			t.Fatalf("error is not a non-empty *Errors: %v", err)
 		}

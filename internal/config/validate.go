@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -18,7 +19,10 @@ import (
 	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
-type validator struct {
+// Validator checks a decoded Config's semantic rules and reports each
+// problem at the position its key path had in the file. A kind's Validate
+// gets it (the exported methods in kinds.go).
+type Validator struct {
 	c    *Config
 	errs []Error
 }
@@ -38,7 +42,7 @@ func parent(p string) string {
 
 // pos finds where path is in the file: its value (or, with key, its key),
 // else the nearest enclosing entry that is known.
-func (v *validator) pos(p string, key bool) Pos {
+func (v *Validator) pos(p string, key bool) Pos {
 	m := v.c.meta
 	if m == nil {
 		return Pos{}
@@ -61,7 +65,7 @@ func (v *validator) pos(p string, key bool) Pos {
 	}
 }
 
-func (v *validator) add(p string, key bool, format string, args ...any) {
+func (v *Validator) add(p string, key bool, format string, args ...any) {
 	ps := v.pos(p, key)
 	file := ""
 	if v.c.meta != nil {
@@ -71,11 +75,11 @@ func (v *validator) add(p string, key bool, format string, args ...any) {
 }
 
 // errf reports at the value of path; keyf at its key.
-func (v *validator) errf(p, format string, args ...any) { v.add(p, false, format, args...) }
-func (v *validator) keyf(p, format string, args ...any) { v.add(p, true, format, args...) }
+func (v *Validator) errf(p, format string, args ...any) { v.add(p, false, format, args...) }
+func (v *Validator) keyf(p, format string, args ...any) { v.add(p, true, format, args...) }
 
 // show quotes a value for a message, unless it came from the environment.
-func (v *validator) show(p, value string) string {
+func (v *Validator) show(p, value string) string {
 	if v.c.meta != nil {
 		if vars := v.c.meta.vars[p]; len(vars) > 0 {
 			return from(vars)
@@ -84,9 +88,9 @@ func (v *validator) show(p, value string) string {
 	return strconv.Quote(clip(value))
 }
 
-func (v *validator) bad(p string) bool { return v.c.meta != nil && v.c.meta.bad[p] }
+func (v *Validator) bad(p string) bool { return v.c.meta != nil && v.c.meta.bad[p] }
 
-func (v *validator) line(p string) string {
+func (v *Validator) line(p string) string {
 	if ps := v.pos(p, false); ps.Line > 0 {
 		return fmt.Sprintf(" (first at line %d)", ps.Line)
 	}
@@ -94,7 +98,7 @@ func (v *validator) line(p string) string {
 }
 
 func (c *Config) validate() []Error {
-	v := &validator{c: c}
+	v := &Validator{c: c}
 	if !slices.Contains(Modes, c.Mode) && !v.bad("mode") {
 		v.errf("mode", "unknown mode %s (want %s)", v.show("mode", c.Mode), orList(Modes))
 	}
@@ -138,7 +142,7 @@ func (c *Config) validate() []Error {
 // auditPath checks what serve will open (append, create): the directory must
 // exist and the path must not be a directory. It only looks (stat), never
 // creates or opens anything.
-func (v *validator) auditPath() {
+func (v *Validator) auditPath() {
 	p := v.c.Audit.Path
 	if p == "" || p == AuditOff || v.bad("audit.path") {
 		return
@@ -163,7 +167,7 @@ func (v *validator) auditPath() {
 }
 
 // dirShown prints a directory unless the audit path came from the environment.
-func (v *validator) dirShown(dir string) string {
+func (v *Validator) dirShown(dir string) string {
 	if v.c.meta != nil && len(v.c.meta.vars["audit.path"]) > 0 {
 		return "its directory"
 	}
@@ -171,7 +175,7 @@ func (v *validator) dirShown(dir string) string {
 }
 
 // via says which variables a value came from: " (from ${X})".
-func (v *validator) via(p string) string {
+func (v *Validator) via(p string) string {
 	if v.c.meta != nil {
 		if vars := v.c.meta.vars[p]; len(vars) > 0 {
 			return " (from " + strings.TrimPrefix(from(vars), "the value of ") + ")"
@@ -180,19 +184,19 @@ func (v *validator) via(p string) string {
 	return ""
 }
 
-func (v *validator) nonNeg(p string, n int) {
+func (v *Validator) nonNeg(p string, n int) {
 	if n < 0 {
 		v.errf(p, "must not be negative, got %d", n)
 	}
 }
 
-func (v *validator) duration(p string, d Duration) {
+func (v *Validator) duration(p string, d Duration) {
 	if d.Duration < 0 {
 		v.errf(p, "must not be negative, got %s", d)
 	}
 }
 
-func (v *validator) local() {
+func (v *Validator) local() {
 	l := v.c.Local
 	if l.Dir == "" {
 		v.errf("local.dir", "must not be empty (the default is %s)", DefaultLocalDir)
@@ -212,7 +216,7 @@ func validID(id string) bool {
 	return true
 }
 
-func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
+func (v *Validator) provider(p *Provider, pp string, ids map[string]string) {
 	idp := pp + ".id"
 	switch {
 	case v.bad(idp):
@@ -234,9 +238,9 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 	if v.bad(kp) {
 		kind = "" // already reported; the checks below depend on it
 	} else if p.Kind == "" {
-		v.errf(pp, `missing required key "kind" (want %s)`, orList(Kinds))
-	} else if !slices.Contains(Kinds, p.Kind) {
-		v.errf(kp, "unknown kind %s (want %s)", v.show(kp, p.Kind), orList(Kinds))
+		v.errf(pp, `missing required key "kind" (want %s)`, orList(KindNames()))
+	} else if kindNamed(p.Kind) == nil {
+		v.errf(kp, "unknown kind %s (want %s)", v.show(kp, p.Kind), orList(KindNames()))
 	}
 	v.duration(pp+".timeout", p.Timeout)
 	for i, r := range p.ReadOnly {
@@ -245,14 +249,15 @@ func (v *validator) provider(p *Provider, pp string, ids map[string]string) {
 		}
 	}
 	if kd := kindNamed(kind); kd != nil {
-		if p.Spec == nil || p.Spec.Kind() != kd.name {
-			p.Spec = kd.newSpec() // a code-built entry: check it as empty
+		if p.Spec == nil || p.Spec.Kind() != kd.Name {
+			p.Spec = kd.NewSpec() // a code-built entry: check it as empty
 		}
-		kd.validate(v, p, pp)
+		kd.Validate(v, p, pp)
 	}
 }
 
-func validHeaderName(k string) bool {
+// ValidHeaderName reports whether k is an HTTP header name (an RFC 9110 token).
+func ValidHeaderName(k string) bool {
 	if k == "" {
 		return false
 	}
@@ -265,7 +270,7 @@ func validHeaderName(k string) bool {
 	return true
 }
 
-func (v *validator) url(p, raw string) {
+func (v *Validator) url(p, raw string) {
 	if v.bad(p) {
 		return
 	}
@@ -275,7 +280,7 @@ func (v *validator) url(p, raw string) {
 	}
 }
 
-func (v *validator) policy() {
+func (v *Validator) policy() {
 	pol := v.c.Policy
 	v.duration("policy.approvalTimeout", pol.ApprovalTimeout)
 	if !slices.Contains(ConfirmModes, pol.Confirm) && !v.bad("policy.confirm") {
@@ -346,7 +351,7 @@ func checkGlob(pat string, lossless bool) string {
 // MaxBodyLimit bounds server.http.bodyLimit (1 GiB).
 const MaxBodyLimit = 1 << 30
 
-func (v *validator) httpServer(h HTTP) {
+func (v *Validator) httpServer(h HTTP) {
 	const p = "server.http."
 	o := h.OIDC
 	switch {
@@ -408,4 +413,8 @@ func isLoopbackHost(h string) bool {
 	}
 	ip := net.ParseIP(strings.Trim(h, "[]"))
 	return ip != nil && ip.IsLoopback()
+}
+
+func sortedKeys(m map[string]string) []string {
+	return slices.Sorted(maps.Keys(m))
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/config"
+	_ "github.com/agent-tools/agent-tools/internal/provider/kinds" // the kinds a manifest may name
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 )
 
 var testEnv = map[string]string{"N8N_TOKEN": "n8n-secret-value", "PLUGINS": ""}
@@ -88,7 +90,7 @@ func TestParse(t *testing.T) {
 	pc := p.Provider
 	want := config.Provider{
 		ID: "n8n", Kind: "mcp", Description: "Plugin n8n", DiscoverHint: "workflows and executions", Enabled: true,
-		Spec:     &config.MCP{URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"}, TrustAnnotations: true},
+		Spec:     &mcp.Spec{URL: "http://127.0.0.1:5678/mcp", Headers: map[string]string{"Authorization": "Bearer n8n-secret-value"}, TrustAnnotations: true},
 		ReadOnly: []string{"search_workflows", "get_execution"}, RequireConfirm: false,
 		Timeout: config.Duration{Duration: 45 * time.Second}, Pos: pc.Pos,
 	}
@@ -106,14 +108,14 @@ func TestParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := p.Provider; pc.ID != "kite" || pc.Kind != "mcp" || pc.Spec.(*config.MCP).Cwd != dir || pc.Spec.(*config.MCP).Command != "./bin/server" || !pc.RequireConfirm || pc.Description != "Kite, lite" {
+	if pc := p.Provider; pc.ID != "kite" || pc.Kind != "mcp" || pc.Spec.(*mcp.Spec).Cwd != dir || pc.Spec.(*mcp.Spec).Command != "./bin/server" || !pc.RequireConfirm || pc.Description != "Kite, lite" {
 		t.Errorf("stdio provider = %+v", pc)
 	}
 	p, err = Parse(dir, []byte(`{"name":"kite","provider":{"command":"node","cwd":"srv","enabled":false}}`), lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pc := p.Provider; pc.Spec.(*config.MCP).Cwd != filepath.Join(dir, "srv") || pc.Enabled {
+	if pc := p.Provider; pc.Spec.(*mcp.Spec).Cwd != filepath.Join(dir, "srv") || pc.Enabled {
 		t.Errorf("cwd/enabled = %+v", pc)
 	}
 }

@@ -30,7 +30,6 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
@@ -157,7 +156,7 @@ func TestZitadel(t *testing.T) {
 	var logs bytes.Buffer
 	var logMu sync.Mutex
 	log := slog.New(redact.Default.Handler(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, &slog.HandlerOptions{Level: slog.LevelDebug})))
-	spec := &config.MCP{URL: mcpURL, Auth: &config.MCPAuth{Type: "oauth", ClientID: zClientID, ClientSecret: zSecret}}
+	spec := &mcp.Spec{URL: mcpURL, Auth: &mcp.Auth{Type: "oauth", ClientID: zClientID, ClientSecret: zSecret}}
 	var seen []error
 	newProvider := func(login upstreamauth.LoginFunc, redirect string) *mcp.Provider {
 		h, err := mcp.AuthFrom("zitadel", spec, store, login, redirect, false)

@@ -27,7 +27,6 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
@@ -73,11 +72,11 @@ func run(ctx context.Context, scenario, url string) error {
 		}
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	spec := &config.MCP{URL: url}
+	spec := &mcp.Spec{URL: url}
 	opts := mcp.Options{ID: "upstream", URL: url, Logger: log, CacheDir: os.TempDir() + "/agent-tools-conformance-nocache",
 		StartTimeout: 20 * time.Second, ListWait: 20 * time.Second}
 	if strings.HasPrefix(scenario, "auth/") {
-		a := &config.MCPAuth{Type: "oauth", ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, ClientMetadataURL: clientMetadataURL}
+		a := &mcp.Auth{Type: "oauth", ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, ClientMetadataURL: clientMetadataURL}
 		var pem []byte
 		if strings.HasPrefix(scenario, "auth/client-credentials") {
 			a.Type, a.ClientMetadataURL = "client_credentials", ""
@@ -136,7 +135,7 @@ func run(ctx context.Context, scenario, url string) error {
 
 // authHandler is the upstream's auth handler as serve builds it, with a
 // headless login and an in-memory store.
-func authHandler(spec *config.MCP, pem []byte, alg, idpTokenURL string) (*upstreamauth.Handler, error) {
+func authHandler(spec *mcp.Spec, pem []byte, alg, idpTokenURL string) (*upstreamauth.Handler, error) {
 	a := spec.Auth
 	return upstreamauth.New(upstreamauth.Config{
 		Provider: "upstream", URL: spec.URL, Type: a.Type,

@@ -28,9 +28,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Kind is the config kind this package builds.
-const Kind = "cli"
-
 // DefaultTimeout bounds a call when neither the tool nor the provider sets
 // a deadline (the runtime's default too).
 const DefaultTimeout = 60 * time.Second
@@ -51,7 +48,7 @@ type Options struct {
 	// own readonly: true).
 	ReadOnly []string
 	// Spec is the kind's part of the entry (tools, allow, env, cwd).
-	Spec *config.CLI
+	Spec *Spec
 	// BaseDir resolves relative program paths and a missing Spec.Root/Cwd
 	// (the config's directory).
 	BaseDir string
@@ -97,7 +94,7 @@ type program struct {
 // resolves the allowed programs (a missing one is reported by doctor and at
 // call time, not here) and runs nothing.
 func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*config.CLI)
+	spec, ok := pc.Spec.(*Spec)
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not a cli entry", pc.ID)
 	}
@@ -166,7 +163,7 @@ func New(opts Options) (*Provider, error) {
 	return p, nil
 }
 
-func (p *Provider) buildTool(t config.CLITool, allowed []string) (*tool, error) {
+func (p *Provider) buildTool(t Tool, allowed []string) (*tool, error) {
 	if len(t.Argv) == 0 || t.Argv[0] == "" {
 		return nil, errors.New("argv needs at least the program")
 	}
@@ -254,7 +251,7 @@ func (p *Provider) Info() catalog.ProviderInfo {
 		desc = "Command-line programs: " + strings.Join(names, ", ")
 	}
 	return catalog.ProviderInfo{
-		ID: p.opts.ID, Kind: Kind, Description: desc, DiscoverHint: p.opts.DiscoverHint,
+		ID: p.opts.ID, Kind: Name, Description: desc, DiscoverHint: p.opts.DiscoverHint,
 		RequireConfirm: p.opts.RequireConfirm, Timeout: p.opts.Timeout,
 	}
 }

@@ -305,7 +305,7 @@ func TestExamplesLoad(t *testing.T) {
 			}
 			built := 0
 			for _, pc := range cfg.Providers {
-				if pc.Kind != cli.Kind {
+				if pc.Kind != cli.Name {
 					continue
 				}
 				p, err := cli.Build(pc, provider.Deps{ConfigDir: cfg.Dir, ProjectDir: cfg.Dir})

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"sort"
 
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider/cli/argv"
 )
 
@@ -16,7 +15,7 @@ import (
 const noLeadingDash = "^(?:[^-]|$)"
 
 // inputSchema builds a tool's JSON Schema from its declared parameters.
-func inputSchema(decl map[string]config.Param, params map[string]argv.Param, sensitive map[string]bool) (json.RawMessage, error) {
+func inputSchema(decl map[string]Param, params map[string]argv.Param, sensitive map[string]bool) (json.RawMessage, error) {
 	props := make(map[string]any, len(decl))
 	var required []string
 	for name, d := range decl {

@@ -12,7 +12,7 @@ import (
 // turns a validated config entry into a provider. It starts nothing
 // (upstreams start on first need).
 func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*config.MCP)
+	spec, ok := pc.Spec.(*Spec)
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not an mcp entry", pc.ID)
 	}
@@ -44,7 +44,7 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 }
 
 // OptionsFrom maps a config entry onto Options.
-func OptionsFrom(pc config.Provider, spec *config.MCP, deps provider.Deps) Options {
+func OptionsFrom(pc config.Provider, spec *Spec, deps provider.Deps) Options {
 	return Options{
 		ID: pc.ID, Description: pc.Description, DiscoverHint: pc.DiscoverHint,
 		RequireConfirm: pc.RequireConfirm, Timeout: pc.Timeout.Duration,

@@ -50,9 +50,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// Kind is the provider kind.
-const Kind = "mcp"
-
 // Defaults applied to zero Options fields.
 const (
 	DefaultMaxMessageBytes = 16 << 20 // one JSON-RPC message from the upstream
@@ -235,7 +232,7 @@ func New(o Options) *Provider {
 		p.readOnly[n] = true
 	}
 	p.info = catalog.ProviderInfo{
-		ID: o.ID, Kind: Kind, Description: o.Description, DiscoverHint: o.DiscoverHint,
+		ID: o.ID, Kind: Name, Description: o.Description, DiscoverHint: o.DiscoverHint,
 		RequireConfirm: o.RequireConfirm, Timeout: o.Timeout, HostLocal: o.BareNames,
 	}
 	if p.info.Description == "" {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
@@ -23,10 +22,10 @@ import (
 //
 // Without an auth block, the handler is a plain oauth one (the command
 // `agent-tools auth login` works on any HTTP upstream that asks for it).
-func AuthFrom(id string, spec *config.MCP, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string, fresh bool) (*upstreamauth.Handler, error) {
+func AuthFrom(id string, spec *Spec, store upstreamauth.Store, login upstreamauth.LoginFunc, redirectURL string, fresh bool) (*upstreamauth.Handler, error) {
 	a, implicit := spec.Auth, spec.Auth == nil
 	if implicit {
-		a = &config.MCPAuth{Type: "oauth"}
+		a = &Auth{Type: "oauth"}
 	}
 	if store == nil {
 		fs, err := upstreamauth.NewFileStore("")

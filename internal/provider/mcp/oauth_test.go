@@ -64,7 +64,7 @@ func TestLoginPickedUp(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
 	f := authtest.New(t)
-	pp, err := Build(config.Provider{ID: "remote", Spec: &config.MCP{URL: f.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	pp, err := Build(config.Provider{ID: "remote", Spec: &Spec{URL: f.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestLoginPickedUp(t *testing.T) {
 	}
 	// auth login, in "another process": its own handler and store.
 	store, _ := upstreamauth.NewFileStore(filepath.Join(state, "agent-tools"))
-	h, err := AuthFrom("remote", &config.MCP{URL: f.URL + "/mcp"}, store, upstreamauth.Headless(http.DefaultClient), "http://127.0.0.1/callback", true)
+	h, err := AuthFrom("remote", &Spec{URL: f.URL + "/mcp"}, store, upstreamauth.Headless(http.DefaultClient), "http://127.0.0.1/callback", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestPlain401(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer ts.Close()
-	pp, err := Build(config.Provider{ID: "plain", Spec: &config.MCP{URL: ts.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	pp, err := Build(config.Provider{ID: "plain", Spec: &Spec{URL: ts.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

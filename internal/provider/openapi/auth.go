@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 
 	"github.com/agent-tools/agent-tools/internal/redact"
@@ -28,7 +27,7 @@ var expirySkew = func() *atomic.Int64 { var v atomic.Int64; v.Store(int64(30 * t
 // login flow it holds the token: logged in on first need, reused until its
 // JWT exp (when readable) or the first 401.
 type authenticator struct {
-	cfg *config.OpenAPIAuth
+	cfg *Auth
 
 	// loginMu serialises logins (one at a time, others wait and reuse the
 	// new token); mu guards the fields below and is never held across I/O.
@@ -39,7 +38,7 @@ type authenticator struct {
 	logins  int       // how many logins succeeded (tests, doctor)
 }
 
-func newAuthenticator(cfg *config.OpenAPIAuth) *authenticator {
+func newAuthenticator(cfg *Auth) *authenticator {
 	return &authenticator{cfg: cfg}
 }
 

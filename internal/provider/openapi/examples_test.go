@@ -40,7 +40,7 @@ func TestExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if strings.Contains(pc.Spec.(*config.OpenAPI).Spec, "://") {
+			if strings.Contains(pc.Spec.(*openapi.Spec).Spec, "://") {
 				return
 			}
 			tools, err := p.Tools(context.Background())

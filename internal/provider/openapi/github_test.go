@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
-
-	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 // githubDoc is GitHub's REST API description from the pinned npm package
@@ -196,7 +194,7 @@ func TestGitHubCalls(t *testing.T) {
 	needGitHubDoc(t)
 	b := newBackend(t, nil)
 	p := loadGitHub(t, Options{BaseURL: b.URL, Include: []string{"repos/list-for-org", "issues/create", "repos/get", "search/code", "repos/compare-commits", "issues/add-labels"},
-		Auth: &config.OpenAPIAuth{Bearer: "ghp_test"}})
+		Auth: &Auth{Bearer: "ghp_test"}})
 	if len(p.tools) != 6 {
 		t.Fatalf("%d tools", len(p.tools))
 	}

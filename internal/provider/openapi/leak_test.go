@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -58,7 +57,7 @@ func TestCredentialsOnlyToTrustedOrigin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			docBody = miniDoc(tt.server, "/ping")
 			before := len(tt.target.requests())
-			p := New(Options{ID: "o", Spec: tt.spec, BaseURL: tt.baseURL, CacheDir: t.TempDir(), Auth: &config.OpenAPIAuth{Bearer: bearer}})
+			p := New(Options{ID: "o", Spec: tt.spec, BaseURL: tt.baseURL, CacheDir: t.TempDir(), Auth: &Auth{Bearer: bearer}})
 			if err := p.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +140,7 @@ func TestEchoedCredentialScrubbed(t *testing.T) {
 		fmt.Fprintf(w, `{"php":"%s","go":%s,"b64":"%s","url":"%s","auth":%q}`, strings.ReplaceAll(string(j[1:len(j)-1]), "/", `\/`), j,
 			base64.StdEncoding.EncodeToString([]byte(tok)), url.QueryEscape(tok), r.Header.Get("Authorization"))
 	})
-	p := petsProvider(t, b, func(o *Options) { o.Auth = &config.OpenAPIAuth{Bearer: bearer} })
+	p := petsProvider(t, b, func(o *Options) { o.Auth = &Auth{Bearer: bearer} })
 	res, err := call(t, p, "pets/list", `{}`)
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 func TestMalformedDocuments(t *testing.T) {
@@ -302,9 +300,9 @@ func newLoginBackend(t *testing.T, expiry time.Duration) *loginBackend {
 	return lb
 }
 
-func loginAuth(password string) *config.OpenAPIAuth {
+func loginAuth(password string) *Auth {
 	empty := ""
-	return &config.OpenAPIAuth{Login: &config.LoginAuth{Path: "/login", Body: map[string]string{"identity": "ann@example.com", "password": password},
+	return &Auth{Login: &LoginAuth{Path: "/login", Body: map[string]string{"identity": "ann@example.com", "password": password},
 		Token: "/token", Header: "Authorization", Prefix: &empty}}
 }
 

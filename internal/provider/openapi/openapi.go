@@ -40,7 +40,7 @@ type Options struct {
 	// Headers are sent with every request.
 	Headers                    map[string]string
 	Include, Exclude, ReadOnly []string
-	Auth                       *config.OpenAPIAuth
+	Auth                       *Auth
 	// CacheDir holds fetched documents ("" = os.UserCacheDir()/agent-tools/openapi).
 	CacheDir string
 	// MaxBody caps response bodies (0 = DefaultMaxBody).
@@ -86,7 +86,7 @@ var (
 // Build is kind openapi's entry in the runtime's table of provider kinds.
 // It reads nothing: the document is loaded by Start (or the first Tools).
 func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*config.OpenAPI)
+	spec, ok := pc.Spec.(*Spec)
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not an openapi entry", pc.ID)
 	}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -218,7 +217,7 @@ func TestIncludeExclude(t *testing.T) {
 func TestRequests(t *testing.T) {
 	b := newBackend(t, nil)
 	p := petsProvider(t, b, func(o *Options) {
-		o.Auth = &config.OpenAPIAuth{Bearer: "s3cret-token"}
+		o.Auth = &Auth{Bearer: "s3cret-token"}
 		o.Headers = map[string]string{"X-Client": "agent-tools"}
 	})
 	tests := []struct {
@@ -261,12 +260,12 @@ func TestRequests(t *testing.T) {
 
 func TestStaticAuth(t *testing.T) {
 	tests := []struct {
-		auth   config.OpenAPIAuth
+		auth   Auth
 		header string
 		want   string
 	}{
-		{config.OpenAPIAuth{Header: map[string]string{"X-Api-Key": "k-123456"}}, "X-Api-Key", "k-123456"},
-		{config.OpenAPIAuth{Basic: &config.BasicAuth{User: "ann", Password: "pw-secret"}}, "Authorization", "Basic YW5uOnB3LXNlY3JldA=="},
+		{Auth{Header: map[string]string{"X-Api-Key": "k-123456"}}, "X-Api-Key", "k-123456"},
+		{Auth{Basic: &BasicAuth{User: "ann", Password: "pw-secret"}}, "Authorization", "Basic YW5uOnB3LXNlY3JldA=="},
 	}
 	for _, tt := range tests {
 		t.Run(tt.header, func(t *testing.T) {
@@ -342,7 +341,7 @@ func TestHTTPErrors(t *testing.T) {
 			p := petsProvider(t, newBackend(t, func(w http.ResponseWriter, r *http.Request) {
 				w.WriteHeader(tt.status)
 				io.WriteString(w, `{"message":"nope","echo":"`+r.Header.Get("Authorization")+`"}`)
-			}), func(o *Options) { o.Auth = &config.OpenAPIAuth{Bearer: "tok-abcdef"} })
+			}), func(o *Options) { o.Auth = &Auth{Bearer: "tok-abcdef"} })
 			res, err := call(t, p, "pets/get", `{"petId":"1"}`)
 			if err != nil {
 				t.Fatal(err)
@@ -416,7 +415,7 @@ func TestRedirects(t *testing.T) {
 			io.WriteString(w, `{"at":"`+r.URL.Path+`"}`)
 		}
 	})
-	p := petsProvider(t, b, func(o *Options) { o.Auth = &config.OpenAPIAuth{Bearer: "tok-abcdef"} })
+	p := petsProvider(t, b, func(o *Options) { o.Auth = &Auth{Bearer: "tok-abcdef"} })
 	res, err := call(t, p, "pets/get", `{"petId":"inside"}`)
 	if err != nil || res.IsError || res.Structured.(map[string]any)["at"] != "/v1/pets/moved" {
 		t.Fatalf("redirect inside the base URL: %+v, %v", res, err)

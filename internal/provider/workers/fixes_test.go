@@ -18,7 +18,7 @@ import (
 func TestJobLogFolderIsCreated(t *testing.T) {
 	root := newRepo(t, map[string]string{"a.txt": "a\n"})
 	logPath := filepath.Join(root, ".agent-tools", "jobs.jsonl")
-	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog = logPath })
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.JobLog = logPath })
 	if _, te := call(t, p, map[string]any{"goal": "look", "mode": "analyze"}); te != nil {
 		t.Fatal(te.JSON())
 	}
@@ -32,7 +32,7 @@ func TestJobLogFolderIsCreated(t *testing.T) {
 
 	// A path whose folder cannot exist (its parent is a file): doctor says so.
 	blocked := filepath.Join(root, "a.txt", "jobs.jsonl")
-	q := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog = blocked })
+	q := newProvider(t, "codex", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.JobLog = blocked })
 	if d := diag(q.Diagnostics(), "jobLog"); d == nil || d.Status != "warning" || !strings.Contains(d.Reason, "cannot be written") {
 		t.Fatalf("doctor: %+v", q.Diagnostics())
 	}
@@ -61,7 +61,7 @@ func TestTeachingTextNamesRealFields(t *testing.T) {
 		t.Fatalf("supported_efforts is not a field of the error: %s", te.JSON())
 	}
 
-	missing := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Command = "/no/such/codex" }
+	missing := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Command = "/no/such/codex" }
 	d := newProvider(t, "codex", root, missing).Diagnostics()
 	if !strings.Contains(d[0].Reason, "EXECUTABLE_NOT_FOUND") {
 		t.Fatalf("doctor: %+v", d)
@@ -89,7 +89,7 @@ func TestFlagsVerifiedOnlyForTheExpectedCLI(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, preset := range []string{"codex", "claude", "gemini"} {
-		p := newProvider(t, preset, root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Command = other })
+		p := newProvider(t, preset, root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Command = other })
 		st := p.status(context.Background())
 		if st.Flags != "unverified" || !strings.Contains(st.FlagsDetail, "does not name "+preset) || !anyContains(st.Warnings, "flags unverified") {
 			t.Errorf("%s: %s (%s) %v", preset, st.Flags, st.FlagsDetail, st.Warnings)
@@ -103,7 +103,7 @@ func TestFlagsVerifiedOnlyForTheExpectedCLI(t *testing.T) {
 	if err := os.WriteFile(old, []byte("#!/bin/sh\necho 'Usage: claude [options]'; echo '  -p, --print --output-format --model'\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	st = newProvider(t, "claude", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Command = old }).status(context.Background())
+	st = newProvider(t, "claude", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Command = old }).status(context.Background())
 	if st.Flags != "unverified" || !strings.Contains(st.FlagsDetail, "--effort") {
 		t.Fatalf("%s (%s)", st.Flags, st.FlagsDetail)
 	}
@@ -114,7 +114,7 @@ func TestFlagsVerifiedOnlyForTheExpectedCLI(t *testing.T) {
 // so no person confirms a call that cannot run.
 func TestValidateArgumentsBeforeConfirmation(t *testing.T) {
 	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
-	routed := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Models = []string{"m1"} }
+	routed := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Models = []string{"m1"} }
 	for _, tt := range []struct {
 		name, preset, args, code string
 		opts                     []opt
@@ -152,7 +152,7 @@ func TestValidateArgumentsBeforeConfirmation(t *testing.T) {
 // stop python3 -c "exec(...)").
 func TestCallVerifyCommandsNeedAPerson(t *testing.T) {
 	root := newRepo(t, nil)
-	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) {
 		w.Verify = []string{"go test ./...", "make lint"}
 	})
 	for args, want := range map[string]bool{
@@ -169,7 +169,7 @@ func TestCallVerifyCommandsNeedAPerson(t *testing.T) {
 		}
 	}
 	// The config's list is what runs when the call gives none.
-	if _, err := New(config.Provider{ID: "bad"}, &config.Workers{Preset: "codex", Verify: []string{"a | b"}}, provider.Deps{ProjectDir: root}); err == nil {
+	if _, err := New(config.Provider{ID: "bad"}, &Spec{Preset: "codex", Verify: []string{"a | b"}}, provider.Deps{ProjectDir: root}); err == nil {
 		t.Fatal("a verify: entry with a shell operator was accepted")
 	}
 }
@@ -178,7 +178,7 @@ func TestCallVerifyCommandsNeedAPerson(t *testing.T) {
 // verify: list is what runs.
 func TestConfiguredVerifyRuns(t *testing.T) {
 	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
-	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) {
 		w.Verify = []string{"test -f src/missing.go"}
 	})
 	r, te := call(t, p, map[string]any{"goal": "fake:write=src/a.go", "mode": "implement", "allowed_paths": []string{"src"}})

@@ -62,10 +62,10 @@ func gitIn(t testing.TB, dir string, args ...string) string {
 	return string(out)
 }
 
-type opt func(*config.Provider, *config.Workers, *provider.Deps)
+type opt func(*config.Provider, *Spec, *provider.Deps)
 
 func withEnv(k, v string) opt {
-	return func(_ *config.Provider, _ *config.Workers, d *provider.Deps) {
+	return func(_ *config.Provider, _ *Spec, d *provider.Deps) {
 		prev := d.Env
 		d.Env = func(name string) (string, bool) {
 			if name == k {
@@ -79,7 +79,7 @@ func withEnv(k, v string) opt {
 func newProvider(t testing.TB, preset, root string, opts ...opt) *Provider {
 	t.Helper()
 	pc := config.Provider{ID: preset, Kind: "workers", RequireConfirm: true, Enabled: true}
-	spec := &config.Workers{Preset: preset, Command: fake(t, preset), Cwd: root}
+	spec := &Spec{Preset: preset, Command: fake(t, preset), Cwd: root}
 	deps := provider.Deps{ProjectDir: root, Env: func(k string) (string, bool) {
 		if k == "CODEX_HOME" || k == "HOME" {
 			return filepath.Join(root, ".no-such-home"), true

@@ -15,7 +15,7 @@ import (
 // hostileEnv gives the fake worker (and so the runtime, which shares the
 // provider's env) the marker path the hostile scripts try to touch.
 func hostileEnv(vars map[string]string) opt {
-	return func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+	return func(_ *config.Provider, w *Spec, _ *provider.Deps) {
 		if w.Env == nil {
 			w.Env = map[string]string{}
 		}
@@ -53,7 +53,7 @@ func TestRuntimeGitRunsNothingTheWorkerConfigured(t *testing.T) {
 	// The next job, isolated: worktree add, snapshots and the diff run
 	// nothing either (post-checkout hook, smudge/clean filters).
 	q := newProvider(t, "codex", root, hostileEnv(map[string]string{"FAKE_MARKER": marker}),
-		func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Isolation = "worktree" })
+		func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Isolation = "worktree" })
 	if _, te := call(t, q, map[string]any{"goal": "fake:write=src/b.go", "mode": "implement", "allowed_paths": []string{"src"}, "skip_verification": true, "apply": true}); te != nil {
 		t.Fatal(te.JSON())
 	}
@@ -126,7 +126,7 @@ func TestSymlinkInScopeWarnsBeforeTheJob(t *testing.T) {
 func TestAbsoluteWriteUnderIsolation(t *testing.T) {
 	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
 	p := newProvider(t, "codex", root, hostileEnv(map[string]string{"FAKE_ROOT": root}),
-		func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Isolation = "worktree" })
+		func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Isolation = "worktree" })
 	r, te := call(t, p, map[string]any{"goal": "fake:hostile=absolute fake:write=src/b.go", "mode": "implement", "allowed_paths": []string{"src"}, "skip_verification": true, "apply": true})
 	if te != nil {
 		t.Fatal(te.JSON())

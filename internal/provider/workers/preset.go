@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/agent-tools/agent-tools/internal/config"
 )
 
 // invocation is what one job asks of a worker CLI.
@@ -177,10 +175,10 @@ var presets = map[string]*worker{
 const geminiTail = "Carry out the task above."
 
 // custom builds the protocol of a declared (preset-less) worker.
-func custom(w *config.Workers) *worker {
+func custom(w *Spec) *worker {
 	def := w.Worker
 	if def == nil {
-		def = &config.WorkerDef{}
+		def = &WorkerDef{}
 	}
 	wk := &worker{
 		Name: "custom", Bin: w.Command, Transport: or(def.Prompt, "stdin"), Output: or(def.Output, "text"),

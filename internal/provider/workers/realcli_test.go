@@ -113,7 +113,7 @@ func TestStatusAgainstRealLoggedOutCLIs(t *testing.T) {
 			t.Setenv("CODEX_HOME", filepath.Join(home, ".codex"))
 			root := newRepo(t, nil)
 			pc := config.Provider{ID: name, Kind: "workers", Enabled: true}
-			spec := &config.Workers{Preset: name, Command: bin, Cwd: root}
+			spec := &Spec{Preset: name, Command: bin, Cwd: root}
 			pc.Spec = spec
 			p, err := New(pc, spec, provider.Deps{ProjectDir: root})
 			if err != nil {

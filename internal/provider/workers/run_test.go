@@ -136,8 +136,8 @@ func TestBadInput(t *testing.T) {
 	  {"slug":"gpt-5.6-sol","supported_reasoning_levels":[{"effort":"low"},{"effort":"high"}]},
 	  {"slug":"gpt-5.6-luna","supported_reasoning_levels":[{"effort":"low"}]}]}`)
 	withHome := withEnv("CODEX_HOME", codexHome)
-	missing := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Command = "/no/such/codex" }
-	routed := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Models = []string{"gpt-5.6-sol"} }
+	missing := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Command = "/no/such/codex" }
+	routed := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Models = []string{"gpt-5.6-sol"} }
 	tests := []struct {
 		name   string
 		preset string
@@ -264,7 +264,7 @@ func TestTimeoutAndCancelKillTheTree(t *testing.T) {
 func TestDebugLogsPromptsOnlyWhenAsked(t *testing.T) {
 	root := newRepo(t, nil)
 	logPath := filepath.Join(t.TempDir(), "jobs.jsonl")
-	p := newProvider(t, "claude", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog, w.Debug = logPath, true })
+	p := newProvider(t, "claude", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.JobLog, w.Debug = logPath, true })
 	if _, te := call(t, p, map[string]any{"goal": "debuggable goal", "mode": "analyze"}); te != nil {
 		t.Fatal(te.JSON())
 	}
@@ -278,7 +278,7 @@ func TestDebugLogsPromptsOnlyWhenAsked(t *testing.T) {
 func TestRefusalsAreLogged(t *testing.T) {
 	root := newRepo(t, nil)
 	logPath := filepath.Join(t.TempDir(), "jobs.jsonl")
-	p := newProvider(t, "codex", root, func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.JobLog = logPath })
+	p := newProvider(t, "codex", root, func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.JobLog = logPath })
 	_, _ = call(t, p, map[string]any{"goal": "g", "mode": "implement", "allowed_paths": []string{"../x"}}) // refused; the test reads the job log it leaves
 	b, _ := os.ReadFile(logPath)
 	var rec jobRecord
@@ -312,7 +312,7 @@ func TestLongAgyPromptGoesThroughAFile(t *testing.T) {
 
 func TestWorktreeIsolation(t *testing.T) {
 	root := newRepo(t, map[string]string{"src/a.go": "a\n"})
-	iso := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Isolation = "worktree" }
+	iso := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Isolation = "worktree" }
 	p := newProvider(t, "codex", root, iso)
 	r, te := call(t, p, map[string]any{"goal": "fake:write=src/a.go", "mode": "implement", "allowed_paths": []string{"src"}, "verify_commands": []string{"true"}})
 	if te != nil {
@@ -343,7 +343,7 @@ func TestWorktreeIsolation(t *testing.T) {
 
 func TestShutdownGraceThenCancel(t *testing.T) {
 	root := newRepo(t, nil)
-	grace := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+	grace := func(_ *config.Provider, w *Spec, _ *provider.Deps) {
 		w.ShutdownGrace = config.Duration{Duration: 200 * time.Millisecond}
 	}
 	p := newProvider(t, "codex", root, grace)
@@ -371,7 +371,7 @@ func TestShutdownGraceThenCancel(t *testing.T) {
 func TestJobLogHasNoSecretsOrPrompts(t *testing.T) {
 	root := newRepo(t, nil)
 	logPath := filepath.Join(t.TempDir(), "jobs.jsonl")
-	secret := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) {
+	secret := func(_ *config.Provider, w *Spec, _ *provider.Deps) {
 		w.JobLog, w.Env = logPath, map[string]string{"WORKER_TOKEN": "s3cr3t-value"}
 	}
 	p := newProvider(t, "codex", root, secret)
@@ -407,7 +407,7 @@ func TestStatusWithoutInference(t *testing.T) {
 	if len(st.ModelStatus) != 2 || st.ModelStatus[0].Status != "available" {
 		t.Fatalf("models %+v", st.ModelStatus)
 	}
-	missing := func(_ *config.Provider, w *config.Workers, _ *provider.Deps) { w.Command = "no-such-worker-cli" }
+	missing := func(_ *config.Provider, w *Spec, _ *provider.Deps) { w.Command = "no-such-worker-cli" }
 	st = newProvider(t, "codex", root, missing).status(context.Background())
 	if st.Installed || !anyContains(st.Warnings, "executable not found") {
 		t.Fatalf("%+v", st)
@@ -425,8 +425,8 @@ func TestCustomWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	pc := config.Provider{ID: "mine", Kind: "workers", Enabled: true}
-	spec := &config.Workers{Command: script, Args: []string{"--mode", "{mode}"},
-		Worker: &config.WorkerDef{Prompt: "file", PromptArgs: []string{"--prompt-file", "{prompt_file}"}, Output: "jsonl", Answer: "final.text"}}
+	spec := &Spec{Command: script, Args: []string{"--mode", "{mode}"},
+		Worker: &WorkerDef{Prompt: "file", PromptArgs: []string{"--prompt-file", "{prompt_file}"}, Output: "jsonl", Answer: "final.text"}}
 	pc.Spec = spec
 	p, err := New(pc, spec, provider.Deps{ProjectDir: root})
 	if err != nil {

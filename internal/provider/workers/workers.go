@@ -105,7 +105,7 @@ var errShutdown = errors.New("the runtime shut down")
 
 // Build is kind workers' entry in the runtime's table of provider kinds.
 func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*config.Workers)
+	spec, ok := pc.Spec.(*Spec)
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not a workers entry", pc.ID)
 	}
@@ -114,7 +114,7 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 
 // New builds the provider. It starts nothing and succeeds when the CLI is
 // missing (doctor says so; run answers EXECUTABLE_NOT_FOUND).
-func New(pc config.Provider, spec *config.Workers, deps provider.Deps) (*Provider, error) {
+func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) {
 	var w *worker
 	if spec.Preset != "" {
 		base, ok := presets[spec.Preset]

@@ -1,4 +1,4 @@
-package config
+package cli_test
 
 import (
 	"path/filepath"
@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 func TestCLIDecodes(t *testing.T) {
@@ -38,11 +42,11 @@ func TestCLIDecodes(t *testing.T) {
       - name: tool
         argv: [./bin/tool, "{{literal}}"]
 `
-	c, err := parse(t, src)
+	c, err := configtest.Parse(t, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cli := c.Providers[0].Spec.(*CLI)
+	cli := c.Providers[0].Spec.(*cli.Spec)
 	if !slices.Equal(cli.Allow, []string{"git", "./bin/tool"}) || !slices.Equal(cli.Programs(), cli.Allow) {
 		t.Errorf("allow = %q, programs = %q", cli.Allow, cli.Programs())
 	}
@@ -71,11 +75,11 @@ func TestCLIDecodes(t *testing.T) {
 }
 
 func TestCLIProgramsDefault(t *testing.T) {
-	c, err := parse(t, "providers:\n  - id: x\n    kind: cli\n    tools:\n      - {name: a, argv: [ls]}\n      - {name: b, argv: [git, status]}\n      - {name: c, argv: [ls, -l]}\n")
+	c, err := configtest.Parse(t, "providers:\n  - id: x\n    kind: cli\n    tools:\n      - {name: a, argv: [ls]}\n      - {name: b, argv: [git, status]}\n      - {name: c, argv: [ls, -l]}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Providers[0].Spec.(*CLI).Programs(); !slices.Equal(got, []string{"ls", "git"}) {
+	if got := c.Providers[0].Spec.(*cli.Spec).Programs(); !slices.Equal(got, []string{"ls", "git"}) {
 		t.Errorf("programs = %q", got)
 	}
 }
@@ -145,15 +149,15 @@ func TestCLIErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parse(t, tt.src)
+			_, err := configtest.Parse(t, tt.src)
 			if err == nil {
 				t.Fatal("no error")
 			}
-			got := errorsOf(t, err)
+			got := configtest.ErrorsOf(t, err)
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
 			}
-			for _, s := range testEnv {
+			for _, s := range configtest.Env {
 				if len(s) > 5 && strings.Contains(err.Error(), s) {
 					t.Errorf("error leaks env value %q", s)
 				}
@@ -173,9 +177,9 @@ func FuzzCLIConfig(f *testing.F) {
 			return
 		}
 		src := "providers:\n  - id: x\n    kind: cli\n    " + entry
-		c, err := Parse("f.yaml", []byte(src), lookup)
+		c, err := config.Parse("f.yaml", []byte(src), configtest.Lookup)
 		if err != nil {
-			e, ok := AsErrors(err)
+			e, ok := config.AsErrors(err)
 			if !ok || len(e.List) == 0 {
 				t.Fatalf("error is not a non-empty *Errors: %v", err)
 			}
@@ -183,7 +187,7 @@ func FuzzCLIConfig(f *testing.F) {
 				if x.Line <= 0 || x.Msg == "" {
 					t.Fatalf("error without position: %#v", x)
 				}
-				if strings.Contains(x.Msg, testEnv["EV_KEY"]) {
+				if strings.Contains(x.Msg, configtest.Env["EV_KEY"]) {
 					t.Fatalf("error leaks a variable's value: %s", x.Msg)
 				}
 			}

@@ -1,9 +1,13 @@
-package config
+package mcp_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 func TestMCPAuthDecodes(t *testing.T) {
@@ -17,21 +21,21 @@ func TestMCPAuthDecodes(t *testing.T) {
     url: https://mcp.example.com/mcp
     auth: { type: client_credentials, clientId: svc, privateKeyFile: keys/svc.pem }
 `
-	c, err := parse(t, src)
+	c, err := configtest.Parse(t, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := c.Providers[0].Spec.(*MCP).Auth
-	if a.Type != "oauth" || a.ClientID != "Iv1.abc" || a.ClientSecret != testEnv["EV_KEY"] || !slices.Equal(a.Scopes, []string{"repo", "read:org"}) || a.RedirectPort != 8976 {
+	a := c.Providers[0].Spec.(*mcp.Spec).Auth
+	if a.Type != "oauth" || a.ClientID != "Iv1.abc" || a.ClientSecret != configtest.Env["EV_KEY"] || !slices.Equal(a.Scopes, []string{"repo", "read:org"}) || a.RedirectPort != 8976 {
 		t.Errorf("auth = %+v", a)
 	}
-	if !slices.ContainsFunc(c.Secrets(), func(s Secret) bool { return s.Value == testEnv["EV_KEY"] }) {
+	if !slices.ContainsFunc(c.Secrets(), func(s config.Secret) bool { return s.Value == configtest.Env["EV_KEY"] }) {
 		t.Error("auth.clientSecret is not registered as a secret")
 	}
-	if r := c.Redacted().Providers[0].Spec.(*MCP).Auth; r.ClientSecret != "***" {
+	if r := c.Redacted().Providers[0].Spec.(*mcp.Spec).Auth; r.ClientSecret != "***" {
 		t.Errorf("redacted clientSecret = %q", r.ClientSecret)
 	}
-	if k := c.Providers[1].Spec.(*MCP).Auth.PrivateKeyFile; !strings.HasPrefix(k, c.Dir) {
+	if k := c.Providers[1].Spec.(*mcp.Spec).Auth.PrivateKeyFile; !strings.HasPrefix(k, c.Dir) {
 		t.Errorf("privateKeyFile %q not resolved against %q", k, c.Dir)
 	}
 }
@@ -54,8 +58,8 @@ func TestMCPAuthErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.want, func(t *testing.T) {
-			_, err := parse(t, "providers:\n  - id: x\n    kind: mcp\n    "+tc.entry+"\n")
-			lines := errorsOf(t, err)
+			_, err := configtest.Parse(t, "providers:\n  - id: x\n    kind: mcp\n    "+tc.entry+"\n")
+			lines := configtest.ErrorsOf(t, err)
 			if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, tc.want) }) {
 				t.Errorf("errors %q, want one containing %q", lines, tc.want)
 			}
@@ -74,11 +78,11 @@ func FuzzMCPAuthConfig(f *testing.F) {
 			return
 		}
 		src := "providers:\n  - id: x\n    kind: mcp\n    url: https://x/mcp\n    auth: " + block + "\n"
-		_, err := Parse("f.yaml", []byte(src), lookup)
+		_, err := config.Parse("f.yaml", []byte(src), configtest.Lookup)
 		if err == nil {
 			return
 		}
-		e, ok := AsErrors(err)
+		e, ok := config.AsErrors(err)
 		if !ok || len(e.List) == 0 {
 			t.Fatalf("error is not a non-empty *Errors: %v", err)
 		}
@@ -86,7 +90,7 @@ func FuzzMCPAuthConfig(f *testing.F) {
 			if x.Line <= 0 || x.Msg == "" {
 				t.Fatalf("error without position: %#v", x)
 			}
-			if strings.Contains(x.Msg, testEnv["EV_KEY"]) {
+			if strings.Contains(x.Msg, configtest.Env["EV_KEY"]) {
 				t.Fatalf("error leaks a variable's value: %s", x.Msg)
 			}
 		}

@@ -1,9 +1,12 @@
-package config
+package workers_test
 
 import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/agent-tools/agent-tools/internal/provider/workers"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 // The issue's YAML, kept exactly.
@@ -13,16 +16,16 @@ const issueWorkersYAML = `providers:
     preset: codex
     models: [gpt-5.6-sol, gpt-5.6-luna]   # optional: what may be routed here
     timeout: 30m
-    # command: /opt/codex/bin/codex     # overrides the preset's binary (seed 003's AGENTBRIDGE_CODEX_BIN)
+    # command: /opt/codex/bin/codex     # overrides the preset's binary
 `
 
 func TestWorkersIssueYAML(t *testing.T) {
-	c, err := parse(t, issueWorkersYAML)
+	c, err := configtest.Parse(t, issueWorkersYAML)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := c.Providers[0]
-	w := p.Spec.(*Workers)
+	w := p.Spec.(*workers.Spec)
 	if w.Preset != "codex" || !slices.Equal(w.Models, []string{"gpt-5.6-sol", "gpt-5.6-luna"}) || p.Timeout.Duration != 30*time.Minute {
 		t.Fatalf("decoded %+v timeout %v", w, p.Timeout)
 	}
@@ -54,11 +57,11 @@ func TestWorkersAllKeys(t *testing.T) {
       effortArgs: ["--effort={effort}"]
       efforts: [low, high]
 `
-	c, err := parse(t, src)
+	c, err := configtest.Parse(t, src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := c.Providers[0].Spec.(*Workers)
+	w := c.Providers[0].Spec.(*workers.Spec)
 	wd := w.Worker
 	switch {
 	case w.Isolation != "worktree", w.ShutdownGrace.Duration != 20*time.Second, !w.Debug:
@@ -115,8 +118,8 @@ func TestWorkersErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parse(t, tt.src)
-			got := errorsOf(t, err)
+			_, err := configtest.Parse(t, tt.src)
+			got := configtest.ErrorsOf(t, err)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("got:\n%s\nwant:\n%s", join(got), join(tt.want))
 			}
@@ -133,12 +136,12 @@ func join(l []string) string {
 }
 
 func TestWorkersRedactsEnv(t *testing.T) {
-	c, err := parse(t, "providers:\n  - id: w\n    kind: workers\n    preset: claude\n    env: {TOKEN: secret-value}\n")
+	c, err := configtest.Parse(t, "providers:\n  - id: w\n    kind: workers\n    preset: claude\n    env: {TOKEN: secret-value}\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := c.Redacted().Providers[0].Spec.(*Workers)
-	if r.Env["TOKEN"] == "secret-value" || c.Providers[0].Spec.(*Workers).Env["TOKEN"] != "secret-value" {
+	r := c.Redacted().Providers[0].Spec.(*workers.Spec)
+	if r.Env["TOKEN"] == "secret-value" || c.Providers[0].Spec.(*workers.Spec).Env["TOKEN"] != "secret-value" {
 		t.Fatalf("redaction: %v", r.Env)
 	}
 }

@@ -1,17 +1,17 @@
-package config
+package mcp
 
 import (
 	"net/url"
 	"slices"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/agent-tools/agent-tools/internal/config"
 )
 
-// MCPAuth is the authorization of an HTTP kind mcp upstream (the MCP
+// Auth is the authorization of an HTTP kind mcp upstream (the MCP
 // authorization spec): "oauth", a person's login by OAuth 2.1 with PKCE,
 // discovered from the server (agent-tools auth login <provider>); or
 // "client_credentials", a machine's own credentials.
-type MCPAuth struct {
+type Auth struct {
 	Type         string   `json:"type" yaml:"type"`
 	ClientID     string   `json:"clientId,omitempty" yaml:"clientId,omitempty"`
 	ClientSecret string   `json:"clientSecret,omitempty" yaml:"clientSecret,omitempty"`
@@ -34,69 +34,33 @@ type MCPAuth struct {
 	IDToken         string `json:"idToken,omitempty" yaml:"idToken,omitempty"`
 }
 
-var mcpAuthKeys = []string{"type", "clientId", "clientSecret", "scopes", "redirectPort", "privateKeyFile", "clientMetadataUrl",
-	"idpIssuer", "idpClientId", "idpClientSecret", "idToken"}
-
 var mcpAuthTypes = []string{"oauth", "client_credentials", "cross_app"}
 
-func decodeMCPAuth(d *decoder, v *yaml.Node, kp string) *MCPAuth {
-	a := &MCPAuth{}
-	if !d.mapping(v, kp, mcpAuthKeys, func(key string, _, v *yaml.Node, kp string) {
-		switch key {
-		case "type":
-			d.setStr(&a.Type, v, kp)
-		case "clientId":
-			d.setStr(&a.ClientID, v, kp)
-		case "clientSecret":
-			d.setStr(&a.ClientSecret, v, kp)
-		case "scopes":
-			a.Scopes = d.stringList(v, kp)
-		case "redirectPort":
-			d.integer(v, kp, &a.RedirectPort)
-		case "privateKeyFile":
-			d.setStr(&a.PrivateKeyFile, v, kp)
-		case "clientMetadataUrl":
-			d.setStr(&a.ClientMetadataURL, v, kp)
-		case "idpIssuer":
-			d.setStr(&a.IdPIssuer, v, kp)
-		case "idpClientId":
-			d.setStr(&a.IdPClientID, v, kp)
-		case "idpClientSecret":
-			d.setStr(&a.IdPClientSecret, v, kp)
-		case "idToken":
-			d.setStr(&a.IDToken, v, kp)
-		}
-	}) {
-		return nil
-	}
-	return a
-}
-
-func (v *validator) mcpAuth(ap string, m *MCP) {
+func validateAuth(v *config.Validator, ap string, m *Spec) {
 	a := m.Auth
-	if a == nil || v.bad(ap) {
+	if a == nil || v.Bad(ap) {
 		return
 	}
 	if m.URL == "" {
-		v.keyf(ap, `"auth" applies only to HTTP servers (with "url")`)
+		v.Keyf(ap, `"auth" applies only to HTTP servers (with "url")`)
 		return
 	}
 	if !slices.Contains(mcpAuthTypes, a.Type) {
-		v.errf(ap+".type", "auth.type must be %s", orList(mcpAuthTypes))
+		v.Errf(ap+".type", "auth.type must be %s", config.OrList(mcpAuthTypes))
 		return
 	}
 	if a.RedirectPort < 0 || a.RedirectPort > 65535 {
-		v.errf(ap+".redirectPort", "redirectPort must be a port (0-65535)")
+		v.Errf(ap+".redirectPort", "redirectPort must be a port (0-65535)")
 	}
 	if a.ClientMetadataURL != "" {
 		if u, err := url.Parse(a.ClientMetadataURL); err != nil || u.Scheme != "https" || u.Path == "" || u.Path == "/" {
-			v.errf(ap+".clientMetadataUrl", "clientMetadataUrl must be an https URL with a path")
+			v.Errf(ap+".clientMetadataUrl", "clientMetadataUrl must be an https URL with a path")
 		}
 	}
 	if a.Type != "cross_app" {
 		for k, set := range map[string]bool{"idpIssuer": a.IdPIssuer != "", "idpClientId": a.IdPClientID != "", "idpClientSecret": a.IdPClientSecret != "", "idToken": a.IDToken != ""} {
 			if set {
-				v.keyf(ap+"."+k, "%q applies to type cross_app", k)
+				v.Keyf(ap+"."+k, "%q applies to type cross_app", k)
 			}
 		}
 	}
@@ -104,30 +68,30 @@ func (v *validator) mcpAuth(ap string, m *MCP) {
 	case "cross_app":
 		for k, set := range map[string]bool{"clientId": a.ClientID != "", "idpIssuer": a.IdPIssuer != "", "idpClientId": a.IdPClientID != "", "idToken": a.IDToken != ""} {
 			if !set {
-				v.errf(ap, "auth type cross_app needs %q", k)
+				v.Errf(ap, "auth type cross_app needs %q", k)
 			}
 		}
 	case "oauth":
 		if a.PrivateKeyFile != "" {
-			v.keyf(ap+".privateKeyFile", `"privateKeyFile" applies to type client_credentials`)
+			v.Keyf(ap+".privateKeyFile", `"privateKeyFile" applies to type client_credentials`)
 		}
 		if a.ClientSecret != "" && a.ClientID == "" {
-			v.errf(ap, `auth.clientSecret needs auth.clientId`)
+			v.Errf(ap, `auth.clientSecret needs auth.clientId`)
 		}
 	case "client_credentials":
 		if a.ClientID == "" {
-			v.errf(ap, `auth type client_credentials needs "clientId"`)
+			v.Errf(ap, `auth type client_credentials needs "clientId"`)
 		}
 		switch {
 		case a.ClientSecret == "" && a.PrivateKeyFile == "":
-			v.errf(ap, `auth type client_credentials needs "clientSecret" or "privateKeyFile"`)
+			v.Errf(ap, `auth type client_credentials needs "clientSecret" or "privateKeyFile"`)
 		case a.ClientSecret != "" && a.PrivateKeyFile != "":
-			v.keyf(ap+".privateKeyFile", `set "clientSecret" or "privateKeyFile", not both`)
+			v.Keyf(ap+".privateKeyFile", `set "clientSecret" or "privateKeyFile", not both`)
 		}
 	}
 }
 
-func redactMCPAuth(a *MCPAuth) *MCPAuth {
+func redactAuth(a *Auth) *Auth {
 	if a == nil {
 		return nil
 	}

@@ -1,10 +1,14 @@
-package config
+package openapi_test
 
 import (
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider/openapi"
+	"github.com/agent-tools/agent-tools/internal/tests/configtest"
 )
 
 // The issue's example, verbatim in shape.
@@ -38,11 +42,11 @@ const openapiExample = `providers:
 `
 
 func TestOpenAPIDecode(t *testing.T) {
-	c, err := Parse("/p/agent-tools.yaml", []byte(openapiExample), lookup)
+	c, err := config.Parse("/p/agent-tools.yaml", []byte(openapiExample), configtest.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gh := c.Providers[0].Spec.(*OpenAPI)
+	gh := c.Providers[0].Spec.(*openapi.Spec)
 	if gh.Spec != "/p/api/github.json" || gh.BaseURL != "https://api.github.com" ||
 		!reflect.DeepEqual(gh.Include, []string{"repos/*", "issues/*"}) || !reflect.DeepEqual(gh.Exclude, []string{"repos/delete"}) ||
 		gh.Auth == nil || gh.Auth.Bearer != "ev-secret-value" {
@@ -51,27 +55,27 @@ func TestOpenAPIDecode(t *testing.T) {
 	if p := c.Providers[0]; !reflect.DeepEqual(p.ReadOnly, []string{"search/*"}) || p.Timeout.Duration.String() != "30s" {
 		t.Errorf("common keys = %+v", p)
 	}
-	pb := c.Providers[1].Spec.(*OpenAPI)
+	pb := c.Providers[1].Spec.(*openapi.Spec)
 	l := pb.Auth.Login
 	if pb.Spec != "https://example.com/openapi.yaml" || l == nil || l.Path != "/api/collections/users/auth-with-password" ||
 		l.Body["identity"] != "ev-secret-value" || l.Body["password"] != "remote-secret-value" ||
 		l.Token != "/token" || l.Header != "Authorization" || l.TokenPrefix() != "" {
 		t.Errorf("pb = %+v login %+v", pb, l)
 	}
-	if h := c.Providers[2].Spec.(*OpenAPI).Auth.Header; h["X-Api-Key"] != "ev-secret-value" {
+	if h := c.Providers[2].Spec.(*openapi.Spec).Auth.Header; h["X-Api-Key"] != "ev-secret-value" {
 		t.Errorf("header auth = %v", h)
 	}
-	if b := c.Providers[3].Spec.(*OpenAPI).Auth.Basic; b == nil || b.User != "admin" || b.Password != "remote-secret-value" {
+	if b := c.Providers[3].Spec.(*openapi.Spec).Auth.Basic; b == nil || b.User != "admin" || b.Password != "remote-secret-value" {
 		t.Errorf("basic = %+v", b)
 	}
 }
 
 func TestOpenAPILoginDefaults(t *testing.T) {
-	c, err := parse(t, "providers:\n  - id: pb\n    kind: openapi\n    spec: x.yaml\n    auth:\n      login: { path: /login }\n")
+	c, err := configtest.Parse(t, "providers:\n  - id: pb\n    kind: openapi\n    spec: x.yaml\n    auth:\n      login: { path: /login }\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := c.Providers[0].Spec.(*OpenAPI).Auth.Login
+	l := c.Providers[0].Spec.(*openapi.Spec).Auth.Login
 	if l.Token != "/token" || l.Header != "Authorization" || l.TokenPrefix() != "Bearer " {
 		t.Errorf("defaults = %+v prefix %q", l, l.TokenPrefix())
 	}
@@ -131,8 +135,8 @@ func TestOpenAPIErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := parse(t, tt.src)
-			if got := errorsOf(t, err); !reflect.DeepEqual(got, tt.want) {
+			_, err := configtest.Parse(t, tt.src)
+			if got := configtest.ErrorsOf(t, err); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tt.want)
 			}
 		})
@@ -140,7 +144,7 @@ func TestOpenAPIErrors(t *testing.T) {
 }
 
 func TestOpenAPIRedacted(t *testing.T) {
-	c, err := Parse("/p/agent-tools.yaml", []byte(openapiExample+"    headers: { X-Extra: \"${EV_KEY}\" }\n"), lookup)
+	c, err := config.Parse("/p/agent-tools.yaml", []byte(openapiExample+"    headers: { X-Extra: \"${EV_KEY}\" }\n"), configtest.Lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +164,7 @@ func TestOpenAPIRedacted(t *testing.T) {
 		}
 	}
 	// The original is untouched.
-	if c.Providers[0].Spec.(*OpenAPI).Auth.Bearer != "ev-secret-value" {
+	if c.Providers[0].Spec.(*openapi.Spec).Auth.Bearer != "ev-secret-value" {
 		t.Error("Redacted changed the original")
 	}
 }
