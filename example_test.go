@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -36,8 +37,10 @@ func Example() {
 		return
 	}
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "noon", nil })
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "noon", nil }); err != nil {
+		log.Fatal(err)
+	}
 	if err := rt.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -52,10 +55,12 @@ func Example() {
 func ExampleAddTool() {
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
+	if err := agenttools.AddTool(rt, &agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
 		func(ctx context.Context, call *agenttools.CallInfo, in greetIn) (greetOut, error) {
 			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
-		})
+		}); err != nil {
+		log.Fatal(err)
+	}
 	if err := rt.Start(context.Background()); err != nil {
 		fmt.Println(err)
 		return
@@ -74,11 +79,15 @@ func ExampleRuntime_AddTool() {
 	defer rt.Close()
 	schema := &jsonschema.Schema{Type: "object",
 		Properties: map[string]*jsonschema.Schema{"slot": {Type: "string"}}, Required: []string{"slot"}}
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot.", InputSchema: schema},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot.", InputSchema: schema},
 		func(ctx context.Context, call *agenttools.CallInfo, args json.RawMessage) (any, error) {
 			return "booked", nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "booking_create", map[string]any{"slot": 9})
 	fmt.Println(err.(*agenttools.ToolError).Code)
@@ -98,12 +107,16 @@ func ExampleToolError() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: "get", Description: "A room by number.", ReadOnly: true},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: "get", Description: "A room by number.", ReadOnly: true},
 		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 			return nil, &agenttools.ToolError{Code: agenttools.CodeInvalidArguments,
 				Message: "room 13 does not exist", Hint: "Call rooms_list for the room numbers."}
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "rooms_get", nil)
 	var te *agenttools.ToolError
@@ -122,12 +135,16 @@ func ExampleCallInfo_Progress() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "index", Action: "rebuild", Description: "Rebuild the index.", ReadOnly: true},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "index", Action: "rebuild", Description: "Rebuild the index.", ReadOnly: true},
 		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 			call.Progress(1, 2, "half of the files")
 			return "rebuilt", nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rt.Handler())
 	srv := httptest.NewServer(mux)
@@ -161,9 +178,13 @@ func ExampleSession_Call() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy: {confirm: token}\n")})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "files", Action: "delete", Description: "Delete a file."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "deleted", nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "files", Action: "delete", Description: "Delete a file."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "deleted", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	s := rt.NewSession(agenttools.SessionOptions{Client: "panel-agent"})
 	defer s.Close()
 
@@ -188,11 +209,15 @@ func ExampleSessionOptions_confirm() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."},
 		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 			return "cancelled for " + call.User, nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	s := rt.NewSession(agenttools.SessionOptions{User: "ada",
 		Confirm: func(_ context.Context, message string) (agenttools.Approval, error) {
 			fmt.Println("asked the person")
@@ -211,18 +236,28 @@ func ExampleRuntime_SetEnabled() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients.", ReadOnly: []string{"list"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List clients."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "[]", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients.", ReadOnly: []string{"list"}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List clients."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "[]", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
-	rt.SetEnabled(ctx, "clients", false)
+	if err := rt.SetEnabled(ctx, "clients", false); err != nil {
+		log.Fatal(err)
+	}
 	<-s.ToolsChanged()
 	_, err := s.Call(ctx, "clients_list", nil)
 	fmt.Println(err.(*agenttools.ToolError).Code)
-	rt.SetEnabled(ctx, "clients", true)
+	if err := rt.SetEnabled(ctx, "clients", true); err != nil {
+		log.Fatal(err)
+	}
 	<-s.ToolsChanged()
 	res, _ := s.Call(ctx, "clients_list", nil)
 	fmt.Println(res.Text)
@@ -239,12 +274,20 @@ func ExampleRuntime_AddPlugin() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddPlugin("reports", agenttools.PluginOptions{Description: "Monthly reports.", Disabled: true})
-	rt.AddTool(&agenttools.Tool{Namespace: "reports", Action: "latest", Description: "The latest report.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "March", nil })
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "ping", Description: "Ping.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "pong", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("reports", agenttools.PluginOptions{Description: "Monthly reports.", Disabled: true}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "reports", Action: "latest", Description: "The latest report.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "March", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "ping", Description: "Ping.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "pong", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
@@ -258,7 +301,9 @@ func ExampleRuntime_AddPlugin() {
 		fmt.Println(strings.Join(names, " "))
 	}
 	list()
-	rt.SetEnabled(ctx, "reports", true)
+	if err := rt.SetEnabled(ctx, "reports", true); err != nil {
+		log.Fatal(err)
+	}
 	list()
 	// Output:
 	// core_ping
@@ -271,10 +316,16 @@ func ExampleRuntime_Handler() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
 	defer rt.Close()
-	rt.AddPlugin("core", agenttools.PluginOptions{ReadOnly: []string{"hello"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "hello", Description: "Say hello."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "hello", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("core", agenttools.PluginOptions{ReadOnly: []string{"hello"}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "hello", Description: "Say hello."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "hello", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rt.Handler())
@@ -301,11 +352,19 @@ func ExampleRuntime_ServeStdio() {
 	toClient, fromServer := io.Pipe()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat", Stdin: toServer, Stdout: fromServer})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "echo", Description: "Echo the text.", ReadOnly: true},
-		func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) { return args, nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "echo", Description: "Echo the text.", ReadOnly: true},
+		func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) { return args, nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	var served sync.WaitGroup
-	served.Go(func() { rt.ServeStdio(ctx) })
+	served.Go(func() {
+		if err := rt.ServeStdio(ctx); err != nil {
+			fmt.Println("serve:", err)
+		}
+	})
 
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
 		Connect(ctx, &sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
@@ -370,7 +429,9 @@ func ExampleRuntime_AddProvider() {
 		fmt.Println(err)
 		return
 	}
-	rt.Start(ctx)
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "shelf_add", map[string]any{"title": ""})
 	fmt.Println(err.(*agenttools.ToolError).Code)
@@ -393,9 +454,13 @@ func ExampleOptions_configYAML() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy:\n  deny: [admin_reset]\n")})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "admin", Action: "reset", Description: "Reset everything."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "reset", nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "admin", Action: "reset", Description: "Reset everything."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "reset", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "admin_reset", map[string]any{agenttools.ConfirmArg: true})
 	fmt.Println(err.(*agenttools.ToolError).Code)
