@@ -33,8 +33,7 @@ func Example() {
 	ctx := context.Background()
 	rt, err := agenttools.New(agenttools.Options{})
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer rt.Close()
 	if err := rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
@@ -42,8 +41,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	if err := rt.Start(ctx); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, err := rt.Call(ctx, "clock_now", nil)
 	fmt.Println(res.Text, err)
@@ -62,8 +60,7 @@ func ExampleAddTool() {
 		log.Fatal(err)
 	}
 	if err := rt.Start(context.Background()); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, err := rt.Call(context.Background(), "hello_greet", map[string]any{"name": "Ada"})
 	fmt.Println(res.Text, err)
@@ -157,8 +154,7 @@ func ExampleCallInfo_Progress() {
 		}})
 	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer cs.Close()
 	params := &sdk.CallToolParams{Name: "index_rebuild"}
@@ -335,8 +331,7 @@ func ExampleRuntime_Handler() {
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
 		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer cs.Close()
 	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_hello"})
@@ -369,8 +364,7 @@ func ExampleRuntime_ServeStdio() {
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
 		Connect(ctx, &sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_echo", Arguments: map[string]any{"text": "hi"}})
 	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
@@ -426,8 +420,7 @@ func ExampleRuntime_AddProvider() {
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
 	if err := rt.AddProvider(&shelf{}); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	if err := rt.Start(ctx); err != nil {
 		log.Fatal(err)
