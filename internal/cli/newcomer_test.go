@@ -23,7 +23,7 @@ func script(t *testing.T, dir, name, body string) {
 
 const deployScript = "#!/bin/sh\n# @description Deploy the app\n# @readonly\necho deployed\n"
 
-// Regression (issue 10 §3.6): a bad --addr exited 1 after loading every
+// Regression: a bad --addr exited 1 after loading every
 // provider; it is a usage error (2) found before any work.
 func TestServeBadAddrIsAUsageError(t *testing.T) {
 	for _, addr := range []string{"localhost:abc", "127.0.0.1:99999", "127.0.0.1", "local host:80"} {
@@ -36,7 +36,7 @@ func TestServeBadAddrIsAUsageError(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.6): warnings about skipped scripts cut through
+// Regression: warnings about skipped scripts cut through
 // the list/search tables; they come once, after the table.
 func TestListWarningsComeAfterTheTableOnce(t *testing.T) {
 	for _, cmd := range [][]string{{"list"}, {"search", "deploy"}} {
@@ -56,7 +56,7 @@ func TestListWarningsComeAfterTheTableOnce(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.6): `call` with an unknown name said "use a name
+// Regression: `call` with an unknown name said "use a name
 // from did_you_mean" and showed none; a name from another scheme now points
 // at the tool, and JSON output is not HTML-escaped.
 func TestCallUnknownNameTeaches(t *testing.T) {
@@ -77,7 +77,7 @@ func TestCallUnknownNameTeaches(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.6): `config validate --json` used File/Line/Col
+// Regression: `config validate --json` used File/Line/Col
 // while every other JSON output is lowercase.
 func TestConfigValidateJSONKeysAreLowercase(t *testing.T) {
 	env, out, _ := testEnv(t, nil)
