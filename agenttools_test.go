@@ -41,6 +41,15 @@ func start(t *testing.T, rt *agenttools.Runtime) {
 	}
 }
 
+// must fails the test at once when a registration (or any other setup
+// step) returns an error: what follows would test a runtime without it.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func code(err error) string {
 	var te *agenttools.ToolError
 	if errors.As(err, &te) {
@@ -128,26 +137,26 @@ func TestRegistrationErrors(t *testing.T) {
 
 func TestHandlersThatMisbehave(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddPlugin("bad", agenttools.PluginOptions{NoConfirm: true, Timeout: 50 * time.Millisecond})
+	must(t, rt.AddPlugin("bad", agenttools.PluginOptions{NoConfirm: true, Timeout: 50 * time.Millisecond}))
 	release := make(chan struct{})
 	defer close(release)
-	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "panic", Description: "Panics."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "panic", Description: "Panics."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		var m map[string]int
-		m["x"] = 1 // nil map write
+		m["x"] = 1 //nolint:staticcheck // SA5000: a runtime panic on purpose, the handler this test needs
 		return nil, nil
-	})
-	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "stuck", Description: "Ignores cancellation."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	}))
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "stuck", Description: "Ignores cancellation."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		<-release
 		return "late", nil
-	})
-	rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "fails", Description: "Returns an error."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+	}))
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "bad", Action: "fails", Description: "Returns an error."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("slot 09:00 is taken; call bad_list for free slots")
-	})
+	}))
 	type in struct {
 		N int `json:"n"`
 	}
-	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "bad", Action: "typed", Description: "T."},
-		func(_ context.Context, _ *agenttools.CallInfo, v in) (in, error) { return v, nil })
+	must(t, agenttools.AddTool(rt, &agenttools.Tool{Namespace: "bad", Action: "typed", Description: "T."},
+		func(_ context.Context, _ *agenttools.CallInfo, v in) (in, error) { return v, nil }))
 	start(t, rt)
 	ctx := context.Background()
 
@@ -180,9 +189,9 @@ func TestHandlersThatMisbehave(t *testing.T) {
 func TestSetEnabledErrors(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "agent-tools.yaml")
-	os.WriteFile(cfg, []byte("providers:\n  - id: up\n    kind: mcp\n    enabled: false\n    url: https://example.invalid/mcp\n    headers: {Authorization: \"Bearer ${AT_TEST_UNSET_TOKEN}\"}\n"), 0o600)
+	must(t, os.WriteFile(cfg, []byte("providers:\n  - id: up\n    kind: mcp\n    enabled: false\n    url: https://example.invalid/mcp\n    headers: {Authorization: \"Bearer ${AT_TEST_UNSET_TOKEN}\"}\n"), 0o600))
 	rt := newRT(t, agenttools.Options{ConfigFile: cfg, LookupEnv: func(string) (string, bool) { return "", false }})
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop)
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop))
 	ctx := context.Background()
 	if err := rt.SetEnabled(ctx, "svc", false); !errors.Is(err, agenttools.ErrNotStarted) {
 		t.Errorf("before Start: %v", err)
@@ -205,13 +214,13 @@ func TestSetEnabledErrors(t *testing.T) {
 // handler that started always finishes.
 func TestCallsRacingToggles(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddPlugin("svc", agenttools.PluginOptions{NoConfirm: true})
+	must(t, rt.AddPlugin("svc", agenttools.PluginOptions{NoConfirm: true}))
 	var started, finished atomic.Int64
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "work", Description: "Work."}, func(ctx context.Context, _ *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "work", Description: "Work."}, func(ctx context.Context, _ *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		started.Add(1)
 		defer finished.Add(1)
 		return "done", nil
-	})
+	}))
 	start(t, rt)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -264,9 +273,9 @@ func TestCallsRacingToggles(t *testing.T) {
 // in-process session (ToolsChanged, Tools) at once; discovery follows.
 func TestToggleNotifiesEverySession(t *testing.T) {
 	rt := newRT(t, agenttools.Options{Mode: "flat"})
-	rt.AddPlugin("clients", agenttools.PluginOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List the service's clients."}, noop)
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot."}, noop)
+	must(t, rt.AddPlugin("clients", agenttools.PluginOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}}))
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List the service's clients."}, noop))
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot."}, noop))
 	start(t, rt)
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
@@ -329,7 +338,7 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "decisions.json")
 	rt := newRT(t, agenttools.Options{Mode: "flat", DecisionsFile: store})
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop)
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop))
 	start(t, rt)
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
@@ -366,9 +375,9 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 
 func TestCorruptDecisionStoreStarts(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "decisions.json")
-	os.WriteFile(store, []byte("\x00garbage"), 0o600)
+	must(t, os.WriteFile(store, []byte("\x00garbage"), 0o600))
 	rt := newRT(t, agenttools.Options{DecisionsFile: store})
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, noop)
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, noop))
 	start(t, rt)
 	if _, err := rt.Call(context.Background(), "svc_write", nil); code(err) != "CONFIRMATION_REQUIRED" {
 		t.Fatalf("a corrupt store must not allow anything: %v", err)
@@ -378,10 +387,10 @@ func TestCorruptDecisionStoreStarts(t *testing.T) {
 func TestInProcessConfirmAndCaller(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
 	var got agenttools.CallInfo
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		got = *c
 		return map[string]any{"written": true}, nil
-	})
+	}))
 	start(t, rt)
 	var asked []string
 	s := rt.NewSession(agenttools.SessionOptions{ID: "panel-1", Client: "panel", User: "ada",
@@ -422,7 +431,7 @@ func TestDecisionsInEveryMode(t *testing.T) {
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			rt := newRT(t, agenttools.Options{Mode: tc.mode})
-			rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop)
+			must(t, rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop))
 			start(t, rt)
 			srv := httptest.NewServer(rt.Handler())
 			defer srv.Close()
@@ -466,10 +475,10 @@ func TestHandlerAuthAndCaller(t *testing.T) {
 	}
 	rt := newRT(t, agenttools.Options{Mode: "flat", LookupEnv: env,
 		ConfigYAML: []byte("server:\n  http:\n    tokens: [\"${SVC_TOKEN}\"]\n")})
-	rt.AddPlugin("svc", agenttools.PluginOptions{ReadOnly: []string{"whoami"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "whoami", Description: "Who is calling."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
+	must(t, rt.AddPlugin("svc", agenttools.PluginOptions{ReadOnly: []string{"whoami"}}))
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "whoami", Description: "Who is calling."}, func(_ context.Context, c *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 		return c.User + " " + c.Client, nil
-	})
+	}))
 	start(t, rt)
 	srv := httptest.NewServer(rt.Handler())
 	defer srv.Close()
@@ -507,7 +516,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 
 func TestLifecycle(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop)
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "a", Description: "A."}, noop))
 	rec := httptest.NewRecorder()
 	rt.Handler().ServeHTTP(rec, httptest.NewRequest("POST", "/mcp", strings.NewReader("{}")))
 	if rec.Code != 503 {
@@ -606,10 +615,10 @@ func TestInProcessRetryAsTaught(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			rt := newRT(t, agenttools.Options{ConfigYAML: []byte("policy: {confirm: " + mode + "}\n")})
 			var runs atomic.Int32
-			rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+			must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "write", Description: "Write."}, func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 				runs.Add(1)
 				return "written", nil
-			})
+			}))
 			start(t, rt)
 			ctx := context.Background()
 			_, err := rt.Call(ctx, "svc_write", map[string]any{"n": 1})
@@ -637,7 +646,7 @@ func TestInProcessRetryAsTaught(t *testing.T) {
 // another mode or scheme spells it gets the same teaching as MCP and CLI.
 func TestInProcessMissHints(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "read", Description: "Read."}, noop)
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "svc", Action: "read", Description: "Read."}, noop))
 	start(t, rt)
 	_, err := rt.Call(context.Background(), "svc_raed", nil)
 	var te *agenttools.ToolError

@@ -37,8 +37,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rt.Close()
-	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "math", Action: "add", Description: "Add two integers.", ReadOnly: true},
-		func(_ context.Context, _ *agenttools.CallInfo, in addIn) (addOut, error) { return add(in), nil })
+	must(b, agenttools.AddTool(rt, &agenttools.Tool{Namespace: "math", Action: "add", Description: "Add two integers.", ReadOnly: true},
+		func(_ context.Context, _ *agenttools.CallInfo, in addIn) (addOut, error) { return add(in), nil }))
 	if err := rt.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,15 +33,15 @@ func Example() {
 	ctx := context.Background()
 	rt, err := agenttools.New(agenttools.Options{})
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "noon", nil })
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "clock", Action: "now", Description: "The time of day.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "noon", nil }); err != nil {
+		log.Fatal(err)
+	}
 	if err := rt.Start(ctx); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, err := rt.Call(ctx, "clock_now", nil)
 	fmt.Println(res.Text, err)
@@ -52,13 +53,14 @@ func Example() {
 func ExampleAddTool() {
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	agenttools.AddTool(rt, &agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
+	if err := agenttools.AddTool(rt, &agenttools.Tool{Namespace: "hello", Action: "greet", Description: "Greet someone by name.", ReadOnly: true},
 		func(ctx context.Context, call *agenttools.CallInfo, in greetIn) (greetOut, error) {
 			return greetOut{Greeting: "Hello, " + in.Name + "!"}, nil
-		})
+		}); err != nil {
+		log.Fatal(err)
+	}
 	if err := rt.Start(context.Background()); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, err := rt.Call(context.Background(), "hello_greet", map[string]any{"name": "Ada"})
 	fmt.Println(res.Text, err)
@@ -74,11 +76,15 @@ func ExampleRuntime_AddTool() {
 	defer rt.Close()
 	schema := &jsonschema.Schema{Type: "object",
 		Properties: map[string]*jsonschema.Schema{"slot": {Type: "string"}}, Required: []string{"slot"}}
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot.", InputSchema: schema},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "create", Description: "Book a slot.", InputSchema: schema},
 		func(ctx context.Context, call *agenttools.CallInfo, args json.RawMessage) (any, error) {
 			return "booked", nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "booking_create", map[string]any{"slot": 9})
 	fmt.Println(err.(*agenttools.ToolError).Code)
@@ -98,12 +104,16 @@ func ExampleToolError() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: "get", Description: "A room by number.", ReadOnly: true},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: "get", Description: "A room by number.", ReadOnly: true},
 		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
 			return nil, &agenttools.ToolError{Code: agenttools.CodeInvalidArguments,
 				Message: "room 13 does not exist", Hint: "Call rooms_list for the room numbers."}
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "rooms_get", nil)
 	var te *agenttools.ToolError
@@ -122,12 +132,16 @@ func ExampleCallInfo_Progress() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "index", Action: "rebuild", Description: "Rebuild the index.", ReadOnly: true},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "index", Action: "rebuild", Description: "Rebuild the index.", ReadOnly: true},
 		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 			call.Progress(1, 2, "half of the files")
 			return "rebuilt", nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rt.Handler())
 	srv := httptest.NewServer(mux)
@@ -140,8 +154,7 @@ func ExampleCallInfo_Progress() {
 		}})
 	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer cs.Close()
 	params := &sdk.CallToolParams{Name: "index_rebuild"}
@@ -161,9 +174,13 @@ func ExampleSession_Call() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy: {confirm: token}\n")})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "files", Action: "delete", Description: "Delete a file."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "deleted", nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "files", Action: "delete", Description: "Delete a file."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "deleted", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	s := rt.NewSession(agenttools.SessionOptions{Client: "panel-agent"})
 	defer s.Close()
 
@@ -188,11 +205,15 @@ func ExampleSessionOptions_confirm() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."},
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."},
 		func(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (any, error) {
 			return "cancelled for " + call.User, nil
-		})
-	rt.Start(ctx)
+		}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	s := rt.NewSession(agenttools.SessionOptions{User: "ada",
 		Confirm: func(_ context.Context, message string) (agenttools.Approval, error) {
 			fmt.Println("asked the person")
@@ -211,18 +232,28 @@ func ExampleRuntime_SetEnabled() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients.", ReadOnly: []string{"list"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List clients."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "[]", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("clients", agenttools.PluginOptions{Description: "The service's clients.", ReadOnly: []string{"list"}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "clients", Action: "list", Description: "List clients."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "[]", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
-	rt.SetEnabled(ctx, "clients", false)
+	if err := rt.SetEnabled(ctx, "clients", false); err != nil {
+		log.Fatal(err)
+	}
 	<-s.ToolsChanged()
 	_, err := s.Call(ctx, "clients_list", nil)
 	fmt.Println(err.(*agenttools.ToolError).Code)
-	rt.SetEnabled(ctx, "clients", true)
+	if err := rt.SetEnabled(ctx, "clients", true); err != nil {
+		log.Fatal(err)
+	}
 	<-s.ToolsChanged()
 	res, _ := s.Call(ctx, "clients_list", nil)
 	fmt.Println(res.Text)
@@ -239,12 +270,20 @@ func ExampleRuntime_AddPlugin() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
-	rt.AddPlugin("reports", agenttools.PluginOptions{Description: "Monthly reports.", Disabled: true})
-	rt.AddTool(&agenttools.Tool{Namespace: "reports", Action: "latest", Description: "The latest report.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "March", nil })
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "ping", Description: "Ping.", ReadOnly: true},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "pong", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("reports", agenttools.PluginOptions{Description: "Monthly reports.", Disabled: true}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "reports", Action: "latest", Description: "The latest report.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "March", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "ping", Description: "Ping.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "pong", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
@@ -258,7 +297,9 @@ func ExampleRuntime_AddPlugin() {
 		fmt.Println(strings.Join(names, " "))
 	}
 	list()
-	rt.SetEnabled(ctx, "reports", true)
+	if err := rt.SetEnabled(ctx, "reports", true); err != nil {
+		log.Fatal(err)
+	}
 	list()
 	// Output:
 	// core_ping
@@ -271,10 +312,16 @@ func ExampleRuntime_Handler() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat"})
 	defer rt.Close()
-	rt.AddPlugin("core", agenttools.PluginOptions{ReadOnly: []string{"hello"}})
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "hello", Description: "Say hello."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "hello", nil })
-	rt.Start(ctx)
+	if err := rt.AddPlugin("core", agenttools.PluginOptions{ReadOnly: []string{"hello"}}); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "hello", Description: "Say hello."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "hello", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", rt.Handler())
@@ -284,8 +331,7 @@ func ExampleRuntime_Handler() {
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
 		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer cs.Close()
 	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_hello"})
@@ -301,17 +347,24 @@ func ExampleRuntime_ServeStdio() {
 	toClient, fromServer := io.Pipe()
 	rt, _ := agenttools.New(agenttools.Options{Mode: "flat", Stdin: toServer, Stdout: fromServer})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "echo", Description: "Echo the text.", ReadOnly: true},
-		func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) { return args, nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "core", Action: "echo", Description: "Echo the text.", ReadOnly: true},
+		func(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (any, error) { return args, nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	var served sync.WaitGroup
-	served.Go(func() { rt.ServeStdio(ctx) })
+	served.Go(func() {
+		if err := rt.ServeStdio(ctx); err != nil {
+			fmt.Println("serve:", err)
+		}
+	})
 
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "example"}, nil).
 		Connect(ctx, &sdk.IOTransport{Reader: toClient, Writer: fromClient}, nil)
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, _ := cs.CallTool(ctx, &sdk.CallToolParams{Name: "core_echo", Arguments: map[string]any{"text": "hi"}})
 	fmt.Println(res.Content[0].(*sdk.TextContent).Text)
@@ -367,10 +420,11 @@ func ExampleRuntime_AddProvider() {
 	rt, _ := agenttools.New(agenttools.Options{})
 	defer rt.Close()
 	if err := rt.AddProvider(&shelf{}); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
-	rt.Start(ctx)
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "shelf_add", map[string]any{"title": ""})
 	fmt.Println(err.(*agenttools.ToolError).Code)
@@ -393,9 +447,13 @@ func ExampleOptions_configYAML() {
 	ctx := context.Background()
 	rt, _ := agenttools.New(agenttools.Options{ConfigYAML: []byte("policy:\n  deny: [admin_reset]\n")})
 	defer rt.Close()
-	rt.AddTool(&agenttools.Tool{Namespace: "admin", Action: "reset", Description: "Reset everything."},
-		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "reset", nil })
-	rt.Start(ctx)
+	if err := rt.AddTool(&agenttools.Tool{Namespace: "admin", Action: "reset", Description: "Reset everything."},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return "reset", nil }); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 
 	_, err := rt.Call(ctx, "admin_reset", map[string]any{agenttools.ConfirmArg: true})
 	fmt.Println(err.(*agenttools.ToolError).Code)

@@ -171,7 +171,7 @@ func TestProviderChangeNotifier(t *testing.T) {
 		}
 		return ts
 	}
-	rt.AddProvider(f)
+	must(t, rt.AddProvider(f))
 	start(t, rt)
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
@@ -201,7 +201,7 @@ func TestProviderChangeNotifier(t *testing.T) {
 // that fails the provider (its tools are not served) instead of the runtime.
 func TestProviderErrors(t *testing.T) {
 	rt := newRT(t, agenttools.Options{})
-	rt.AddPlugin("booking", agenttools.PluginOptions{})
+	must(t, rt.AddPlugin("booking", agenttools.PluginOptions{}))
 	for _, tc := range []struct {
 		name string
 		p    agenttools.Provider
@@ -269,8 +269,8 @@ func TestHandlerToolError(t *testing.T) {
 		"wrapped": errorsJoin("while booking", &agenttools.ToolError{Code: agenttools.CodeProviderNeedsLogin, Message: "log in", Hint: "Run the login."}),
 		"plain":   errors.New("disk full"),
 	} {
-		rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: action, Description: "D.", ReadOnly: true},
-			func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return nil, err })
+		must(t, rt.AddTool(&agenttools.Tool{Namespace: "rooms", Action: action, Description: "D.", ReadOnly: true},
+			func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) { return nil, err }))
 	}
 	start(t, rt)
 	for _, tc := range []struct{ action, code, hint string }{

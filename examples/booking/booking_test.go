@@ -294,7 +294,7 @@ func TestServesOnlyItsTools(t *testing.T) {
 	got := connect(t, ts, "").tools()
 	const want = "booking_check_availability booking_create booking_cancel booking_list_agenda clients_list clients_create"
 	if !sameWords(got, want) {
-		t.Errorf("/mcp lists %q, want the README's %q", got, want)
+		t.Errorf("/mcp lists %q, want docs/embedding.md's %q", got, want)
 	}
 }
 

@@ -63,7 +63,9 @@ func run(ctx context.Context, args []string) error {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		srv.Shutdown(shut)
+		if err := srv.Shutdown(shut); err != nil {
+			log.Warn("shutdown left connections open", "err", err)
+		}
 	}()
 	log.Info("booking service", "url", "http://"+ln.Addr().String(), "mcp", "http://"+ln.Addr().String()+"/mcp", "auth", o.Token != "" || o.OIDCIssuer != "")
 	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {

@@ -3,6 +3,7 @@ package notes_test
 import (
 	"context"
 	"fmt"
+	"log"
 
 	agenttools "github.com/agent-tools/agent-tools"
 	"github.com/agent-tools/agent-tools/examples/notes"
@@ -13,14 +14,14 @@ func Example() {
 	ctx := context.Background()
 	rt, err := agenttools.New(agenttools.Options{})
 	if err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	defer rt.Close()
-	rt.AddProvider(notes.New(notes.Note{Title: "standup", Body: "demo the notes provider"}))
+	if err := rt.AddProvider(notes.New(notes.Note{Title: "standup", Body: "demo the notes provider"})); err != nil {
+		log.Fatal(err)
+	}
 	if err := rt.Start(ctx); err != nil {
-		fmt.Println(err)
-		return
+		log.Fatal(err)
 	}
 	res, _ := rt.Call(ctx, "notes_search", map[string]any{"query": "demo"})
 	fmt.Println(res.Text)

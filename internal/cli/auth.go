@@ -40,20 +40,27 @@ func runAuth(ctx context.Context, env *Env, args []string) int {
 // tokenStore is the store serve uses: with server.redis in the config, the
 // logins in Redis shared by the replicas (sealed under the cluster key);
 // else the user's file. where names it in messages (never a URL).
-func tokenStore(env *Env, f *flags) (store upstreamauth.Store, where string, closeFn func() error, err error) {
+//
+// release frees the store's connections. Every write to the store is
+// acknowledged when it is made, so an error from closing it (a Redis
+// client's pool) changes nothing the command did and is not reported.
+func tokenStore(env *Env, f *flags) (store upstreamauth.Store, where string, release func(), err error) {
 	dir := ""
 	if d, ok := env.LookupEnv("XDG_STATE_HOME"); ok && d != "" {
 		dir = d + "/agent-tools"
 	}
 	if cfg, cerr := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv}); cerr == nil && cfg.Server.Redis.URL != "" {
 		s, c, err := app.LoginStore(cfg, env.LookupEnv, dir)
-		return s, "Redis (server.redis)", c, err
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return s, "Redis (server.redis)", func() { _ = c() }, nil
 	}
 	fs, err := upstreamauth.NewFileStore(dir)
 	if err != nil {
 		return nil, "", nil, err
 	}
-	return fs, fs.Path(), func() error { return nil }, nil
+	return fs, fs.Path(), func() {}, nil
 }
 
 // httpUpstream finds provider id in the config: an HTTP kind mcp entry.

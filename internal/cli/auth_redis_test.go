@@ -46,7 +46,11 @@ func TestAuthStatusLogoutRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeStore()
+	defer func() {
+		if err := closeStore(); err != nil {
+			t.Error(err)
+		}
+	}()
 	// Another replica's login.
 	if err := store.Save(&upstreamauth.Entry{Provider: "remote", Resource: "http://127.0.0.1:1/mcp", Issuer: "https://issuer.test",
 		Token: &oauth2.Token{AccessToken: "canary-at", RefreshToken: "canary-rt"}}); err != nil {

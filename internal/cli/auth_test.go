@@ -53,7 +53,9 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 					resp.Body.Close()
 				}
 				browser <- err
-				io.Copy(io.Discard, pr)
+				// Drain the rest so the login never blocks on its stderr; the
+				// pipe ends with EOF once it returns, and the lines are unread.
+				_, _ = io.Copy(io.Discard, pr)
 				return
 			}
 		}

@@ -27,7 +27,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	defer a.Close()
 	never := awaitProviders(ctx, env, a)
 	diags := append(append(a.Diagnostics(), never...), readOnlyHints(a.Registry())...)
-	// Names (SPEC §3.6): flat names clients refuse, policy rules that match nothing.
+	// Names: flat names clients refuse (docs/modes.md), policy rules that match nothing.
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// Regression (issue 10 §3.4): the dogfood `test` tool passed `-- "$pkg"`,
+// Regression: the dogfood `test` tool passed `-- "$pkg"`,
 // so go test ignored the package it was asked to test. A fake `go` on PATH
 // records the arguments the script passes.
 func TestDogfoodTestToolPassesThePackage(t *testing.T) {

@@ -23,7 +23,7 @@ func script(t *testing.T, dir, name, body string) {
 
 const deployScript = "#!/bin/sh\n# @description Deploy the app\n# @readonly\necho deployed\n"
 
-// Regression (issue 10 §3.6): a bad --addr exited 1 after loading every
+// Regression: a bad --addr exited 1 after loading every
 // provider; it is a usage error (2) found before any work.
 func TestServeBadAddrIsAUsageError(t *testing.T) {
 	for _, addr := range []string{"localhost:abc", "127.0.0.1:99999", "127.0.0.1", "local host:80"} {
@@ -36,7 +36,7 @@ func TestServeBadAddrIsAUsageError(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.6): warnings about skipped scripts cut through
+// Regression: warnings about skipped scripts cut through
 // the list/search tables; they come once, after the table.
 func TestListWarningsComeAfterTheTableOnce(t *testing.T) {
 	for _, cmd := range [][]string{{"list"}, {"search", "deploy"}} {
@@ -56,17 +56,17 @@ func TestListWarningsComeAfterTheTableOnce(t *testing.T) {
 	}
 }
 
-// Regression (issue 10 §3.6): `call` with an unknown name said "use a name
+// Regression: `call` with an unknown name said "use a name
 // from did_you_mean" and showed none; a name from another scheme now points
 // at the tool, and JSON output is not HTML-escaped.
 func TestCallUnknownNameTeaches(t *testing.T) {
-	env, out, stderr := testEnv(t, nil)
+	env, _, stderr := testEnv(t, nil)
 	script(t, env.Dir, "deploy-app", deployScript)
 	if code := Run(context.Background(), env, []string{"call", "deployz2dzapp"}); code != ExitFailed ||
 		!strings.Contains(stderr.String(), "did you mean: deploy-app") || !strings.Contains(stderr.String(), "run: agent-tools call deploy-app") {
 		t.Errorf("lossless name: exit %d\n%s", code, stderr)
 	}
-	env, out, stderr = testEnv(t, nil)
+	env, out, _ := testEnv(t, nil)
 	script(t, env.Dir, "deploy-app", deployScript)
 	code := Run(context.Background(), env, []string{"call", "nothing_like_it", "--json"})
 	if code != ExitFailed || strings.Contains(out.String(), "did_you_mean") && strings.Contains(out.String(), "Use a name from did_you_mean") {
@@ -75,14 +75,13 @@ func TestCallUnknownNameTeaches(t *testing.T) {
 	if strings.Contains(out.String(), `\u003c`) || !strings.Contains(out.String(), "<provider>") {
 		t.Errorf("JSON is HTML-escaped or lacks the search hint:\n%s", out)
 	}
-	_ = stderr
 }
 
-// Regression (issue 10 §3.6): `config validate --json` used File/Line/Col
+// Regression: `config validate --json` used File/Line/Col
 // while every other JSON output is lowercase.
 func TestConfigValidateJSONKeysAreLowercase(t *testing.T) {
 	env, out, _ := testEnv(t, nil)
-	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: fast\n"), 0o644)
+	mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: fast\n"), 0o644)
 	if code := Run(context.Background(), env, []string{"config", "validate", "--json"}); code != ExitUsage {
 		t.Fatalf("exit %d", code)
 	}
@@ -116,7 +115,7 @@ func TestDoctorExplainsNames(t *testing.T) {
 	env, out, _ := testEnv(t, nil)
 	long := strings.Repeat("very_long_", 7) + "deploy"
 	script(t, env.Dir, long, deployScript)
-	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\npolicy:\n  deny: [\"gh_*\", \"deployz2dzapp\"]\n"), 0o644)
+	mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\npolicy:\n  deny: [\"gh_*\", \"deployz2dzapp\"]\n"), 0o644)
 	script(t, env.Dir, "deploy-app", deployScript)
 	Run(context.Background(), env, []string{"doctor"})
 	text := out.String()

@@ -12,7 +12,7 @@ import (
 )
 
 // runPins lists the pinned tool definitions and approves changed ones
-// (issue 24): agent-tools.pins.json next to the config, or the shared
+// (docs/pins.md): agent-tools.pins.json next to the config, or the shared
 // state with server.redis. A running server picks an approval up within a
 // second and brings a quarantined tool back.
 func runPins(_ context.Context, env *Env, args []string) int {

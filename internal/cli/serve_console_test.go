@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -26,7 +25,7 @@ func TestServeHTTPConsole(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			env, _, stderr := testEnv(t, nil)
-			os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nlocal: {enabled: false}\n"), 0o644)
+			mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nlocal: {enabled: false}\n"), 0o644)
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan int, 1)
 			go func() {

@@ -24,6 +24,15 @@ func testEnv(t *testing.T, vars map[string]string) (*Env, *testutil.SyncBuffer, 
 	}, out, errb
 }
 
+// mustWrite writes a test's file (a config, a script) or fails the test:
+// without the file, the test would check the wrong setup.
+func mustWrite(t *testing.T, path string, data []byte, perm os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, data, perm); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestServeHTTPRefusesPublicWithoutAuth: a non-loopback address without
 // inbound auth is a configuration error (exit 2) that says how to fix it.
 func TestServeHTTPRefusesPublicWithoutAuth(t *testing.T) {
@@ -38,7 +47,7 @@ func TestServeHTTPRefusesPublicWithoutAuth(t *testing.T) {
 	}
 	// The config's address counts too.
 	env, _, stderr := testEnv(t, nil)
-	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("server:\n  http:\n    addr: 0.0.0.0:0\n"), 0o644)
+	mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("server:\n  http:\n    addr: 0.0.0.0:0\n"), 0o644)
 	if code := Run(context.Background(), env, []string{"serve", "--http"}); code != ExitUsage || !strings.Contains(stderr.String(), "refusing") {
 		t.Errorf("config addr: exit %d\n%s", code, stderr)
 	}
@@ -66,7 +75,7 @@ func TestServeUsageErrors(t *testing.T) {
 // metrics, and shuts down on cancel.
 func TestServeHTTPEndToEnd(t *testing.T) {
 	env, _, stderr := testEnv(t, map[string]string{"TOK": "e2e-secret-token"})
-	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nserver:\n  http:\n    tokens: [\"${TOK}\"]\n"), 0o644)
+	mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nserver:\n  http:\n    tokens: [\"${TOK}\"]\n"), 0o644)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -46,7 +45,7 @@ func TestServeExportsTracesOnExit(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	env, stdout, stderr := testEnv(t, vars)
-	os.WriteFile(filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nlocal: {enabled: false}\n"), 0o644)
+	mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("mode: flat\nlocal: {enabled: false}\n"), 0o644)
 	env.Stdin = strings.NewReader(strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

@@ -123,9 +123,11 @@ func TestAddAfterBindNotifies(t *testing.T) {
 
 func TestCallRecoversPanics(t *testing.T) {
 	p := newP(t)
-	p.Add(Tool{Name: "boom", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
+	if err := p.Add(Tool{Name: "boom", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
 		panic("secret-value-42")
-	}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	_, err := p.Call(context.Background(), catalog.Tool{Name: "svc_boom"}, nil)
 	var pe *PanicError
 	if !errors.As(err, &pe) || pe.Value != "secret-value-42" || len(pe.Stack) == 0 {
@@ -140,10 +142,12 @@ func TestCallAnswersWhenTheHandlerIgnoresCancellation(t *testing.T) {
 	p := newP(t)
 	release := make(chan struct{})
 	defer close(release)
-	p.Add(Tool{Name: "stuck", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
+	if err := p.Add(Tool{Name: "stuck", Description: "d", Handler: func(context.Context, json.RawMessage) (*provider.Result, error) {
 		<-release // ignores ctx
 		return &provider.Result{Text: "late"}, nil
-	}})
+	}}); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	_, err := p.Call(ctx, catalog.Tool{Name: "svc_stuck"}, nil)
@@ -154,20 +158,26 @@ func TestCallAnswersWhenTheHandlerIgnoresCancellation(t *testing.T) {
 
 func TestConcurrentAddAndCall(t *testing.T) {
 	p := newP(t)
-	p.Add(Tool{Name: "a", Description: "d", Handler: ok})
+	if err := p.Add(Tool{Name: "a", Description: "d", Handler: ok}); err != nil {
+		t.Fatal(err)
+	}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			p.Add(Tool{Name: "t" + string(rune('a'+i)), Description: "d", Handler: ok})
+			if err := p.Add(Tool{Name: "t" + string(rune('a'+i)), Description: "d", Handler: ok}); err != nil {
+				t.Error(err)
+			}
 		}()
 		go func() {
 			defer wg.Done()
 			if r, err := p.Call(context.Background(), catalog.Tool{Name: "svc_a"}, nil); err != nil || r.Text != "ok" {
 				t.Errorf("call: %v %v", r, err)
 			}
-			p.Tools(context.Background())
+			if _, err := p.Tools(context.Background()); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
