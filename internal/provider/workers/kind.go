@@ -9,6 +9,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Name is the kind's name, as written after kind:.
@@ -181,7 +182,7 @@ func validatePlaceholders(v *config.Validator, p string, argv []string) {
 		known := true
 		for _, m := range templateRE.FindAllStringSubmatch(a, -1) {
 			if !slices.Contains(Placeholders, m[1]) {
-				v.Errf(ip, "unknown placeholder {%s} (want {%s})", clip(m[1], 40), joinPlaceholders())
+				v.Errf(ip, "unknown placeholder {%s} (want {%s})", text.Clip(m[1], 40), joinPlaceholders())
 				known = false
 				break
 			}
@@ -214,7 +215,7 @@ func nonEmptyUnique(v *config.Validator, p string, list []string, what string) {
 		case s == "":
 			v.Errf(ip, "empty %s name", what)
 		case seen[s]:
-			v.Errf(ip, "duplicate %s %q", what, clip(s, 40))
+			v.Errf(ip, "duplicate %s %q", what, text.Clip(s, 40))
 		}
 		seen[s] = true
 	}
