@@ -446,7 +446,9 @@ func TestDefaultFindLoad(t *testing.T) {
 	if !reflect.DeepEqual(config.StripMeta(c), config.StripMeta(func() *config.Config { x := config.Default(dir); x.Path = path; return x }())) {
 		t.Errorf("empty file = %+v, want defaults", c)
 	}
-	os.WriteFile(path, []byte("mode: nope\n"), 0o644)
+	if err := os.WriteFile(path, []byte("mode: nope\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err = config.Load(p, lookup)
 	if want := path + ":1:7: mode: unknown mode \"nope\" (want progressive, search, flat, text or code)"; err == nil || err.Error() != want {
 		t.Errorf("Load error = %v, want %s", err, want)

@@ -88,8 +88,8 @@ func TestAuditPathValidated(t *testing.T) {
 	}
 }
 
-// Issue 26 items 1 and 2: auth.bearer, the login body and the spec URL's
-// query were not registered (the key names said nothing); every ${VAR} in an
+// A regression guard: auth.bearer, the login body and the spec URL's
+// query were once not registered (the key names said nothing); every ${VAR} in an
 // auth, header, env, login or URL position is, and a literal credential in a
 // URL's query or userinfo too.
 func TestSecretsByPosition(t *testing.T) {

@@ -25,7 +25,7 @@ local:
   timeout: 60s
 
 # Tool names keep the server's spelling (A-Z a-z 0-9 _ -; other characters
-# become _). lossless is seed 004's reversible z<hex>z encoding.
+# become _). lossless is a reversible z<hex>z encoding (docs/modes.md).
 #naming: readable
 #flat:
 #  maxNameLength: 64     # longest name flat mode publishes (clients cap at 64)

@@ -321,9 +321,10 @@ func checkGlob(pat string, lossless bool) string {
 		c := pat[i]
 		switch {
 		case inClass:
-			if c == ']' {
+			switch c {
+			case ']':
 				inClass = false
-			} else if c == '\\' {
+			case '\\':
 				i++
 			}
 			continue

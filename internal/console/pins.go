@@ -8,7 +8,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pins"
 )
 
-// pinRuntime is what the pins view needs (issue 24); a runtime without a
+// pinRuntime is what the pins view needs (docs/pins.md); a runtime without a
 // pin store shows an empty view.
 type pinRuntime interface {
 	Pins() *pins.Store

@@ -37,8 +37,8 @@ func (leaky) Call(context.Context, catalog.Tool, json.RawMessage) (*provider.Res
 	return &provider.Result{Text: "the key is " + consoleCanary, Structured: map[string]any{"key": consoleCanary}}, nil
 }
 
-// Issue 26 item 4: tool descriptions and schemas that embed a secret showed
-// raw on /ui/tools/... and /ui/api/tools. Every console answer goes through
+// A regression guard: tool descriptions and schemas that embed a secret
+// once showed raw on /ui/tools/... and /ui/api/tools. Every console answer goes through
 // the redactor.
 func TestEveryConsoleRouteRedacted(t *testing.T) {
 	redact.Add("CONSOLE_CANARY", consoleCanary)

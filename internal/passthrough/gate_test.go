@@ -19,9 +19,8 @@ const ptCanary = "pt-canary-5be0d7a4"
 
 func init() { redact.Add("PT_KEY", ptCanary) }
 
-// TestPassthroughRequestsTakeThePipeline is issue 26 item 16: resource
-// reads, prompt fetches, completions, subscriptions and log-level changes
-// are audited, allowed or denied by their canonical name (a resource's URI,
+// TestPassthroughRequestsTakeThePipeline: resource reads, prompt fetches,
+// completions, subscriptions and log-level changes are audited, allowed or denied by their canonical name (a resource's URI,
 // a prompt's published name), and their answers scrubbed of secrets.
 func TestPassthroughRequestsTakeThePipeline(t *testing.T) {
 	audit := &testutil.SyncBuffer{}

@@ -1,4 +1,4 @@
-// Package passthrough is the transparent passthrough (SPEC §4.1): a
+// Package passthrough is the transparent passthrough (docs/providers/mcp.md): a
 // session-multiplexing proxy that forwards, in flat mode, a provider backed
 // by an upstream MCP server whose tools keep their bare names (config
 // `prefix: ""`) in full: its tools (as flat tools, through the pipeline:

@@ -84,16 +84,22 @@ func newUpstreamPaged(pageSize int) *upstream {
 		u.tokens = append(u.tokens, tok)
 		u.mu.Unlock()
 		for i := 1; i <= 3; i++ {
-			req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3})
+			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i), Total: 3}); err != nil {
+				return nil, nil, err
+			}
 		}
 		time.Sleep(20 * time.Millisecond) // let the notifications overtake the result
 		return text("done"), nil, nil
 	})
 	sdk.AddTool(s, &sdk.Tool{Name: "log", Description: "Logs three messages."}, func(ctx context.Context, req *sdk.CallToolRequest, _ any) (*sdk.CallToolResult, any, error) {
 		for i := range 3 {
-			req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)})
+			if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)}); err != nil {
+				return nil, nil, err
+			}
 		}
-		req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Data: "below the level"})
+		if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "debug", Data: "below the level"}); err != nil {
+			return nil, nil, err
+		}
 		time.Sleep(20 * time.Millisecond)
 		return text("logged"), nil, nil
 	})
@@ -164,7 +170,7 @@ func (u *upstream) connect(ctx context.Context, c *sdk.Client, sopts *sdk.Client
 		return nil, err
 	}
 	u.sessions.Add(1)
-	go func() { ss.Wait(); u.sessions.Add(-1) }()
+	go func() { _ = ss.Wait(); u.sessions.Add(-1) }() // how the session ended does not matter, only that it did
 	return c.Connect(ctx, ct, sopts)
 }
 
@@ -397,7 +403,7 @@ func TestPassthroughInitializeAdvertisesUpstream(t *testing.T) {
 	if !strings.Contains(ir.Instructions, "Upstream says: be nice.") {
 		t.Errorf("instructions lack the upstream's: %q", ir.Instructions)
 	}
-	// The forwarded upstream's description and website (issue 23, "Also");
+	// The forwarded upstream's description and website (docs/providers/mcp.md);
 	// the name stays the runtime's.
 	if si := ir.ServerInfo; si.Name != "agent-tools" || si.Description != "The test upstream." || si.WebsiteURL != "https://upstream.example.test" {
 		t.Errorf("serverInfo = %+v", si)
@@ -644,7 +650,9 @@ func TestPassthroughResources(t *testing.T) {
 	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://a"}); err != nil {
 		t.Fatal(err)
 	}
-	h.up.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "test://a"})
+	if err := h.up.server.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "test://a"}); err != nil {
+		t.Fatal(err)
+	}
 	testutil.WaitFor(t, "resources/updated", 5*time.Second, func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -666,7 +674,9 @@ func TestPassthroughCancellationReachesUpstream(t *testing.T) {
 	}()
 	<-h.up.slowStarted
 	cancel()
-	<-done
+	if err := <-done; err == nil {
+		t.Error("the cancelled call succeeded")
+	}
 	testutil.WaitFor(t, "the upstream call to be cancelled", 5*time.Second, func() bool {
 		h.up.mu.Lock()
 		defer h.up.mu.Unlock()

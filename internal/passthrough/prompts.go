@@ -2,8 +2,8 @@ package passthrough
 
 // Upstream prompts: every provider backed by an upstream MCP server has its
 // prompts served next to the runtime's own (.agents/prompts): a prefixed
-// provider's under canonical names (`<id>_<prompt>`, §3.6's encoding, as its
-// tools), a provider with bare names' under the upstream's own names
+// provider's under canonical names (`<id>_<prompt>`, named as its tools are, see
+// docs/modes.md), a provider with bare names' under the upstream's own names
 // (prompt names have none of the constraints clients put on tool names). They are registered on the
 // attached server, so prompts/list, pagination and prompts/list_changed are
 // the SDK's; prompts/get (and completion of their arguments) is forwarded:

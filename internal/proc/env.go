@@ -8,7 +8,8 @@ import (
 )
 
 // hostVars are what a child of an mcp or cli provider inherits from the
-// host, with every LC_* (SPEC §7).
+// host, with every LC_* (the list docs/providers/cli.md gives): enough to
+// find programs and keep the locale, without leaking the host's secrets.
 var hostVars = []string{"PATH", "HOME", "LANG", "TMPDIR", "TZ"}
 
 // windowsHostVars are what a Windows child needs besides: without

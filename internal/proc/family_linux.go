@@ -14,7 +14,7 @@ import (
 )
 
 // Without cgroups, what a call started is found at its end by four links
-// (issue 26.12): the process group and the session of its leader (the
+// (so that no process a call started outlives it): the process group and the session of its leader (the
 // leader runs in a session of its own, so a descendant that only changes
 // its group is still found), the run marker in the environment, and the
 // parent-child tree from /proc. A double fork that leaves the session and

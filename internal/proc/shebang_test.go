@@ -52,7 +52,9 @@ func TestShebangFile(t *testing.T) {
 		t.Fatalf("Shebang = %q, %v", got, err)
 	}
 	empty := filepath.Join(dir, "empty")
-	os.WriteFile(empty, nil, 0o755)
+	if err := os.WriteFile(empty, nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Shebang(empty); err == nil {
 		t.Fatal("an empty file has an interpreter")
 	}

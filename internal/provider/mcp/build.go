@@ -20,7 +20,7 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if spec.URL == "" {
 		return New(o), nil
 	}
-	var store upstreamauth.WatchStore = deps.Logins
+	store := deps.Logins
 	if store == nil {
 		fs, err := upstreamauth.NewFileStore("")
 		if err != nil {

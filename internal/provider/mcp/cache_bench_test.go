@@ -161,8 +161,16 @@ func checkMemberOf(t *testing.T, in []byte) {
 	}
 	want, present := m["type"]
 	var cg, cw bytes.Buffer
-	json.Compact(&cg, got)
-	json.Compact(&cw, want)
+	if got != nil {
+		if err := json.Compact(&cg, got); err != nil {
+			t.Fatalf("memberOf(%s) = %q: not JSON: %v", in, got, err)
+		}
+	}
+	if present {
+		if err := json.Compact(&cw, want); err != nil {
+			t.Fatalf("type member of %s: %v", in, err)
+		}
+	}
 	if (got != nil) != present || cg.String() != cw.String() {
 		t.Fatalf("memberOf(%s) = %q, want %q (present %v)", in, got, want, present)
 	}

@@ -4,7 +4,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // Name is the kind's name, as written after kind:.
@@ -48,8 +47,6 @@ var Kind = provider.Kind{
 	},
 	Build: Build,
 }
-
-func clip(s string) string { return text.Clip(s, 40) }
 
 func validateSpec(v *config.Validator, p *config.Provider, pp string) {
 	m := p.Spec.(*Spec)

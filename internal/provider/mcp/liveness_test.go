@@ -10,7 +10,6 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/redact"
-	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 // An upstream whose read loop blocks (process alive) used to time out every
@@ -43,7 +42,7 @@ func TestHungUpstreamIsRecycled(t *testing.T) {
 	case err := <-inflight:
 		// Either it was answered before the hang, or it is failed by the recycling.
 		if err != nil {
-			wantCode(t, err, toolerr.ProviderUnavailable)
+			wantUnavailable(t, err)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a call in flight on the hung upstream was never answered")
@@ -90,7 +89,7 @@ func TestURLSecretsNeverInErrors(t *testing.T) {
 	o.StartTimeout = 2 * time.Second
 	p := newProvider(t, o)
 	_, err := call(t, p, "echo", `{}`)
-	wantCode(t, err, toolerr.ProviderUnavailable)
+	wantUnavailable(t, err)
 	texts := []string{err.Error(), diag(p, "upstream").Reason}
 	for _, d := range p.Diagnostics() {
 		texts = append(texts, d.Reason)

@@ -1,6 +1,7 @@
 // Package mcp is the "mcp" provider: an upstream MCP server, run as a child
 // process over stdio or reached over Streamable HTTP (with a fallback to the
-// legacy HTTP+SSE transport), whose tools join the catalog (SPEC §4.1).
+// legacy HTTP+SSE transport), whose tools join the catalog
+// (docs/providers/mcp.md).
 //
 // Lazy and cached: constructing a Provider does nothing. Its tool list is kept
 // on disk, keyed by the provider's connection settings, so discover and search

@@ -111,6 +111,13 @@ func mustCall(t *testing.T, p *Provider, name, args string) *provider.Result {
 
 var wantCode = testutil.WantCode
 
+// wantUnavailable fails the test unless err is a PROVIDER_UNAVAILABLE tool
+// error: the usual outcome of a call on an upstream that is gone.
+func wantUnavailable(t *testing.T, err error) {
+	t.Helper()
+	_ = wantCode(t, err, toolerr.ProviderUnavailable) // the code is all these callers check
+}
+
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
 	testutil.WaitFor(t, what, 15*time.Second, cond)
@@ -349,7 +356,7 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 	}
 	select {
 	case err := <-slowErr:
-		wantCode(t, err, toolerr.ProviderUnavailable)
+		wantUnavailable(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call in flight hung after the crash")
 	}
@@ -367,7 +374,8 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 	}
 
 	// Crashing again soon doubles the delay.
-	call(t, p, "crash", `{}`)
+	_, err = call(t, p, "crash", `{}`)
+	wantUnavailable(t, err)
 	p.mu.Lock()
 	failures, delay := p.failures, time.Until(p.nextTry)
 	p.mu.Unlock()
@@ -392,7 +400,8 @@ func TestRestartsAreBounded(t *testing.T) {
 			_, err := call(t, p, "echo", `{}`)
 			return err == nil
 		})
-		call(t, p, "crash", `{}`)
+		_, err := call(t, p, "crash", `{}`)
+		wantUnavailable(t, err)
 		_ = i
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -648,13 +657,13 @@ func TestCloseKillsProcessTree(t *testing.T) {
 	}
 	select {
 	case err := <-slow:
-		wantCode(t, err, toolerr.ProviderUnavailable)
+		wantUnavailable(t, err)
 	case <-time.After(5 * time.Second):
 		t.Fatal("call in flight hung at Close")
 	}
 	eventually(t, "the process tree to die", func() bool { return !alive(server) && !alive(grandchild) })
 	_, err := call(t, p, "echo", `{}`)
-	wantCode(t, err, toolerr.ProviderUnavailable)
+	wantUnavailable(t, err)
 	if _, err := p.Tools(context.Background()); err != nil {
 		t.Errorf("Tools after Close still lists the last tools: %v", err)
 	}
@@ -740,7 +749,7 @@ func TestHTTPFloodAndRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err = p.Call(ctx, catalog.Tool{Name: "echo"}, json.RawMessage(`{}`))
-	wantCode(t, err, toolerr.ProviderUnavailable)
+	wantUnavailable(t, err)
 }
 
 func TestSSEFallback(t *testing.T) {
@@ -773,7 +782,7 @@ func TestHTTPServerRestart(t *testing.T) {
 
 	boot() // a new server process: it knows no session
 	_, err := call(t, p, "echo", `{"text":"two"}`)
-	wantCode(t, err, toolerr.ProviderUnavailable)
+	wantUnavailable(t, err)
 	eventually(t, "a new session", func() bool {
 		res, err := call(t, p, "echo", `{"text":"three"}`)
 		return err == nil && res.Text == "three"

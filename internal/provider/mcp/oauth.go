@@ -109,7 +109,9 @@ func (p *Provider) watchLogins(store upstreamauth.WatchStore) {
 		p.mu.Unlock()
 		if waiting {
 			p.log.Info("a login was stored; restarting")
-			p.Restart(p.base)
+			// A failed start is logged by connect and kept as the last error,
+			// which doctor shows: nothing is left to do with it here.
+			_ = p.Restart(p.base)
 		}
 	})
 	if err != nil {

@@ -87,7 +87,7 @@ func TestRestartStdio(t *testing.T) {
 
 	// An automatic recycle (a crash) counts too.
 	_, err = call(t, p, "crash", `{}`)
-	wantCode(t, err, toolerr.ProviderUnavailable)
+	wantUnavailable(t, err)
 	eventually(t, "the automatic restart", func() bool { return p.Restarts() == 2 && starts(dir) == 3 })
 	if lc := p.Lifecycle(); lc.LastError == "" || lc.LastErrorAt.IsZero() {
 		t.Errorf("the crash is not the last error: %+v", lc)
@@ -98,7 +98,7 @@ func TestRestartStdio(t *testing.T) {
 	if err := p.Restart(ctx); err == nil {
 		t.Error("Restart after Close succeeded")
 	} else {
-		wantCode(t, err, toolerr.ProviderUnavailable)
+		wantUnavailable(t, err)
 	}
 }
 

@@ -85,7 +85,9 @@ func newTestServer(dir string) *sdk.Server {
 	sdk.AddTool(s, &sdk.Tool{Name: "logs", Description: "Log n messages, then answer at once."},
 		func(ctx context.Context, req *sdk.CallToolRequest, a nArg) (*sdk.CallToolResult, any, error) {
 			for i := range a.N {
-				req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprint(i)})
+				if err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: "info", Data: fmt.Sprint(i)}); err != nil {
+					return nil, nil, err
+				}
 			}
 			return textResult("logged"), nil, nil
 		})
@@ -112,12 +114,16 @@ func newTestServer(dir string) *sdk.Server {
 		})
 	sdk.AddTool(s, &sdk.Tool{Name: "slow", Description: "Sleep ms milliseconds."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, a msArg) (*sdk.CallToolResult, any, error) {
-			os.WriteFile(filepath.Join(dir, "slow-started"), []byte("yes"), 0o600) // the call is in flight
+			if err := os.WriteFile(filepath.Join(dir, "slow-started"), []byte("yes"), 0o600); err != nil { // the call is in flight
+				return nil, nil, err
+			}
 			select {
 			case <-time.After(time.Duration(a.MS) * time.Millisecond):
 				return textResult("slept"), nil, nil
 			case <-ctx.Done():
-				os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600)
+				if err := os.WriteFile(filepath.Join(dir, "cancelled"), []byte("yes"), 0o600); err != nil {
+					return nil, nil, err
+				}
 				return nil, nil, ctx.Err()
 			}
 		})
@@ -174,8 +180,9 @@ func rawServer() {
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	write := func(s string) {
-		out.WriteString(s)
-		out.WriteString("\n")
+		// A bufio.Writer keeps its first error for Flush; a client that
+		// stopped reading has nothing to be told, so the error is dropped.
+		_, _ = out.WriteString(s + "\n")
 		out.Flush()
 	}
 	reply := func(id json.RawMessage, result string) {

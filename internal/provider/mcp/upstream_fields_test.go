@@ -8,8 +8,8 @@ import (
 )
 
 // TestUpstreamFieldsReachTheCatalog: what flat mode publishes of an upstream
-// tool (issue 23, "Also") comes through from a live list, the wire capture
-// and the cache alike: outputSchema, title, annotations, icons and _meta.
+// tool (the fields docs/providers/mcp.md lists) comes through from a live
+// list, the wire capture and the cache alike: outputSchema, title, annotations, icons and _meta.
 func TestUpstreamFieldsReachTheCatalog(t *testing.T) {
 	raw := []*sdk.Tool{
 		{Name: "full", Title: "Full", InputSchema: map[string]any{"type": "object"}, OutputSchema: map[string]any{"type": "object"},

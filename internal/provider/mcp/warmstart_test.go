@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestWarmStartKeepsTools is issue 23 item 1: a call after a warm start
+// TestWarmStartKeepsTools guards a regression: a call after a warm start
 // (the live list equal to the cached one) rewrote the cache with
 // "tools":null, and every later run saw no tools and never started the
 // upstream again. Each step is a new runtime, as each CLI command is:

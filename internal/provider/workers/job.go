@@ -162,7 +162,7 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 		FilesChanged: []string{}, ScopeViolations: []string{}, TestsOrChecksRun: []string{}, Verification: []check{},
 		ConcernsOrBlockers: []string{}, Warnings: append([]string{}, warnings...), ExitCode: -1}
 	if p.worker.Name == "agy" {
-		j.warn("agy's flags come from seed 003 (agy is not on npm): unverified against an installed CLI")
+		j.warn("agy's flags come from the worker presets (docs/workers.md; agy is not on npm): unverified against an installed CLI")
 	}
 	return j.execute(ctx, bin, timeout, cmds)
 }

@@ -174,7 +174,7 @@ func (p *Provider) checkFlags(ctx context.Context, bin string, env []string) (ve
 	case w.Name == "custom":
 		return "unverified", "a custom worker's flags are its config's; nothing to check them against"
 	case !w.FlagsChecked:
-		return "unverified", w.Name + "'s flags come from seed 003, not from an installed CLI"
+		return "unverified", w.Name + "'s flags come from the worker presets (docs/workers.md), not from an installed CLI"
 	}
 	help, call := "", ""
 	for _, args := range w.HelpArgs {

@@ -310,7 +310,7 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "ok", Reason: path})
 	}
 	if p.worker.Name != "custom" {
-		verdict, why := "unverified", p.worker.Name+"'s flags come from seed 003, not from an installed CLI"
+		verdict, why := "unverified", p.worker.Name+"'s flags come from the worker presets (docs/workers.md), not from an installed CLI"
 		if p.worker.FlagsChecked && err == nil {
 			ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 			verdict, why = p.checkFlags(ctx, path, p.env())
