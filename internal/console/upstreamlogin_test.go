@@ -97,6 +97,17 @@ func TestUpstreamLoginButton(t *testing.T) {
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
+	// Then its tools join the catalog. Waiting for them also waits for the
+	// refresh that pins them, which writes the pins file in the test's
+	// directory: ending earlier raced that write with the directory's
+	// removal.
+	for len(f.app.Registry().Tools("remote")) == 0 {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the provider's tools never joined the catalog (state %q)", providerState(f, "remote"))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	api := readAll(t, f.do("GET", "/ui/api/providers", "", "Cookie", cookie))
 	if strings.Contains(api, "canary") || strings.Contains(api, code) {
 		t.Fatal("the providers API shows a token or the code")
