@@ -156,23 +156,8 @@ func (s *RedisStore) Watch(ctx context.Context, changed func(provider string)) e
 	if every <= 0 {
 		every = DefaultPollEvery
 	}
-	seen := map[string]string{}
-	snapshot := func(notify bool) {
-		list, err := s.List()
-		if err != nil {
-			return // Redis away or an entry under another key: the next poll retries
-		}
-		for _, e := range list {
-			at := ""
-			if e.Token != nil {
-				at = e.Token.AccessToken
-			}
-			if old, ok := seen[e.Provider]; notify && (!ok || old != at) {
-				changed(e.Provider)
-			}
-			seen[e.Provider] = at
-		}
-	}
+	// Redis away or an entry under another key: the next poll retries.
+	snapshot := loginSnapshots(s.List, changed)
 	snapshot(false)
 	go func() {
 		t := time.NewTicker(every)

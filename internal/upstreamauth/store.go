@@ -364,23 +364,7 @@ func (s *FileStore) Watch(ctx context.Context, changed func(provider string)) er
 		w.Close()
 		return fmt.Errorf("token store: %w", err)
 	}
-	seen := map[string]string{}
-	snapshot := func(notify bool) {
-		list, err := s.List()
-		if err != nil {
-			return
-		}
-		for _, e := range list {
-			at := ""
-			if e.Token != nil {
-				at = e.Token.AccessToken
-			}
-			if old, ok := seen[e.Provider]; notify && (!ok || old != at) {
-				changed(e.Provider)
-			}
-			seen[e.Provider] = at
-		}
-	}
+	snapshot := loginSnapshots(s.List, changed) // an unreadable store: the next event retries
 	snapshot(false)
 	go func() {
 		defer w.Close()
@@ -403,4 +387,29 @@ func (s *FileStore) Watch(ctx context.Context, changed func(provider string)) er
 		}
 	}()
 	return nil
+}
+
+// loginSnapshots returns what a store's Watch runs on each event or poll:
+// it lists the logins and calls changed for each provider whose access
+// token differs from the previous listing (a new login or a refresh), when
+// notify is set; the first call (notify false) only records. A listing that
+// fails changes nothing: the next one retries.
+func loginSnapshots(list func() ([]*Entry, error), changed func(provider string)) func(notify bool) {
+	seen := map[string]string{}
+	return func(notify bool) {
+		entries, err := list()
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			at := ""
+			if e.Token != nil {
+				at = e.Token.AccessToken
+			}
+			if old, ok := seen[e.Provider]; notify && (!ok || old != at) {
+				changed(e.Provider)
+			}
+			seen[e.Provider] = at
+		}
+	}
 }
