@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"net/http"
 	"net/http/httptest"
@@ -232,7 +233,7 @@ func measure(ctx context.Context, tools []datasetTool) (Result, error) {
 	// By canonical name, as `agent-tools call NAME` does.
 	for _, t := range loaded {
 		// Resolved is what counts: empty arguments may then fail validation.
-		resp := a.Call(ctx, &pipeline.Request{Session: "bench", Via: "cli", Tool: t.Canonical, Args: json.RawMessage(`{}`)})
+		resp := a.Call(ctx, &pipeline.Request{Caller: policy.Caller{Session: "bench"}, Via: "cli", Tool: t.Canonical, Args: json.RawMessage(`{}`)})
 		if resp.Err == nil || resp.Err.Code != toolerr.UnknownTool {
 			res.CLICallable++
 		}

@@ -195,6 +195,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	a.Facade = facade.New(liveCatalog{a}, a.dispatch, facade.Options{
 		Mode: mode, Rules: g.rules, Version: Version(), Logger: o.Logger, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, o.Logger), Profile: o.Profile, Access: a.access,
+		ScriptsMayMutate: a.scriptsMayMutate,
 	})
 	// A tools/call runs deep on the SDK's per-request goroutine: its stack
 	// is grown once while shallow rather than copied again and again below.
@@ -305,8 +306,9 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard := policy.NewLoopGuard()
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	guard.Store = a.shared.Store
+	g.gate = policy.NewGate(rules, g.access, cfg.Policy.Operators)
 	g.call = pipeline.New(pipeline.Options{
-		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Access: g.access, Decisions: o.Decisions, Guard: guard,
+		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Access: g.access, Gate: g.gate, Decisions: o.Decisions, Guard: guard,
 		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware, Tracer: o.Tracer,
 		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 	})

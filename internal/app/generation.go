@@ -27,6 +27,7 @@ type generation struct {
 	mode       facade.Mode
 	rules      policy.Rules
 	access     *policy.Access // profiles and per-identity rules (profiles.go)
+	gate       *policy.Gate   // the one access decision over rules and access (policy.Gate)
 	reg        *registry.Registry
 	call       pipeline.Handler
 	closers    []io.Closer

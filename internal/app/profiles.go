@@ -41,6 +41,13 @@ func accessOf(cfg *config.Config) *policy.Access {
 // access is the live generation's Access (nil: no profiles, no rules).
 func (a *App) access() *policy.Access { return a.current().access }
 
+// Gate is the live generation's access decision (policy.Gate): the
+// console and every other door outside the pipeline ask it.
+func (a *App) Gate() *policy.Gate { return a.current().gate }
+
+// scriptsMayMutate is code.allowMutations of the live configuration.
+func (a *App) scriptsMayMutate() bool { return a.current().cfg.Code.AllowMutations }
+
 // claimNames are the token claims the live rules match on.
 func (a *App) claimNames() []string { return a.access().ClaimNames() }
 
@@ -113,6 +120,7 @@ func (a *App) newFacade(g *generation, profile string, mode facade.Mode) *facade
 	f := facade.New(liveCatalog{a}, a.dispatch, facade.Options{
 		Mode: mode, Rules: g.rules, Version: Version(), Logger: a.log, SessionID: a.shared.Sessions.New,
 		Prompts: prompts.NewDir(g.cfg.Prompts.Dir, a.log), Profile: profile, Access: a.access,
+		ScriptsMayMutate: a.scriptsMayMutate,
 	})
 	srv := f.Server()
 	srv.AddReceivingMiddleware(growOnCall)

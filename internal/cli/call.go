@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/facade"
@@ -50,7 +51,7 @@ func runCall(ctx context.Context, env *Env, args []string) int {
 	}
 	defer a.Close()
 	// A person typed --confirm: that is a human confirmation in every mode.
-	req := a.Facade.Request(facade.Caller{Session: "cli", Client: "agent-tools-cli", Via: "cli", Tool: pos[0],
+	req := a.Facade.Request(facade.Caller{Session: "cli", Client: "agent-tools-cli", Door: policy.DoorCLI, Via: "cli", Tool: pos[0],
 		Args: json.RawMessage(*argsJSON), Shape: cliShape{}, Human: *confirm})
 	callCtx, stop := ctx, func() {}
 	if env.Progress && !f.json {

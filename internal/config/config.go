@@ -142,6 +142,11 @@ type Policy struct {
 	ApprovalTimeout Duration `json:"approvalTimeout,omitzero" yaml:"approvalTimeout,omitempty"`
 	// Rules are per-identity allow/deny/confirm (profiles.go).
 	Rules []Rule `json:"rules,omitempty" yaml:"rules,omitempty"`
+	// Operators are identity globs (path.Match, as rules' identities) that
+	// may administer the server: the console's admin routes, approvals,
+	// pins. Unset: the console's login link and every identity that no
+	// per-identity rule restricts.
+	Operators []string `json:"operators,omitempty" yaml:"operators,omitempty"`
 }
 
 // Server configures the transports and, for replicas behind a load

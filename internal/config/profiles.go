@@ -122,7 +122,7 @@ func (v *Validator) globs(p string, pats []string) {
 // profilesAndRules checks profile modes, provider references and globs, and
 // that every rule names known profiles, valid globs and a known confirm mode.
 func (v *Validator) profilesAndRules() {
-	ids := map[string]string{"local": ""}
+	ids := map[string]string{"local": "", "builtin": ""} // the runtime's own providers can be named too
 	for _, p := range v.c.Providers {
 		ids[p.ID] = ""
 	}
@@ -139,6 +139,13 @@ func (v *Validator) profilesAndRules() {
 		}
 		v.globs(joinKey(joinKey(p, "tools"), "allow"), pr.Tools.Allow)
 		v.globs(joinKey(joinKey(p, "tools"), "deny"), pr.Tools.Deny)
+	}
+	for j, id := range v.c.Policy.Operators {
+		if ip := index("policy.operators", j); !v.bad(ip) {
+			if msg := checkGlob(id, false); msg != "" {
+				v.errf(ip, "identity pattern %s %s", v.show(ip, id), msg)
+			}
+		}
 	}
 	known := append([]string{DefaultProfile}, v.c.ProfileNames()...)
 	for i, r := range v.c.Policy.Rules {

@@ -262,7 +262,7 @@ func (c *Console) apiCall(w http.ResponseWriter, r *http.Request) {
 	}
 	who := callerOf(r.Context())
 	req := &pipeline.Request{
-		Identity: who.user, Session: "console", Client: "agent-tools-console", Via: "console",
+		Caller: *who.policyCaller(), Via: "console",
 		Tool: body.Tool, Args: json.RawMessage(args), Shape: consoleShape{},
 	}
 	if body.Confirm {

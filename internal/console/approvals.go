@@ -82,19 +82,34 @@ type approval struct {
 	answer chan policy.Approval
 }
 
-// Middleware gives a call without a way to ask a person (AskHuman nil)
-// the console's queue, when the policy is confirm: human. It runs before
-// Policy (pipeline Extra), which calls AskHuman only for a call that
-// needs confirmation.
+// Middleware gives a call without a way to ask a person in its client
+// (AskHuman nil) the console's queue as AskPerson. It runs before Policy
+// (pipeline Extra), which asks a person only where one must confirm: the
+// confirm mode that applies to this caller is human (the global policy's,
+// or a per-identity rule's), or the provider asks for a person.
 func (q *Approvals) Middleware() pipeline.Middleware {
 	return func(next pipeline.Handler) pipeline.Handler {
 		return func(ctx context.Context, req *pipeline.Request) *pipeline.Response {
-			if human, timeout := q.live(); human && req.AskHuman == nil {
-				req.AskHuman = func(ctx context.Context, _ string) (policy.Approval, error) { return q.wait(ctx, req, timeout) }
+			if req.AskHuman == nil && req.AskPerson == nil {
+				req.AskPerson = func(ctx context.Context, _ string) (policy.Approval, error) {
+					_, timeout := q.live()
+					return q.wait(ctx, req, timeout)
+				}
 			}
 			return next(ctx, req)
 		}
 	}
+}
+
+// Get returns a pending call by id.
+func (q *Approvals) Get(id string) (Approval, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	a, ok := q.pending[id]
+	if !ok {
+		return Approval{}, false
+	}
+	return a.Approval, true
 }
 
 func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout time.Duration) (policy.Approval, error) {
@@ -209,6 +224,17 @@ func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
+	if c.opts.Approvals != nil {
+		// A person approves only what they could call themselves: the
+		// gate's Approve, on the waiting call's tool.
+		if a, ok := c.opts.Approvals.Get(id); ok {
+			d := c.rt.Gate().Decide(callerOf(r.Context()).policyCaller(), policy.Approve, policy.Target{Provider: a.Provider, Canonical: a.Tool})
+			if d.Verdict != policy.Allow {
+				writeJSON(w, http.StatusForbidden, errBody("forbidden", d.Err.Message+". "+d.Err.Hint))
+				return
+			}
+		}
+	}
 	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, answer) {
 		writeJSON(w, http.StatusNotFound, errBody("unknown_approval", "no pending call "+strconv.Quote(id)+" (answered, timed out or cancelled)"))
 		return

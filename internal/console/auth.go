@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -26,6 +27,7 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 
 type session struct {
 	user    string
+	claims  policy.Claims // the verified claims of the token that logged in (OIDC)
 	csrf    string
 	expires time.Time
 }
@@ -33,6 +35,7 @@ type session struct {
 // caller is who a console request authenticated as.
 type caller struct {
 	user   string
+	claims policy.Claims
 	bearer bool
 	csrf   string // the session's CSRF token ("" for bearer callers)
 }
@@ -64,7 +67,7 @@ func randomToken() string {
 // else a live session cookie.
 func (c *Console) authenticate(r *http.Request) (caller, bool) {
 	if u, ok := transport.BearerUser(r.Context()); ok {
-		return caller{user: u, bearer: true}, true
+		return caller{user: u, claims: transport.BearerClaims(r.Context()), bearer: true}, true
 	}
 	ck, err := r.Cookie(CookieName)
 	if err != nil || ck.Value == "" {
@@ -80,15 +83,20 @@ func (c *Console) authenticate(r *http.Request) (caller, bool) {
 		delete(c.sessions, ck.Value)
 		return caller{}, false
 	}
-	return caller{user: s.user, csrf: s.csrf}, true
+	return caller{user: s.user, claims: s.claims, csrf: s.csrf}, true
 }
 
-// page wraps an HTML page: without a login it shows how to get one.
-func (c *Console) page(next http.HandlerFunc) http.HandlerFunc {
+// page wraps an HTML page: without a login it shows how to get one; a
+// login the gate refuses the route's action gets a 403 page that says so.
+func (c *Console) page(action routeAction, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		who, ok := c.authenticate(r)
 		if !ok {
 			c.render(w, http.StatusUnauthorized, "login", c.loginData(""))
+			return
+		}
+		if e := c.refused(who, action); e != nil {
+			c.render(w, http.StatusForbidden, "login", c.loginData(e.Message+". "+e.Hint))
 			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, who)))
@@ -96,8 +104,9 @@ func (c *Console) page(next http.HandlerFunc) http.HandlerFunc {
 }
 
 // api wraps an API endpoint: 401 without a login, 403 for a cookie
-// mutation without the session's CSRF token.
-func (c *Console) api(next http.HandlerFunc) http.HandlerFunc {
+// mutation without the session's CSRF token, 403 when the gate refuses the
+// route's action to this caller.
+func (c *Console) api(action routeAction, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		who, ok := c.authenticate(r)
 		if !ok {
@@ -110,6 +119,10 @@ func (c *Console) api(next http.HandlerFunc) http.HandlerFunc {
 				writeJSON(w, http.StatusForbidden, errBody("csrf", "missing or wrong "+CSRFHeader+" header: reload the page"))
 				return
 			}
+		}
+		if e := c.refused(who, action); e != nil {
+			writeJSON(w, http.StatusForbidden, errBody("forbidden", e.Message+". "+e.Hint))
+			return
 		}
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, who)))
 	}
@@ -146,7 +159,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnauthorized, "login", c.loginData("That login link is not valid (it works once). Restart serve for a new one."))
 		return
 	}
-	c.startSession(w, r, "console:local")
+	c.startSession(w, r, policy.ConsoleIdentity, "")
 }
 
 // loginForm is POST /ui/login with a token field, when the transport has
@@ -165,10 +178,10 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnauthorized, "login", c.loginData(err.Error()))
 		return
 	}
-	c.startSession(w, r, user)
+	c.startSession(w, r, user, transport.VerifiedClaims(r))
 }
 
-func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user string) {
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user string, claims policy.Claims) {
 	id := randomToken()
 	c.mu.Lock()
 	now := c.opts.Now()
@@ -177,7 +190,7 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user stri
 			delete(c.sessions, k)
 		}
 	}
-	c.sessions[id] = &session{user: user, csrf: randomToken(), expires: now.Add(c.opts.SessionTTL)}
+	c.sessions[id] = &session{user: user, claims: claims, csrf: randomToken(), expires: now.Add(c.opts.SessionTTL)}
 	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: id, Path: transport.ConsolePath, HttpOnly: true,

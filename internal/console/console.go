@@ -21,6 +21,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/status"
@@ -39,6 +40,9 @@ type Runtime interface {
 	Registry() *registry.Registry
 	Call(ctx context.Context, req *pipeline.Request) *pipeline.Response
 	SubscribeAudit() (recent [][]byte, lines <-chan []byte, cancel func())
+	// Gate is the live access decision: every console route asks it
+	// (gate.go), as every other door does.
+	Gate() *policy.Gate
 }
 
 // ActivitySource is where the Activity page's charts come from: the
@@ -145,28 +149,58 @@ func (c *Console) routes() {
 	m.HandleFunc("GET "+p+"/login", c.loginPage)
 	m.HandleFunc("POST "+p+"/login", c.loginForm)
 	m.Handle("GET "+p+"/static/", c.static)
-	m.HandleFunc("GET "+p+"/{$}", c.page(c.providersPage))
 	m.HandleFunc("GET "+p, func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, p+"/", http.StatusFound) })
-	m.HandleFunc("GET "+p+"/tools", c.page(c.toolsPage))
-	m.HandleFunc("GET "+p+"/tools/{name}", c.page(c.toolPage))
-	m.HandleFunc("GET "+p+"/activity", c.page(c.activityPage))
-	m.HandleFunc("GET "+p+"/approvals", c.page(c.approvalsPage))
-	m.HandleFunc("GET "+p+"/api/approvals", c.api(c.apiApprovals))
-	m.HandleFunc("POST "+p+"/api/approvals/{id}", c.api(c.apiAnswer))
-	m.HandleFunc("POST "+p+"/logout", c.api(c.logout))
-	m.HandleFunc("GET "+p+"/api/providers", c.api(c.apiProviders))
-	m.HandleFunc("PUT "+p+"/api/providers/{id}", c.api(c.apiSetProvider))
-	m.HandleFunc("POST "+p+"/api/providers/{id}/restart", c.api(c.apiRestart))
-	m.HandleFunc("GET "+p+"/api/activity", c.api(c.apiActivity))
-	m.HandleFunc("GET "+p+"/api/tools", c.api(c.apiTools))
-	m.HandleFunc("GET "+p+"/api/tools/{name}", c.api(c.apiTool))
-	m.HandleFunc("POST "+p+"/api/call", c.api(c.apiCall))
-	m.HandleFunc("GET "+p+"/api/audit", c.api(c.apiAudit))
-	m.HandleFunc("GET "+p+"/pins", c.page(c.pinsPage)) // pins.go
-	m.HandleFunc("GET "+p+"/api/pins", c.api(c.apiPins))
-	m.HandleFunc("POST "+p+"/api/pins/{tool}/approve", c.api(c.apiApprovePin))
+	for _, rt := range c.routeTable() {
+		h := rt.handler
+		switch {
+		case rt.page:
+			h = c.page(rt.action, h)
+		default:
+			h = c.api(rt.action, h)
+		}
+		m.HandleFunc(rt.pattern, h)
+	}
 	c.routesUpstreamLogin(m)
 	c.mux = m
+}
+
+// route is one authenticated console route and what it asks the gate.
+type route struct {
+	pattern string
+	action  routeAction
+	page    bool // an HTML page (else a JSON API endpoint)
+	handler http.HandlerFunc
+}
+
+// routeTable lists every authenticated route with the access it needs:
+// the gate's Administer for everything that shows or changes the runtime
+// (every identity's audit, every tool's schema, providers, pins), nothing
+// more than a login for a call (the pipeline's gate decides it as for any
+// door) and for logging out; an approval is decided per call (apiAnswer).
+func (c *Console) routeTable() []route {
+	p := transport.ConsolePath
+	return []route{
+		{"GET " + p + "/{$}", administer, true, c.providersPage},
+		{"GET " + p + "/tools", administer, true, c.toolsPage},
+		{"GET " + p + "/tools/{name}", administer, true, c.toolPage},
+		{"GET " + p + "/activity", administer, true, c.activityPage},
+		{"GET " + p + "/approvals", administer, true, c.approvalsPage},
+		{"GET " + p + "/pins", administer, true, c.pinsPage}, // pins.go
+		{"GET " + p + "/api/approvals", administer, false, c.apiApprovals},
+		{"POST " + p + "/api/approvals/{id}", approveEach, false, c.apiAnswer},
+		{"POST " + p + "/logout", loggedIn, false, c.logout},
+		{"GET " + p + "/api/providers", administer, false, c.apiProviders},
+		{"POST " + p + "/api/providers/{id}/login", administer, false, c.apiUpstreamLogin}, // upstreamlogin.go
+		{"PUT " + p + "/api/providers/{id}", administer, false, c.apiSetProvider},
+		{"POST " + p + "/api/providers/{id}/restart", administer, false, c.apiRestart},
+		{"GET " + p + "/api/activity", administer, false, c.apiActivity},
+		{"GET " + p + "/api/tools", administer, false, c.apiTools},
+		{"GET " + p + "/api/tools/{name}", administer, false, c.apiTool},
+		{"POST " + p + "/api/call", loggedIn, false, c.apiCall},
+		{"GET " + p + "/api/audit", administer, false, c.apiAudit},
+		{"GET " + p + "/api/pins", administer, false, c.apiPins},
+		{"POST " + p + "/api/pins/{tool}/approve", administer, false, c.apiApprovePin},
+	}
 }
 
 // ServeHTTP implements http.Handler: security headers on every answer, and

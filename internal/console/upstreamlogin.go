@@ -66,9 +66,10 @@ func (u *upstreamLogins) take(state string) chan *auth.AuthorizationResult {
 	return ch
 }
 
-// routesUpstreamLogin adds the Log in button's routes to m.
+// routesUpstreamLogin adds the login's callback to m (the button's own
+// route is in routeTable): the authorization server calls it back with
+// the flow's one-time state, not with a console login.
 func (c *Console) routesUpstreamLogin(m *http.ServeMux) {
-	m.HandleFunc("POST "+transport.ConsolePath+"/api/providers/{id}/login", c.api(c.apiUpstreamLogin))
 	m.HandleFunc("GET "+callbackPath, c.upstreamCallback)
 }
 

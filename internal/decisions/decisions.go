@@ -187,7 +187,7 @@ func (s *Store) Allowed(t catalog.Tool, session string) bool {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.session[sessionKey{session, t.Canonical}]; ok && p == t.Provider+"\x00"+t.Digest {
+	if p, ok := s.session[sessionKey{session, t.Canonical}]; ok && session != "" && p == t.Provider+"\x00"+t.Digest {
 		return true
 	}
 	s.refreshLocked()
@@ -226,6 +226,9 @@ func (s *Store) remember(t catalog.Tool, session string, a policy.Approval) erro
 	defer s.mu.Unlock()
 	switch a {
 	case policy.ApprovedForSession:
+		if session == "" {
+			return nil // no session (stateless HTTP): nothing to remember it for; it approved this call
+		}
 		s.session[sessionKey{session, t.Canonical}] = t.Provider + "\x00" + t.Digest
 		return nil
 	case policy.ApprovedAlways:

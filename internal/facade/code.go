@@ -7,11 +7,13 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -79,7 +81,9 @@ func (f *Facade) codeRunDef() toolDef {
 			Annotations: &sdk.ToolAnnotations{Title: "Run a script that calls tools", OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			preq := &pipeline.Request{Via: codeTool, Tool: codeTool, Args: req.Params.Arguments, Shape: codeShape{}}
+			// The interpreter is part of every view of code mode (ModeTool):
+			// a profile limits what its scripts may call, not the mode itself.
+			preq := &pipeline.Request{Via: codeTool, Tool: codeTool, Args: req.Params.Arguments, Shape: codeShape{}, ModeTool: true}
 			return f.call(ctx, req, preq), nil
 		},
 	}
@@ -112,13 +116,52 @@ func (f *Facade) withScriptHost(ctx context.Context, mreq *sdk.CallToolRequest, 
 	if req.RequestID == "" {
 		req.RequestID = rand.Text()[:16]
 	}
-	return builtin.WithScriptHost(ctx, &scriptHost{f: f, mreq: mreq, parent: req})
+	h := &scriptHost{f: f, mreq: mreq, parent: req}
+	f.hosts.Store(req, h)
+	return builtin.WithScriptHost(ctx, h)
 }
 
 type scriptHost struct {
 	f      *Facade
 	mreq   *sdk.CallToolRequest
 	parent *pipeline.Request
+
+	mu      sync.Mutex
+	pending []pendingConfirm // tokens the script's calls drew: the model's, not the script's
+}
+
+// pendingConfirm is a confirmation a script's call needs, with the token
+// that only the model can use (in its next script).
+type pendingConfirm struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Token     string          `json:"confirm_token"`
+}
+
+// withPending ends a script run that drew confirmation tokens with the
+// CONFIRMATION_REQUIRED they belong to: the tokens go to the model, which
+// decides (with the user) and runs a script that passes them.
+func (f *Facade) withPending(req *pipeline.Request, resp *pipeline.Response) *pipeline.Response {
+	v, ok := f.hosts.LoadAndDelete(req)
+	if !ok {
+		return resp
+	}
+	h := v.(*scriptHost)
+	h.mu.Lock()
+	pending := h.pending
+	h.mu.Unlock()
+	if len(pending) == 0 {
+		return resp
+	}
+	e := toolerr.New(toolerr.ConfirmationRequired,
+		"The script called tools that change state and need confirmation. If the user wants these changes, run a script that makes exactly these calls with `{confirm: <confirm_token>}` as the third argument of tools.call; otherwise do not.",
+		"%d call(s) of the script need confirmation", len(pending)).With("confirmations", pending)
+	if resp.Result != nil {
+		e.With("script_result", resp.Result.Text)
+	} else if resp.Err != nil {
+		e.With("script_error", resp.Err.Body()["error"])
+	}
+	return &pipeline.Response{Err: e, Decision: "confirmation_required", Duration: resp.Duration}
 }
 
 var _ builtin.ScriptHost = (*scriptHost)(nil)
@@ -162,7 +205,17 @@ func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage
 		return nil, e
 	}
 	h.f.bindSession(h.mreq, req)
+	// The script's door: the gate decides on the tool the pipeline
+	// resolves (read-only unless code.allowMutations), and a confirmation
+	// token goes to the model, not back to the script (Run).
+	req.Door, req.Run = policy.DoorScript, h.parent.RequestID
+	req.ReadOnly = h.f.opts.ScriptsMayMutate == nil || !h.f.opts.ScriptsMayMutate()
 	resp := h.f.run(ctx, req)
+	if resp.Token != "" {
+		h.mu.Lock()
+		h.pending = append(h.pending, pendingConfirm{Tool: req.Resolved.Canonical, Arguments: args, Token: resp.Token})
+		h.mu.Unlock()
+	}
 	if resp.Err != nil {
 		return nil, resp.Err
 	}

@@ -82,6 +82,10 @@ type Options struct {
 	// Access returns the current profiles and per-identity rules (nil: none);
 	// tools/list hides what the caller's identity may not call (views.go).
 	Access func() *policy.Access
+	// ScriptsMayMutate reports whether execute_javascript's scripts may
+	// call tools that change state (code.allowMutations; nil: they may
+	// not). The gate refuses such a call on the tool the pipeline resolved.
+	ScriptsMayMutate func() bool
 }
 
 // Facade owns one mcp.Server whose tool set follows the registry.
@@ -93,6 +97,8 @@ type Facade struct {
 	log    *slog.Logger
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
+
+	hosts sync.Map // *pipeline.Request of a running script → its *scriptHost (code.go)
 
 	pt *passthrough.Passthrough // upstream prompts and the flat-mode passthrough
 
@@ -240,7 +246,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 	}
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
 	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
-		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", name).
+		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", text.Clip(name, 200)).
 			With("did_you_mean", text.Suggestions(name, names, 3))
 	}
 	return f.call(ctx, call, req)
@@ -375,6 +381,7 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) *sdk.CallToolResult {
 	ctx = f.withScriptHost(ctx, mreq, req) // code.go: a script's tools.call
+	defer f.hosts.Delete(req)
 	if _, flat := req.Shape.(flatShape); flat {
 		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*sdk.CallToolResult, bool) {
 			f.bindSession(mreq, req)
@@ -389,7 +396,7 @@ func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipel
 	f.bindSession(mreq, req)
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)
-	resp := f.run(ctx, req)
+	resp := f.withPending(req, f.run(ctx, req)) // code.go: tokens a script drew go to the model
 	stop()
 	return render(resp)
 }
@@ -418,6 +425,9 @@ func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 	req.Identity = identityOf(mreq)
 	req.Claims = claimsOf(mreq.Extra)
 	req.Profile = f.opts.Profile
+	if req.Door == "" {
+		req.Door = policy.DoorMCP
+	}
 	if mreq.Extra != nil && mreq.Extra.Header != nil { // HTTP: the client's trace, if it sent one
 		req.TraceParent, req.TraceState = mreq.Extra.Header.Get("traceparent"), mreq.Extra.Header.Get("tracestate")
 	}

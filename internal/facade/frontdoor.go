@@ -12,6 +12,9 @@ import (
 // CLI's `call`, the public package's in-process Session, the console.
 type Caller struct {
 	Session, Client, Identity string
+	// Door is where the call came in (policy.DoorCLI, DoorSession,
+	// DoorConsole): data for the gate and the audit.
+	Door policy.Door
 	// Via names the front door in the audit ("cli", "in-process").
 	Via string
 	// Tool is the name as the caller wrote it.
@@ -35,7 +38,10 @@ type Caller struct {
 // same teaching for a name that misses as MCP calls get. Every front door
 // outside MCP uses it, so a retry one of them teaches works in all of them.
 func (f *Facade) Request(c Caller) *pipeline.Request {
-	req := &pipeline.Request{Session: c.Session, Client: c.Client, Identity: c.Identity, Via: c.Via, Tool: c.Tool, Shape: c.Shape}
+	req := &pipeline.Request{Caller: policy.Caller{Session: c.Session, Client: c.Client, Identity: c.Identity, Door: c.Door}, Via: c.Via, Tool: c.Tool, Shape: c.Shape}
+	if req.Identity == "" {
+		req.Identity = processIdentity // the CLI, an embedder: this process's user
+	}
 	var confirm any
 	req.Args, confirm = splitConfirm(c.Args, true)
 	req.AskHuman = c.AskHuman

@@ -12,6 +12,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/passthrough"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -31,7 +32,7 @@ func (f *Facade) gateOp(ctx context.Context, mreq sdk.Request, op passthrough.Op
 		args = json.RawMessage(`{}`)
 	}
 	b := &opBackend{do: do}
-	req := &pipeline.Request{Via: op.Method, Tool: op.Name, Args: args, Backend: b,
+	req := &pipeline.Request{Via: op.Method, Tool: op.Name, Args: args, Backend: b, Op: true,
 		Resolved: catalog.Tool{Provider: op.Provider, Name: op.Name, Canonical: op.Name, ReadOnly: true}}
 	if _, info, ok := f.cat.Provider(op.Provider); ok && op.Provider != "" {
 		req.Info = info // its timeout bounds the request as it bounds its calls
@@ -76,6 +77,8 @@ func opKind(method string) string {
 // that is no tool call (bindSession does it for tools/call).
 func (f *Facade) bindOp(mreq sdk.Request, req *pipeline.Request) {
 	req.Identity = processIdentity
+	req.Profile = f.opts.Profile
+	req.Door = policy.DoorPassthrough
 	if x := mreq.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
 		req.Identity = x.TokenInfo.UserID
 		req.Claims = claimsOf(x)

@@ -70,7 +70,7 @@ func (f *Facade) globalRunSkillDef(skills []string) toolDef {
 // goes through the pipeline too, under the caller's session.
 func (f *Facade) runSkill(ctx context.Context, mreq *sdk.CallToolRequest, via, providerID string) *sdk.CallToolResult {
 	req := skillRequest(mreq.Params.Arguments, via, providerID, f.tokenMode())
-	req.Caller = &skillCaller{f: f, mreq: mreq, parent: req}
+	req.SkillCalls = &skillCaller{f: f, mreq: mreq, parent: req}
 	return f.call(ctx, mreq, req)
 }
 

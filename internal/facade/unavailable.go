@@ -31,7 +31,7 @@ import (
 // reason through the redactor (an upstream's error text may quote what it
 // was given).
 func unavailableErr(p registry.ProviderStatus) *toolerr.Error {
-	if te, ok := toolerr.As(p.Err); ok && te.Code == toolerr.ProviderUnavailable {
+	if te, ok := toolerr.As(p.Err); ok && (te.Code == toolerr.ProviderUnavailable || te.Code == toolerr.ProviderNeedsLogin) {
 		c := *te // a copy: the registry keeps te
 		c.Message = redact.String(c.Message)
 		c.Details = maps.Clone(te.Details)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"context"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"io"
 	"net/http/httptest"
 	"strings"
@@ -40,7 +41,7 @@ func TestMiddleware(t *testing.T) {
 		{pipeline.Request{Tool: "x"}, pipeline.Response{Err: toolerr.New(toolerr.RepeatedFailure, "", "x"), Decision: "refused"}},
 		// A forwarded resource read: counted by method, never by URI.
 		{pipeline.Request{Via: "resources/read", Resolved: catalog.Tool{Canonical: "test://t/42", Provider: "up"}}, pipeline.Response{Result: &provider.Result{}}},
-		{pipeline.Request{Resolved: resolved, Profile: "ops"}, pipeline.Response{Result: &provider.Result{Text: "ok"}}},
+		{pipeline.Request{Resolved: resolved, Caller: policy.Caller{Profile: "ops"}}, pipeline.Response{Result: &provider.Result{Text: "ok"}}},
 	}
 	for _, c := range calls {
 		resp := c.resp

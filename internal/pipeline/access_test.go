@@ -43,15 +43,15 @@ func TestPolicyAccess(t *testing.T) {
 	}{
 		{"no rule", "token:good0000", "", "svc_read", false, ""},
 		{"no rule, agent confirm", "token:good0000", "", "svc_write", true, ""},
-		{"identity denied", "token:bad00000", "", "svc_read", false, toolerr.Denied},
+		{"identity denied: hidden, answered as unknown", "token:bad00000", "", "svc_read", false, toolerr.UnknownTool},
 		{"profile allows read", "token:good0000", "ro", "svc_read", false, ""},
-		{"outside profile", "token:good0000", "ro", "svc_write", true, toolerr.Denied},
+		{"outside profile: hidden, answered as unknown", "token:good0000", "ro", "svc_write", true, toolerr.UnknownTool},
 		{"rule confirm human overrides agent flag", "token:human000", "", "svc_write", true, toolerr.Denied},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			audit.Reset()
-			resp := run(context.Background(), &pipeline.Request{Identity: tt.identity, Profile: tt.profile, Tool: tt.tool, Args: json.RawMessage(`{}`), Confirm: tt.confirm})
+			resp := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Identity: tt.identity, Profile: tt.profile}, Tool: tt.tool, Args: json.RawMessage(`{}`), Confirm: tt.confirm})
 			switch {
 			case tt.code == "" && resp.Failed():
 				t.Fatalf("failed: %+v", resp.Err)

@@ -13,7 +13,10 @@ type Options struct {
 	Rules   policy.Rules
 	// Access holds profiles and per-identity rules (nil: none).
 	Access *policy.Access
-	Guard  *policy.LoopGuard
+	// Gate is the one access decision; nil builds one from Rules and
+	// Access with the default operator role.
+	Gate  *policy.Gate
+	Guard *policy.LoopGuard
 	// Tokens backs token-mode confirmations (default: a fresh book).
 	Tokens *policy.Tokens
 	// Decisions are a person's remembered confirmations (nil: none).
@@ -36,6 +39,7 @@ const (
 	StageAudit     = "audit"
 	StageLoopGuard = "loop_guard"
 	StageResolve   = "resolve"
+	StageAccess    = "access"
 	StageValidate  = "validate"
 	StagePolicy    = "policy"
 	StageExecute   = "execute"
@@ -63,18 +67,21 @@ func New(o Options) Handler {
 	if o.Tokens == nil {
 		o.Tokens = policy.NewTokens()
 	}
+	if o.Gate == nil {
+		o.Gate = policy.NewGate(o.Rules, o.Access, nil)
+	}
 	if o.AuditTo == io.Discard {
 		o.AuditTo = nil // skip encoding records nobody reads
 	}
 	if o.Tracer == nil {
 		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
 		mw = append(mw, o.Extra...)
-		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog), Validate(), PolicyWith(o.Rules, o.Access, o.Tokens, o.Decisions), Execute(o.Execute))
+		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog), Validate(), Policy(o.Tokens, o.Decisions), Execute(o.Execute))
 		return Chain(nil, mw...)
 	}
 	// The same chain, each named stage wrapped by the tracer (inside out).
-	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog)}, {StageValidate, Validate()},
-		{StagePolicy, PolicyWith(o.Rules, o.Access, o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
+	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog, o.Gate)}, {StageAccess, Access(o.Gate, o.Catalog)},
+		{StageValidate, Validate()}, {StagePolicy, Policy(o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
 	var h Handler
 	for i := len(below) - 1; i >= 0; i-- {
 		h = o.Tracer.Stage(below[i].name, below[i].mw(h))

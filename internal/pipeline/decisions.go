@@ -11,7 +11,11 @@ import (
 // Implementations key by canonical name and must refuse a decision made
 // for another provider's tool of the same name.
 type Decisions interface {
-	// Allowed reports whether a remembered decision confirms calling t in session.
+	// Allowed reports whether a remembered decision confirms calling t in
+	// session: the pipeline's scope of one caller's session (identity and
+	// session id together), "" where there is none (stateless: then only
+	// "always" decisions apply, and a "for this session" answer approves
+	// the one call).
 	Allowed(t catalog.Tool, session string) bool
 	// Remember records a decision wider than one call (ApprovedForSession,
 	// ApprovedAlways); others are ignored.

@@ -1,6 +1,9 @@
 package pipeline
 
-import "github.com/agent-tools/agent-tools/internal/toolerr"
+import (
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
 
 // heldCatalog is implemented by catalogs that hold tools back because an
 // upstream changed their pinned definition (security.pin: quarantine).
@@ -10,7 +13,7 @@ type heldCatalog interface {
 
 // heldTool is the teaching error for a call to a quarantined tool, or nil
 // when req's tool is not held back.
-func heldTool(cat Catalog, req *Request) *toolerr.Error {
+func heldTool(gate *policy.Gate, cat Catalog, req *Request) *toolerr.Error {
 	h, ok := cat.(heldCatalog)
 	if !ok {
 		return nil
@@ -25,7 +28,14 @@ func heldTool(cat Catalog, req *Request) *toolerr.Error {
 			name = c.Canonical(req.Provider, req.Tool)
 		}
 	}
-	if _, held := h.Held(name); !held {
+	provider, held := h.Held(name)
+	if !held {
+		return nil
+	}
+	// The gate decides on the held tool as on any: one the caller may not
+	// see answers as unknown (nil here), not as quarantined.
+	d := gate.Decide(&req.Caller, policy.Call, policy.Target{Provider: provider, Canonical: name, Quarantined: true})
+	if d.Verdict != policy.Deny {
 		return nil
 	}
 	return toolerr.New(toolerr.Denied,

@@ -2,11 +2,12 @@ package pipeline
 
 import (
 	"encoding/json"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"testing"
 )
 
 func TestCallKey(t *testing.T) {
-	base := Request{Identity: "token:ab", Session: "s1", Via: "gh_create", Tool: "gh_create", Args: json.RawMessage(`{"a":1,"b":{"y":[1,2],"x":"v"}}`)}
+	base := Request{Caller: policy.Caller{Identity: "token:ab", Session: "s1"}, Via: "gh_create", Tool: "gh_create", Args: json.RawMessage(`{"a":1,"b":{"y":[1,2],"x":"v"}}`)}
 	same := []json.RawMessage{
 		json.RawMessage(`{ "b": { "x": "v", "y": [1, 2] }, "a": 1 }`), // Python's default spacing, other order
 		json.RawMessage("\n{\"a\":1,\"b\":{\"y\":[1,2],\"x\":\"v\"}}\n"),

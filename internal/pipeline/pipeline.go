@@ -5,12 +5,16 @@
 //  2. LoopGuard — escalates and then refuses identical failing calls
 //  3. Resolve   — names → catalog tool (MISSING_TOOL_NAME, UNKNOWN_TOOL,
 //     UNKNOWN_SKILL: a skill run resolves to a tool-like entry, see skill.go)
-//  4. Validate  — arguments against the tool's JSON Schema, then the
+//  4. Access    — the one access decision (policy.Gate) on the resolved
+//     tool: a tool the caller may not see answers as one that does not
+//     exist (UNKNOWN_TOOL), before validation; quarantine, read-only doors
+//     (DENIED); the confirm mode that applies to this caller
+//  5. Validate  — arguments against the tool's JSON Schema, then the
 //     provider's own rules (provider.ArgumentValidator): INVALID_ARGUMENTS or
 //     the provider's code, before anyone is asked to confirm
-//  5. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED);
+//  6. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED);
 //     a call a provider.HumanApprover marks needs a person in every mode
-//  6. Execute   — the provider call under a deadline, then result shaping
+//  7. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
 // a tool (one run of an earlier prototype retried a malformed call 1,022 times) are caught too.
@@ -35,18 +39,11 @@ import (
 
 // Request is one call as the facade understood it.
 type Request struct {
-	// Identity is who the caller authenticated as ("token:<name or hash prefix>",
-	// "oidc:<issuer>|<subject>", "process:<pid>" on stdio; never a token):
-	// with Session it scopes the loop guard, tokens and audit.
-	Identity string
-	// Claims are the verified token claims per-identity rules name (OIDC;
-	// "" otherwise): with Identity and Profile they select the rules.
-	Claims  policy.Claims
-	Session string // the client's session id where one exists ("" when stateless)
-	Client  string // client name from initialize, for audit
-	// Profile is the profile (view) the call came through: "" for the
-	// default endpoint. With Identity it selects the per-identity rules.
-	Profile string
+	// Caller is who asks and through which door (identity, claims,
+	// profile, session, client, door, read-only, script run): one value the
+	// door fills and every stage and the gate read (policy.Caller). Its
+	// fields are promoted: req.Identity is req.Caller.Identity.
+	policy.Caller
 	// RequestID tags the call's audit record (generated when empty).
 	RequestID string
 	// Parent is the RequestID of the call this one runs inside (a tool call
@@ -69,6 +66,11 @@ type Request struct {
 	// AskHuman asks a person to confirm (elicitation); nil when the client
 	// cannot. The answer may extend to later calls (policy.Approval).
 	AskHuman func(ctx context.Context, message string) (policy.Approval, error)
+	// AskPerson asks a person out of band (the console's Approvals page)
+	// when no one can be asked in the client: used only where a person
+	// must confirm (the confirm mode that applies to this caller is human,
+	// or the provider asks for a person), whatever set that mode.
+	AskPerson func(ctx context.Context, message string) (policy.Approval, error)
 	// Shape is the facade's knowledge of its own argument shape, for hints.
 	Shape Shape
 	// Malformed is set by a facade that could not parse the call; it is
@@ -78,16 +80,28 @@ type Request struct {
 	// Skill marks a skill run: Tool names a skill of Provider. It takes the
 	// same path as a tool call, under the skill's canonical name.
 	Skill bool
-	// Caller runs the tool calls a skill makes (back through the pipeline).
-	Caller provider.ToolCaller
+	// SkillCalls runs the tool calls a skill makes (back through the pipeline).
+	SkillCalls provider.ToolCaller
 	// Confirmed is set by Policy once this call is confirmed; a caller may
 	// set it on the calls a confirmed skill makes, which its confirmation
 	// covers.
 	Confirmed bool
 
+	// Op marks a forwarded request that is no tool call (a resource read,
+	// a prompt fetch, a completion, a subscription): the door resolved it
+	// (Resolved, Backend) and the gate decides it as such.
+	Op bool
+	// ModeTool marks a call of the exposure mode's own tool (code mode's
+	// interpreter), which is part of every view of that mode.
+	ModeTool bool
+
 	Resolved catalog.Tool
 	Info     catalog.ProviderInfo
 	Backend  provider.Provider
+
+	// confirmMode is who must confirm this call if it changes state, as the
+	// gate decided for this caller (Access → Policy).
+	confirmMode policy.ConfirmMode
 }
 
 // Shape renders the exact call a model should make, in the facade's own terms.
@@ -99,8 +113,13 @@ type Shape interface {
 
 // Response is the outcome of one call. Exactly one of Result and Err is set.
 type Response struct {
-	Result   *provider.Result
-	Err      *toolerr.Error
+	Result *provider.Result
+	Err    *toolerr.Error
+	// Token is the confirmation token of a CONFIRMATION_REQUIRED answered
+	// to a script's call (Caller.Run set): it goes back to the model with
+	// the script's result, never to the script, so a script cannot
+	// confirm its own calls without a model turn in between.
+	Token    string
 	Decision string // allowed | confirmed | confirmation_required | denied | refused | invalid
 	Duration time.Duration
 }

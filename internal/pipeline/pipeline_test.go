@@ -39,11 +39,11 @@ func newPipeline(t testing.TB, rules policy.Rules, audit *bytes.Buffer, fn func(
 func TestAuditNeverHoldsArgumentValues(t *testing.T) {
 	var audit bytes.Buffer
 	run, _ := newPipeline(t, policy.Rules{}, &audit, nil)
-	resp := run(context.Background(), &pipeline.Request{Session: "s1", Client: "c", Via: "v", Tool: "svc_read", Args: json.RawMessage(`{"token":"sekret-value"}`)})
+	resp := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s1", Client: "c"}, Via: "v", Tool: "svc_read", Args: json.RawMessage(`{"token":"sekret-value"}`)})
 	if resp.Failed() {
 		t.Fatalf("call failed: %+v", resp.Err)
 	}
-	run(context.Background(), &pipeline.Request{Session: "s1", Tool: "svc_write", Args: json.RawMessage(`{"token":"sekret-value"}`)})
+	run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s1"}, Tool: "svc_write", Args: json.RawMessage(`{"token":"sekret-value"}`)})
 	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
 	if len(lines) != 2 || strings.Contains(audit.String(), "sekret") {
 		t.Fatalf("audit = %s", audit.String())
@@ -124,8 +124,8 @@ func TestPolicyModes(t *testing.T) {
 		{"human declines", policy.Rules{}, pipeline.Request{Tool: "svc_write", Confirm: true, AskHuman: no}, toolerr.Denied, "denied"},
 		{"elicitation broken falls back to the flag", policy.Rules{}, pipeline.Request{Tool: "svc_write", Confirm: true, AskHuman: broken}, "", "confirmed"},
 		{"elicitation broken in human mode", policy.Rules{Confirm: policy.ConfirmHuman}, pipeline.Request{Tool: "svc_write", Confirm: true, AskHuman: broken}, toolerr.Denied, "denied"},
-		{"deny glob", policy.Rules{Deny: []string{"svc_w*"}}, pipeline.Request{Tool: "svc_write", Confirm: true}, toolerr.Denied, "denied"},
-		{"allow list", policy.Rules{Allow: []string{"svc_write"}}, pipeline.Request{Tool: "svc_read"}, toolerr.Denied, "denied"},
+		{"deny glob: hidden, answered as unknown", policy.Rules{Deny: []string{"svc_w*"}}, pipeline.Request{Tool: "svc_write", Confirm: true}, toolerr.UnknownTool, "denied"},
+		{"allow list: hidden, answered as unknown", policy.Rules{Allow: []string{"svc_write"}}, pipeline.Request{Tool: "svc_read"}, toolerr.UnknownTool, "denied"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,7 +210,7 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 		start := time.Now()
 		for b.Loop() {
 			audit.Reset()
-			if resp := run(ctx, &pipeline.Request{Session: "s", Tool: "svc_read", Args: args}); resp.Failed() {
+			if resp := run(ctx, &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_read", Args: args}); resp.Failed() {
 				b.Fatal(resp.Err)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestSecretsScrubbedFromResultsErrorsAndAudit(t *testing.T) {
 	var audit bytes.Buffer
 	run := pipeline.New(pipeline.Options{Catalog: reg, AuditTo: &audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second}})
 	for _, how := range []string{"ok", "error", "failed"} {
-		resp := run(context.Background(), &pipeline.Request{Tool: "svc_leak", Client: secret, Args: json.RawMessage(`{"how":"` + how + `"}`)})
+		resp := run(context.Background(), &pipeline.Request{Tool: "svc_leak", Caller: policy.Caller{Client: secret}, Args: json.RawMessage(`{"how":"` + how + `"}`)})
 		b, _ := json.Marshal(resp.Result)
 		var body []byte
 		if resp.Err != nil {

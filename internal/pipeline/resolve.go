@@ -6,6 +6,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -21,14 +22,15 @@ type Catalog interface {
 	Tools(providerID string) []catalog.Tool
 }
 
-// Resolve maps the requested name to a catalog tool, with teaching errors.
-func Resolve(cat Catalog) Middleware {
+// Resolve maps the requested name to a catalog tool, with teaching errors
+// that quote and suggest only what the caller may see (gate).
+func Resolve(cat Catalog, gate *policy.Gate) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
 			if req.Malformed != nil {
 				return fail(req.Malformed, "invalid")
 			}
-			if req.Backend != nil && req.Resolved.Canonical != "" && !req.Skill {
+			if req.Op && req.Backend != nil {
 				// Resolved by the caller: a forwarded request that is no
 				// catalog tool (a resource read, a prompt fetch: passthrough
 				// Gate), audited and allowed or denied like a call.
@@ -36,7 +38,7 @@ func Resolve(cat Catalog) Middleware {
 			}
 			cat.Refresh(ctx)
 			if req.Skill {
-				if resp := resolveSkill(cat, req); resp != nil {
+				if resp := resolveSkill(gate, cat, req); resp != nil {
 					return resp
 				}
 				return next(ctx, req)
@@ -48,7 +50,7 @@ func Resolve(cat Catalog) Middleware {
 				if _, _, ok := cat.Provider(req.Provider); !ok {
 					return fail(toolerr.New(toolerr.ProviderUnavailable,
 						"Call agent_tools_help to see the providers that are loaded now.",
-						"provider %q is not loaded", req.Provider), "invalid")
+						"provider %q is not loaded", clipName(req.Provider)), "invalid")
 				}
 			}
 			var (
@@ -64,10 +66,10 @@ func Resolve(cat Catalog) Middleware {
 				t, ok = lookup(cat, req)
 			}
 			if !ok {
-				if e := heldTool(cat, req); e != nil { // held.go
+				if e := heldTool(gate, cat, req); e != nil { // held.go
 					return fail(e, "denied")
 				}
-				return fail(unknownTool(cat, req), "invalid")
+				return fail(unknownTool(gate, cat, req), "invalid")
 			}
 			p, info, ok := cat.Provider(t.Provider)
 			if !ok {
@@ -118,7 +120,7 @@ func missingToolName(req *Request) *toolerr.Error {
 			}
 			args, _ = jsonscan.Marshal(rest)
 		}
-		e.Message = "the tool name " + strconvQuote(name) + " was nested inside `arguments`"
+		e.Message = "the tool name " + strconvQuote(clipName(name)) + " was nested inside `arguments`"
 		if req.Shape != nil {
 			e.With("correct_shape", req.Shape.Call(name, args, nil))
 		}
@@ -132,15 +134,19 @@ func missingToolName(req *Request) *toolerr.Error {
 
 func strconvQuote(s string) string { b, _ := jsonscan.Marshal(s); return string(b) }
 
-func unknownTool(cat Catalog, req *Request) *toolerr.Error {
+func unknownTool(gate *policy.Gate, cat Catalog, req *Request) *toolerr.Error {
 	var candidates []string
 	if req.Provider != "" {
 		for _, t := range cat.Tools(req.Provider) {
-			candidates = append(candidates, t.Name)
+			if visibleTo(gate, req, t) {
+				candidates = append(candidates, t.Name)
+			}
 		}
 	} else {
 		for _, t := range cat.Tools("") {
-			candidates = append(candidates, t.Canonical)
+			if visibleTo(gate, req, t) {
+				candidates = append(candidates, t.Canonical)
+			}
 		}
 	}
 	similar := text.Suggestions(req.Tool, candidates, 3)
@@ -154,6 +160,6 @@ func unknownTool(cat Catalog, req *Request) *toolerr.Error {
 			hint = "No tool of this provider has a similar name: call agent_tools_" + req.Provider + "_discover with what it does."
 		}
 	}
-	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", req.Tool).
+	return toolerr.New(toolerr.UnknownTool, hint, "no tool named %q", clipName(req.Tool)).
 		With("did_you_mean", similar)
 }

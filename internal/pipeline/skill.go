@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/naming"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -24,7 +25,7 @@ type SkillCatalog interface {
 // any call: Validate checks its arguments against SkillSchema, Policy its
 // canonical name and (when it mutates) confirmation, Execute runs it under a
 // deadline, and Audit and the loop guard record it under that name.
-func resolveSkill(cat Catalog, req *Request) *Response {
+func resolveSkill(gate *policy.Gate, cat Catalog, req *Request) *Response {
 	sc, _ := cat.(SkillCatalog)
 	p, info, ok := cat.Provider(req.Provider)
 	var skill catalog.Skill
@@ -35,14 +36,7 @@ func resolveSkill(cat Catalog, req *Request) *Response {
 	// As: the backend may be wrapped (the app's gate for disabled providers).
 	_, isSkiller := provider.As[provider.Skiller](p)
 	if !ok || !isSkiller || !found {
-		var names []string
-		if sc != nil && ok {
-			for _, s := range sc.Skills(req.Provider) {
-				names = append(names, s.Name)
-			}
-		}
-		return fail(toolerr.New(toolerr.UnknownSkill, "Use one of the listed skills.", "no skill %q in provider %q", req.Tool, req.Provider).
-			With("skills", names), "invalid")
+		return fail(unknownSkill(gate, cat, req), "invalid")
 	}
 	canonical, err := registry.SkillCanonical(naming.SchemeOf(cat), info, skill.Name)
 	if err != nil { // the registry serves no skill without a canonical name
@@ -54,6 +48,23 @@ func resolveSkill(cat Catalog, req *Request) *Response {
 	}
 	req.Info, req.Backend = info, p
 	return nil
+}
+
+// unknownSkill answers a skill run that names no skill the caller may see,
+// listing only the skills it may.
+func unknownSkill(gate *policy.Gate, cat Catalog, req *Request) *toolerr.Error {
+	var names []string
+	sc, _ := cat.(SkillCatalog)
+	if _, info, ok := cat.Provider(req.Provider); ok && sc != nil {
+		for _, s := range sc.Skills(req.Provider) {
+			c, err := registry.SkillCanonical(naming.SchemeOf(cat), info, s.Name)
+			if err == nil && gate.Decide(&req.Caller, policy.See, policy.Target{Kind: policy.SkillTarget, Provider: info.ID, Canonical: c}).Allowed() {
+				names = append(names, s.Name)
+			}
+		}
+	}
+	return toolerr.New(toolerr.UnknownSkill, "Use one of the listed skills.", "no skill %q in provider %q", clipName(req.Tool), clipName(req.Provider)).
+		With("skills", names)
 }
 
 // SkillSchema is the input schema a skill run is validated against. Skills
@@ -88,10 +99,10 @@ func SkillSchema(s catalog.Skill) json.RawMessage {
 }
 
 // runSkill is Execute for a skill run: the provider runs it, and the tool
-// calls it makes go back through the pipeline by req.Caller.
+// calls it makes go back through the pipeline by req.SkillCalls.
 func runSkill(ctx context.Context, req *Request) (*provider.Result, error) {
 	sk, _ := provider.As[provider.Skiller](req.Backend) // resolveSkill checked it
-	caller := req.Caller
+	caller := req.SkillCalls
 	if caller == nil {
 		caller = noCaller{}
 	}

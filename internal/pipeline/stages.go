@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,34 +19,21 @@ import (
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
-// PolicyWith applies allow/deny rules and confirmation, for tool calls and skill
-// runs alike: this is the one place the confirmation rule is applied
-// (policy.NeedsConfirm says which calls need one). A mutating call is
-// confirmed by a decision the person made earlier ("always allow", "for
-// this session": decisions, which may be nil), else by a human when the
-// client can be asked (elicitation); otherwise, in agent mode, by the
-// agent's explicit confirm flag, and in token mode by the one-time token its
-// CONFIRMATION_REQUIRED error carried. In human mode nothing else counts. A
-// call already Confirmed (a confirmed skill's own calls) needs nothing more.
-//
-// Profiles and per-identity rules come in access (nil for none): a tool
-// outside the caller's profile, or denied by a rule that matches the
-// caller's identity, is DENIED like a globally denied one, and a matching
-// rule's confirm mode replaces the global one.
-func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens, decisions Decisions) Middleware {
+// Policy applies confirmation, for tool calls and skill runs alike: this
+// is the one place the confirmation rule is applied (policy.NeedsConfirm
+// says which calls need one; who may call what was decided by the gate in
+// Access, which also chose the confirm mode for this caller). A mutating
+// call is confirmed by a decision the person made earlier ("always allow",
+// "for this session": decisions, which may be nil), else by a human when the
+// client can be asked (elicitation, or the console's Approvals page);
+// otherwise, in agent mode, by the agent's explicit confirm flag, and in
+// token mode by the one-time token its CONFIRMATION_REQUIRED error carried.
+// In human mode nothing else counts. A call already Confirmed (a confirmed
+// skill's own calls) needs nothing more.
+func Policy(tokens *policy.Tokens, decisions Decisions) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
-			if err := rules.Check(req.Resolved.Canonical); err != nil {
-				return fail(err, "denied")
-			}
-			mode := rules.Confirm
-			if !access.Empty() {
-				grant := access.For(req.Identity, req.Claims, req.Profile)
-				if err := grant.Check(req.Resolved.Provider, req.Resolved.Canonical); err != nil {
-					return fail(err, "denied")
-				}
-				mode = grant.Confirm(mode)
-			}
+			mode := req.confirmMode
 			if reason, ok := needsHuman(req); ok {
 				// Under human-confirm semantics whatever the mode: nothing
 				// but a person's answer to this very call counts.
@@ -55,23 +43,53 @@ func PolicyWith(rules policy.Rules, access *policy.Access, tokens *policy.Tokens
 				req.Confirmed = true
 				return withDecision(next(ctx, req), "confirmed")
 			}
-			if !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
+			if req.Op || !policy.NeedsConfirm(req.Resolved, req.Info) || readOnlyCall(req) {
 				return withDecision(next(ctx, req), "allowed")
 			}
 			if req.Confirmed {
 				return withDecision(next(ctx, req), "confirmed")
 			}
-			if decisions != nil && decisions.Allowed(req.Resolved, req.Session) {
+			if decisions != nil && decisions.Allowed(req.Resolved, sessionScope(req)) {
 				req.Confirmed = true
 				return withDecision(next(ctx, req), "remembered")
 			}
 			if err, decision := confirm(ctx, mode, tokens, decisions, req); err != nil {
-				return fail(err, decision)
+				resp := fail(err, decision)
+				if req.Run != "" {
+					resp.Token = scriptToken(err)
+				}
+				return resp
 			}
 			req.Confirmed = true
 			return withDecision(next(ctx, req), "confirmed")
 		}
 	}
+}
+
+// sessionScope is what a "for this session" decision is remembered under:
+// the caller's identity and session together, so that one person's
+// decision never confirms another's call, and "" when there is no session
+// (stateless HTTP), where nothing is remembered for a session.
+func sessionScope(req *Request) string {
+	if req.Session == "" {
+		return ""
+	}
+	return req.Identity + "\x00" + req.Session
+}
+
+// scriptToken takes the token out of a script call's
+// CONFIRMATION_REQUIRED: the script sees that a confirmation is needed,
+// the model gets the token (with the script's result).
+func scriptToken(e *toolerr.Error) string {
+	tok, _ := e.Details["confirm_token"].(string)
+	if tok == "" {
+		return ""
+	}
+	delete(e.Details, "confirm_token")
+	delete(e.Details, "retry")
+	e.Message = strings.Replace(e.Message, "; the token in `retry` confirms this exact call once, with these arguments", "", 1)
+	e.Hint = "A script cannot confirm its own calls: the confirmation token goes back to the model with this script's result. Return, and let the model decide."
+	return tok
 }
 
 // readOnlyCall asks a provider that classifies calls one by one whether
@@ -101,12 +119,16 @@ func needsHuman(req *Request) (string, bool) {
 // provider's reason in the question; the answer is never remembered (it
 // approves these arguments, not the tool).
 func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.Error, string) {
-	if req.AskHuman == nil {
+	ask := req.AskHuman
+	if ask == nil {
+		ask = req.AskPerson
+	}
+	if ask == nil {
 		return toolerr.New(toolerr.Denied,
 			"This call needs a person's approval and this client cannot ask one; call again without the part that needs it, or tell the user what you wanted to do.",
 			"%q needs a person's approval: %s", req.Resolved.Canonical, reason).With("reason", reason), "denied"
 	}
-	answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
+	answer, err := ask(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
 		req.Resolved.Canonical, text.Clip(string(req.Args), 500), reason))
 	switch {
 	case err != nil:
@@ -122,13 +144,17 @@ func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.
 // confirm decides whether a call that needs confirmation has it; nil means
 // confirmed, else the error and the audit decision.
 func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens, decisions Decisions, req *Request) (*toolerr.Error, string) {
-	if req.AskHuman != nil {
-		answer, err := req.AskHuman(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+	ask := req.AskHuman
+	if ask == nil && mode == policy.ConfirmHuman {
+		ask = req.AskPerson // the console's queue: a rule's confirm: human waits there as the global one does
+	}
+	if ask != nil {
+		answer, err := ask(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
 			req.Resolved.Canonical, text.Clip(string(req.Args), 500)))
 		switch {
 		case err == nil && answer.Approved():
 			if decisions != nil {
-				decisions.Remember(req.Resolved, req.Session, answer) // "for this session", "always"
+				decisions.Remember(req.Resolved, sessionScope(req), answer) // "for this session", "always"
 			}
 			return nil, ""
 		case err == nil:

@@ -92,7 +92,7 @@ func TestLoopGuardEscalatesThenRefuses(t *testing.T) {
 		return &provider.Result{Text: "exit 2", IsError: true, Details: map[string]any{"exit_code": 2}}, nil
 	})
 	req := func() *pipeline.Request {
-		return &pipeline.Request{Session: "s", Tool: "svc_read", Args: json.RawMessage(`{"n":1}`)}
+		return &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_read", Args: json.RawMessage(`{"n":1}`)}
 	}
 	var codes []string
 	for range 7 {
@@ -123,7 +123,7 @@ func TestLoopGuardKeepsTheTeaching(t *testing.T) {
 	run, _ := newPipeline(t, policy.Rules{}, nil, nil)
 	var last *pipeline.Response
 	for range 3 {
-		last = run(context.Background(), &pipeline.Request{Session: "s", Tool: "svc_read", Args: json.RawMessage(`{"n":"x"}`)})
+		last = run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_read", Args: json.RawMessage(`{"n":"x"}`)})
 	}
 	if last.Err.Code != toolerr.RepeatedFailure || last.Err.Details["expected_schema"] == nil ||
 		!strings.Contains(last.Err.Message, "failed 3 times in a row") {
@@ -131,7 +131,7 @@ func TestLoopGuardKeepsTheTeaching(t *testing.T) {
 	}
 	// Asking for confirmation never counts as a failure.
 	for range 5 {
-		resp := run(context.Background(), &pipeline.Request{Session: "s", Tool: "svc_write"})
+		resp := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write"})
 		if resp.Err.Code != toolerr.ConfirmationRequired {
 			t.Fatalf("confirmation escalated: %+v", resp.Err)
 		}
@@ -173,7 +173,7 @@ func TestValidateReportsProblems(t *testing.T) {
 
 func TestConfirmationRetryShape(t *testing.T) {
 	run, _ := newPipeline(t, policy.Rules{Confirm: policy.ConfirmToken}, nil, nil)
-	req := &pipeline.Request{Session: "s", Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), Shape: shape{}}
+	req := &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), Shape: shape{}}
 	resp := run(context.Background(), req)
 	tok, _ := resp.Err.Details["confirm_token"].(string)
 	retry, _ := resp.Err.Details["retry"].(map[string]any)
@@ -181,19 +181,19 @@ func TestConfirmationRetryShape(t *testing.T) {
 		t.Fatalf("token error = %+v", resp.Err)
 	}
 	// The token is bound to the arguments.
-	other := &pipeline.Request{Session: "s", Tool: "svc_write", Args: json.RawMessage(`{"n":2}`), ConfirmToken: tok, Shape: shape{}}
+	other := &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write", Args: json.RawMessage(`{"n":2}`), ConfirmToken: tok, Shape: shape{}}
 	if resp := run(context.Background(), other); resp.Err == nil || resp.Err.Code != toolerr.ConfirmationRequired {
 		t.Fatalf("a token confirmed other arguments: %+v", resp)
 	}
 	// Redeemed with the token of the same call (the failed attempt above spent the first token).
-	resp = run(context.Background(), &pipeline.Request{Session: "s", Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), Shape: shape{}})
+	resp = run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), Shape: shape{}})
 	tok, _ = resp.Err.Details["confirm_token"].(string)
-	ok := run(context.Background(), &pipeline.Request{Session: "s", Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), ConfirmToken: tok})
+	ok := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write", Args: json.RawMessage(`{"n":1}`), ConfirmToken: tok})
 	if ok.Failed() || ok.Decision != "confirmed" {
 		t.Fatalf("token retry = %+v", ok.Err)
 	}
 	// A call already confirmed upstream (a confirmed skill's own call) needs nothing more.
-	pre := run(context.Background(), &pipeline.Request{Session: "s", Tool: "svc_write", Args: json.RawMessage(`{"n":9}`), Confirmed: true})
+	pre := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_write", Args: json.RawMessage(`{"n":9}`), Confirmed: true})
 	if pre.Failed() || pre.Decision != "confirmed" {
 		t.Fatalf("pre-confirmed = %+v", pre.Err)
 	}
@@ -262,7 +262,7 @@ func TestSkillRuns(t *testing.T) {
 		{"unknown skill lists the skills", policy.Rules{}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "nope"}, toolerr.UnknownSkill, `no skill "nope" in provider "local"`, "invalid"},
 		{"unknown provider", policy.Rules{}, ok, pipeline.Request{Skill: true, Provider: "zz", Tool: "tidy"}, toolerr.UnknownSkill, `no skill "tidy" in provider "zz"`, "invalid"},
 		{"arguments must be an object", policy.Rules{}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "tidy", Args: json.RawMessage(`[3]`)}, toolerr.InvalidArguments, "arguments must be a JSON object", "invalid"},
-		{"denied by canonical name", policy.Rules{Deny: []string{"tid*"}}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "tidy"}, toolerr.Denied, `"tidy" is denied`, "denied"},
+		{"denied by canonical name: hidden, answered as unknown", policy.Rules{Deny: []string{"tid*"}}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "tidy"}, toolerr.UnknownSkill, `no skill "tidy"`, "denied"},
 		{"mutating run needs confirmation", policy.Rules{}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "wipe", Shape: shape{}}, toolerr.ConfirmationRequired, `skill "wipe" changes state and needs confirmation`, "confirmation_required"},
 		{"without a caller, tool calls fail cleanly", policy.Rules{}, ok, pipeline.Request{Skill: true, Provider: "local", Tool: "wipe", Confirm: true}, toolerr.ProviderUnavailable, `this skill run cannot call tools ("rm")`, "confirmed"},
 		{"deadline", policy.Rules{}, func(ctx context.Context, _ string, _ json.RawMessage, _ provider.ToolCaller) (*provider.Result, error) {

@@ -50,8 +50,8 @@ func TestTracerWrapsCallAndStagesInOrder(t *testing.T) {
 	tests := []struct {
 		name, args, want string
 	}{
-		{"ok", `{"n":1}`, ">call >audit extra >loop_guard >resolve >validate >policy >execute <execute <policy <validate <resolve <loop_guard <audit <call"},
-		{"invalid: stages below Validate are not entered", `{"n":"x"}`, ">call >audit extra >loop_guard >resolve >validate <validate <resolve <loop_guard <audit <call"},
+		{"ok", `{"n":1}`, ">call >audit extra >loop_guard >resolve >access >validate >policy >execute <execute <policy <validate <access <resolve <loop_guard <audit <call"},
+		{"invalid: stages below Validate are not entered", `{"n":"x"}`, ">call >audit extra >loop_guard >resolve >access >validate <validate <access <resolve <loop_guard <audit <call"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -107,7 +107,7 @@ func (s *Session) Call(ctx context.Context, name string, args json.RawMessage) (
 	}
 	// The facade's builder: the same confirmation parser (true, or the
 	// token under policy.confirm: token) and miss hints as every front door.
-	req := a.Facade.Request(facade.Caller{Session: s.opts.ID, Client: s.opts.Client, Via: "in-process", Tool: name,
+	req := a.Facade.Request(facade.Caller{Session: s.opts.ID, Client: s.opts.Client, Door: policy.DoorSession, Via: "in-process", Tool: name,
 		Args: args, Shape: inProcessShape{}, AskHuman: s.opts.Confirm})
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: s.opts.ID, Client: s.opts.Client, User: s.opts.User})
 	resp := a.Call(ctx, req)

@@ -152,7 +152,7 @@ func (b *Bridge) Error(tool string, te *toolerr.Error, budget bool) *goja.Object
 	_ = obj.Set("envelope", env)
 	if eo, ok := env.(*goja.Object); ok {
 		if inner, ok := eo.Get("error").(*goja.Object); ok {
-			for _, k := range []string{"correct_shape", "hint", "confirm_token", "expected_schema", "problems", "did_you_mean"} {
+			for _, k := range []string{"correct_shape", "hint", "confirm_token", "retry", "expected_schema", "problems", "did_you_mean"} {
 				if v := inner.Get(k); v != nil && !goja.IsUndefined(v) {
 					_ = obj.Set(k, v)
 				}

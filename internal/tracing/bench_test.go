@@ -3,6 +3,7 @@ package tracing_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"testing"
 	"time"
 
@@ -56,7 +57,7 @@ func onTracer(b *testing.B) (pipeline.Tracer, func()) {
 var args = json.RawMessage(`{"n":1}`)
 
 func call(run pipeline.Handler) {
-	if resp := run(context.Background(), &pipeline.Request{Session: "s", Via: "call_tool", Tool: "svc_read", Args: args}); resp.Failed() {
+	if resp := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Via: "call_tool", Tool: "svc_read", Args: args}); resp.Failed() {
 		panic(resp.Err)
 	}
 }

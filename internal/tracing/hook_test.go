@@ -179,7 +179,7 @@ func TestCallSpans(t *testing.T) {
 
 func TestSkillCallsNestUnderTheSkillsExecuteSpan(t *testing.T) {
 	tr := newTraced(t, policy.Rules{}, nil)
-	resp := tr.run(context.Background(), &pipeline.Request{Skill: true, Provider: "svc", Tool: "recipe", Caller: tr,
+	resp := tr.run(context.Background(), &pipeline.Request{Skill: true, Provider: "svc", Tool: "recipe", SkillCalls: tr,
 		Args: json.RawMessage(`{"tools":["svc_read","svc_read"],"args":{"n":2}}`)})
 	if resp.Failed() {
 		t.Fatalf("skill failed: %+v", resp.Err)
@@ -221,8 +221,8 @@ func TestSpansNeverCarryArgumentsOrSecrets(t *testing.T) {
 	tr := newTraced(t, policy.Rules{}, nil)
 	args := json.RawMessage(`{"token":"` + canary + `"}`)
 	for _, req := range []pipeline.Request{
-		{Tool: "svc_read", Args: args, Session: canary, Identity: "token:" + canary, Via: "call_" + canary},
-		{Tool: "svc_fail", Args: args, Session: canary},
+		{Tool: "svc_read", Args: args, Caller: policy.Caller{Session: canary, Identity: "token:" + canary}, Via: "call_" + canary},
+		{Tool: "svc_fail", Args: args, Caller: policy.Caller{Session: canary}},
 		{Tool: "svc_write", Args: args},
 		{Tool: "svc_" + canary, Args: args},
 		{Tool: "svc_read", Args: json.RawMessage(`{"token":"` + canary + `","extra":1}`)},
@@ -411,7 +411,7 @@ func TestSampledOutCallsInsideARecordedSkill(t *testing.T) {
 		<-done
 		return res, err
 	})
-	resp := tr.run(context.Background(), &pipeline.Request{Skill: true, Provider: "svc", Tool: "recipe", Caller: parallel,
+	resp := tr.run(context.Background(), &pipeline.Request{Skill: true, Provider: "svc", Tool: "recipe", SkillCalls: parallel,
 		Args: json.RawMessage(`{"tools":["svc_read","svc_read"],"args":{"n":2}}`)})
 	if resp.Failed() {
 		t.Fatal(resp.Err)

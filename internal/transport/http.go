@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 	"net"
@@ -378,8 +379,9 @@ func shortID(id string) string {
 
 // requestInfo carries what the handlers learned for the request log.
 type requestInfo struct {
-	user   string // identity of the caller (never a token)
-	reason string // why a request was refused
+	user   string        // identity of the caller (never a token)
+	claims policy.Claims // its verified claims that rules name (OIDC only)
+	reason string        // why a request was refused
 }
 
 type requestInfoKey struct{}

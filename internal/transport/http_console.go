@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"net/http"
 	"strings"
 )
@@ -66,6 +67,18 @@ func (h *HTTP) verifyToken(r *http.Request, tok string) (string, error) {
 		h.failedAuth.fail(ip)
 		return "", errors.New("that is not a token of this server")
 	}
-	infoOf(r).user = id.user
+	infoOf(r).user, infoOf(r).claims = id.user, id.claims
 	return id.user, nil
 }
+
+// BearerClaims are the verified claims (those per-identity rules name) of
+// the bearer identity of ctx ("" when none or not OIDC): the console asks
+// the gate with them, as /mcp's calls do.
+func BearerClaims(ctx context.Context) policy.Claims {
+	id, _ := ctx.Value(identityKey{}).(identity)
+	return id.claims
+}
+
+// VerifiedClaims are the claims of the token the request's login form
+// verified (TokenVerifier), for the console's cookie session.
+func VerifiedClaims(r *http.Request) policy.Claims { return infoOf(r).claims }

@@ -214,11 +214,10 @@ func (r *scriptRun) call(ctx context.Context, vm *goja.Runtime) func(goja.Functi
 				"The script made more tool calls than one run allows. Do fewer calls per script (search once, then call what you need), or split the work across scripts.",
 				"the script exceeded its budget of %d tool calls (call to %q refused)", r.opts.MaxCalls, name).With("budget", r.opts.MaxCalls), true)
 		}
-		if t, ok := r.host.Describe(ctx, name); ok && !t.ReadOnly && !r.opts.AllowMutations {
-			r.bridge.Throw(name, toolerr.New(toolerr.Denied,
-				"Scripts may only call read-only tools here (code.allowMutations is false). Call this tool directly, outside the script, if the user wants the change.",
-				"%q changes state, and scripts are read-only", name), false)
-		}
+		// Whether the script may call a tool that changes state is the
+		// gate's decision, made by the pipeline on the tool it resolves
+		// (the host marks the call read-only): a lookup here could miss a
+		// tool the pipeline then finds, and let it through.
 		p, resolve, reject := vm.NewPromise()
 		r.sess.Go(func() func() error {
 			var (

@@ -116,11 +116,9 @@ func TestScriptTools(t *testing.T) {
 			`["DENIED","tools.call(\"secret_read\") failed: DENIED: \"secret_read\" is denied","secret_read"]`, false, 1},
 		{"unknown tool teaches its shape", `try { await tools.call("nope") } catch (e) { return [e.code, e.correct_shape.tool, e.hint] }`, CodeOptions{},
 			`["UNKNOWN_TOOL","x","Search first."]`, false, 1},
-		{"uncaught tool error fails the run with its envelope", `await tools.call("secret_read")`, CodeOptions{}, `DENIED`, true, 1},
+		{"uncaught tool failure fails the run with its envelope", `await tools.call("broken")`, CodeOptions{}, `BACKEND_ERROR`, true, 1},
 		{"tool-reported error", `try { await tools.call("broken") } catch (e) { return [e.code, e.envelope.error.output] }`, CodeOptions{},
 			`["BACKEND_ERROR","boom"]`, false, 1},
-		{"mutations off by default", `try { await tools.call("ops_deploy", {}) } catch (e) { return [e.code, e.message] }`, CodeOptions{},
-			`["DENIED","tools.call(\"ops_deploy\") failed: DENIED: \"ops_deploy\" changes state, and scripts are read-only"]`, false, 0},
 		{"mutations on still need confirmation", `try { await tools.call("ops_deploy", {}) } catch (e) { return [e.code, e.confirm_token] }`, CodeOptions{AllowMutations: true},
 			`["CONFIRMATION_REQUIRED","tok-1"]`, false, 1},
 		{"confirm passes through", `await tools.call("ops_deploy", {}, {confirm: "tok-1"})`, CodeOptions{AllowMutations: true}, `deployed`, false, 1},
@@ -141,11 +139,25 @@ func TestScriptTools(t *testing.T) {
 			}
 			if tc.isErr {
 				te, _ := res.Details["tool_error"].(map[string]any)
-				if fmt.Sprint(te["code"]) != "DENIED" || res.Details["tool"] != "secret_read" {
+				if fmt.Sprint(te["code"]) != "BACKEND_ERROR" || res.Details["tool"] != "broken" {
 					t.Fatalf("details %v", res.Details)
 				}
 			}
 		})
+	}
+}
+
+// A refusal the script does not catch is the run's answer in its own code
+// and words (DENIED here), not a BACKEND_ERROR "the tool ran and reported a
+// failure".
+func TestUncaughtRefusalKeepsItsCode(t *testing.T) {
+	p := New(Options{})
+	ctx := WithScriptHost(context.Background(), &fakeHost{})
+	args, _ := json.Marshal(map[string]any{"code": `await tools.call("secret_read")`})
+	_, err := p.Call(ctx, tool(t, p, JavaScriptTool), args)
+	te, ok := toolerr.As(err)
+	if !ok || te.Code != toolerr.Denied || te.Details["tool"] != "secret_read" || !strings.Contains(te.Message, "did not catch") {
+		t.Fatalf("err = %v, want DENIED for secret_read", err)
 	}
 }
 

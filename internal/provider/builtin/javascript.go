@@ -112,9 +112,23 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 		return nil, je
 	}
 	details := map[string]any{"js_error": jsErrorDetails(je)}
-	if t, ok := run.toolErrorOf(je); ok {
-		// A tool call the script did not catch: its envelope, so the model
-		// sees the code, hint and correct shape as for a direct call.
+	if t, ok := run.toolErrorOf(je); ok && t.Err.Code != toolerr.BackendError {
+		// A refusal the script did not catch (DENIED, CONFIRMATION_REQUIRED,
+		// PROVIDER_NEEDS_LOGIN, UNKNOWN_TOOL...): the script's answer is
+		// that refusal in its own words and code, not "the tool ran and
+		// reported a failure".
+		te := toolerr.New(t.Err.Code, t.Err.Hint, "the script did not catch a refusal of tools.call(%q): %s", t.Tool, t.Err.Message)
+		for k, v := range t.Err.Details {
+			te.With(k, v)
+		}
+		te.With("tool", t.Tool).With("js_error", jsErrorDetails(je))
+		if len(je.Console) > 0 {
+			te.With("console", je.Console)
+		}
+		return nil, te
+	} else if ok {
+		// A tool's own failure the script did not catch: its envelope, so
+		// the model sees the output as for a direct call.
 		details["tool"], details["tool_error"] = t.Tool, t.Err.Body()["error"]
 	}
 	if len(je.Console) > 0 || je.Truncated {

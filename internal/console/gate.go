@@ -1,0 +1,38 @@
+package console
+
+import (
+	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
+)
+
+// routeAction is what a console route asks the gate before it runs.
+type routeAction int
+
+const (
+	// loggedIn: any login; what the route does is decided further in (a
+	// call by the pipeline's gate, as for every door).
+	loggedIn routeAction = iota
+	// administer: the gate's Administer (an operator).
+	administer
+	// approveEach: an operator here; each approval is then decided on
+	// its call by the gate's Approve (apiAnswer).
+	approveEach
+)
+
+// policyCaller is the console caller as the gate sees it.
+func (w caller) policyCaller() *policy.Caller {
+	return &policy.Caller{Identity: w.user, Claims: w.claims, Door: policy.DoorConsole, Session: "console", Client: "agent-tools-console"}
+}
+
+// refused asks the gate whether who may use a route of this action: nil,
+// or the refusal to answer with 403.
+func (c *Console) refused(who caller, action routeAction) *toolerr.Error {
+	if action == loggedIn {
+		return nil
+	}
+	d := c.rt.Gate().Decide(who.policyCaller(), policy.Administer, policy.Target{Kind: policy.AdminTarget})
+	if d.Verdict == policy.Allow {
+		return nil
+	}
+	return d.Err
+}
