@@ -455,9 +455,10 @@ func ExampleOptions_configYAML() {
 		log.Fatal(err)
 	}
 
+	// A hidden tool answers exactly as one that does not exist.
 	_, err := rt.Call(ctx, "admin_reset", map[string]any{agenttools.ConfirmArg: true})
 	fmt.Println(err.(*agenttools.ToolError).Code)
-	// Output: DENIED
+	// Output: UNKNOWN_TOOL
 }
 
 // A config the runtime cannot run with is a *ConfigError, whatever its

@@ -3,7 +3,9 @@ package facade_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +53,7 @@ func newCodeHarnessWith(t *testing.T, mode facade.Mode, rules policy.Rules, acce
 	}
 	audit := &testutil.SyncBuffer{}
 	run := pipeline.New(pipeline.Options{Catalog: reg, Rules: rules, Access: access, AuditTo: audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: 5 * time.Second}})
-	fo := facade.Options{Mode: mode, Rules: rules, Version: "test"}
+	fo := facade.Options{Mode: mode, Rules: rules, Version: "test", ScriptsMayMutate: func() bool { return bo.Code.AllowMutations }}
 	if access != nil {
 		fo.Access = func() *policy.Access { return access }
 	}
@@ -134,8 +136,8 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 		js    string
 		want  string
 	}{
-		{"denied tool throws", policy.Rules{Deny: []string{"weather_geocode"}}, builtin.CodeOptions{},
-			`try { await tools.call("weather_geocode", {place: "x"}) } catch (e) { return e.code }`, `"DENIED"`},
+		{"denied tool is unknown to the script", policy.Rules{Deny: []string{"weather_geocode"}}, builtin.CodeOptions{},
+			`try { await tools.call("weather_geocode", {place: "x"}) } catch (e) { return e.code }`, `"UNKNOWN_TOOL"`},
 		{"denied tool is not found", policy.Rules{Deny: []string{"weather_geocode"}}, builtin.CodeOptions{},
 			`return tools.search("latitude longitude of a place").map(t => t.name).includes("weather_geocode")`, `false`},
 		{"bad arguments teach the schema", policy.Rules{}, builtin.CodeOptions{},
@@ -149,9 +151,6 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 			`["MISSING_TOOL_NAME","await tools.call(\"<tool name>\", {})"]`},
 		{"mutations off", policy.Rules{}, builtin.CodeOptions{},
 			`try { await tools.call("weather_send_alert", {text: "x"}) } catch (e) { return e.code }`, `"DENIED"`},
-		{"token confirmation", policy.Rules{Confirm: policy.ConfirmToken}, builtin.CodeOptions{AllowMutations: true},
-			`let tok; try { await tools.call("weather_send_alert", {text: "x"}) } catch (e) { tok = e.confirm_token; if (e.code !== "CONFIRMATION_REQUIRED" || !tok) return "no token" }
-			 return await tools.call("weather_send_alert", {text: "x"}, {confirm: tok})`, `"sent"`},
 		{"agent confirmation", policy.Rules{}, builtin.CodeOptions{AllowMutations: true},
 			`let c; try { await tools.call("weather_send_alert", {}) } catch (e) { c = e.code }; return [c, await tools.call("weather_send_alert", {}, {confirm: true})]`,
 			`["CONFIRMATION_REQUIRED","sent"]`},
@@ -166,6 +165,44 @@ func TestCodeModeErrorsInsideScripts(t *testing.T) {
 				t.Fatalf("got %s %v, want result %s", text, e, tc.want)
 			}
 		})
+	}
+}
+
+// Under confirm: token a script cannot confirm its own call: the token of
+// its CONFIRMATION_REQUIRED never reaches the script (no confirm_token, no
+// retry), the run ends with the token in its envelope for the model, and
+// the model's next script passes it.
+func TestCodeModeTokenGoesToTheModel(t *testing.T) {
+	h, audit := newCodeHarness(t, facade.Code, policy.Rules{Confirm: policy.ConfirmToken}, builtin.Options{Code: builtin.CodeOptions{AllowMutations: true}})
+	text, e := h.call("execute_javascript", map[string]any{"code": `
+		let seen;
+		try { await tools.call("weather_send_alert", {text: "x"}) } catch (e) { seen = [e.code, e.confirm_token, e.retry] }
+		// the script tries every way it could confirm itself
+		for (const c of [true, "ct_forged"]) { try { await tools.call("weather_send_alert", {text: "x"}, {confirm: c}) } catch (e) {} }
+		return seen`})
+	if e == nil || e["code"] != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("first run: %s", text)
+	}
+	if !strings.Contains(fmt.Sprint(e["script_result"]), `["CONFIRMATION_REQUIRED",null,null]`) {
+		t.Fatalf("the script saw more than the code: %v", e["script_result"])
+	}
+	confs, _ := e["confirmations"].([]any)
+	if len(confs) == 0 {
+		t.Fatalf("no confirmations for the model: %s", text)
+	}
+	first, _ := confs[0].(map[string]any)
+	tok, _ := first["confirm_token"].(string)
+	if tok == "" || first["tool"] != "weather_send_alert" {
+		t.Fatalf("confirmation %v", first)
+	}
+	for _, r := range auditRecords(t, audit) {
+		if r.Tool == "weather_send_alert" && r.Outcome == "ok" {
+			t.Fatalf("the script confirmed its own call: %+v", r)
+		}
+	}
+	text, e = h.call("execute_javascript", map[string]any{"code": `return await tools.call("weather_send_alert", {text: "x"}, {confirm: ` + strconv.Quote(tok) + `})`})
+	if e != nil || !strings.Contains(text, `"result":"sent"`) {
+		t.Fatalf("the model's run with the token: %s %v", text, e)
 	}
 }
 

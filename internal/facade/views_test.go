@@ -39,7 +39,7 @@ func TestIdentityRulesHideTools(t *testing.T) {
 	if slices.Contains(names, "gh_delete_repo") || !slices.Contains(names, "gh_get_repo") {
 		t.Fatalf("flat lists %v", names)
 	}
-	if _, env := h.call("gh_delete_repo", map[string]any{"owner": "a", "repo": "b", "agent_tools_confirm": true}); env == nil || env["code"] != "DENIED" {
+	if _, env := h.call("gh_delete_repo", map[string]any{"owner": "a", "repo": "b", "agent_tools_confirm": true}); env == nil || env["code"] != "UNKNOWN_TOOL" {
 		t.Fatalf("denied call: %v", env)
 	}
 
