@@ -119,7 +119,7 @@ func TestHTTPProfilesAndIdentityRules(t *testing.T) {
 		t.Fatalf("an intern called deploy: %v %+v", err, res)
 	}
 	res, err := devSession.CallTool(ctx, &sdk.CallToolParams{Name: "deploy"})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "DENIED") {
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "UNKNOWN_TOOL") {
 		t.Fatalf("dev calling deploy: %v %+v", err, res)
 	}
 

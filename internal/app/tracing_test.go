@@ -85,7 +85,7 @@ func TestTracesCarryNoSecretsEndToEnd(t *testing.T) {
 			root = &spans[i]
 		}
 	}
-	if len(spans) != 7 || root == nil || root.Status.Description != "BACKEND_ERROR" {
+	if len(spans) != 8 || root == nil || root.Status.Description != "BACKEND_ERROR" {
 		t.Fatalf("spans: %d, root %+v", len(spans), root)
 	}
 }

@@ -212,7 +212,7 @@ func TestDeletedConfigKeepsLastGood(t *testing.T) {
 			if a.Registry() != boot || a.Config().Path != cfg {
 				t.Fatal("the runtime switched away from the last good config")
 			}
-			if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+			if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "UNKNOWN_TOOL" {
 				t.Fatalf("the policy was dropped: %+v", resp.Err)
 			}
 			if l := logs.String(); !strings.Contains(l, "level=ERROR") || !strings.Contains(l, "deleted or renamed") {
@@ -248,7 +248,7 @@ func TestReloadExplicit(t *testing.T) {
 	if names := a.Facade.Tools(); slices.ContainsFunc(names, func(t *sdk.Tool) bool { return t.Name == "runtime_status" }) {
 		t.Fatal("a tool denied by the reloaded config is still listed")
 	}
-	if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "DENIED" {
+	if resp := a.Call(context.Background(), &pipeline.Request{Tool: "runtime_status"}); resp.Err == nil || resp.Err.Code != "UNKNOWN_TOOL" {
 		t.Fatalf("denied after reload: %+v", resp.Err)
 	}
 	res, err := func() (*sdk.CallToolResult, error) {

@@ -61,7 +61,7 @@ func TestErrors(t *testing.T) {
 		{"unknown top key", "mdoe: flat\n", []string{
 			`agent-tools.yaml:1:1: unknown key "mdoe"; did you mean "mode"?`}},
 		{"unknown key no suggestion", "policy:\n  whatever: 1\n", []string{
-			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow, approvalTimeout or rules)`}},
+			`agent-tools.yaml:2:3: policy: unknown key "whatever" (want confirm, deny, allow, approvalTimeout, rules or operators)`}},
 		{"duplicate key", "mode: flat\nmode: text\n", []string{
 			`agent-tools.yaml:2:1: duplicate key "mode" (first at line 1)`}},
 		{"duplicate env key", "providers:\n  - id: a\n    kind: mcp\n    command: x\n    env:\n      A: 1\n      A: 2\n", []string{

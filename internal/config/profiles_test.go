@@ -44,7 +44,7 @@ func TestProfilesAndRulesErrors(t *testing.T) {
 		{"default slug", "profiles:\n  default: {}\n", `agent-tools.yaml:2:3: profiles: profile name "default": want lower-case letters, digits, - and _ (and not "default")`},
 		{"unknown profile key", "profiles:\n  ops:\n    mdoe: flat\n", `agent-tools.yaml:3:5: profiles.ops: unknown key "mdoe"; did you mean "mode"?`},
 		{"bad mode", "profiles:\n  ops:\n    mode: flatt\n", `agent-tools.yaml:3:11: profiles.ops.mode: unknown mode "flatt" (want progressive, search, flat, text or code)`},
-		{"unknown provider", "profiles:\n  ops:\n    providers: [gh]\n", `agent-tools.yaml:3:17: profiles.ops.providers[0]: unknown provider "gh" (configured: local)`},
+		{"unknown provider", "profiles:\n  ops:\n    providers: [gh]\n", `agent-tools.yaml:3:17: profiles.ops.providers[0]: unknown provider "gh" (configured: builtin or local)`},
 		{"bad tool glob", "profiles:\n  ops:\n    tools: {deny: [\"[\"]}\n", `agent-tools.yaml:3:20: profiles.ops.tools.deny[0]: pattern "[" is not a valid glob (syntax: * ? [a-z] \x)`},
 		{"rule unknown profile", "policy:\n  rules:\n    - profiles: [opz]\n", `agent-tools.yaml:3:18: policy.rules[0].profiles[0]: unknown profile "opz" (want default)`},
 		{"rule bad identity", "policy:\n  rules:\n    - identities: [\"[\"]\n", `agent-tools.yaml:3:20: policy.rules[0].identities[0]: identity pattern "[" is not a valid glob (syntax: * ? [a-z] \x)`},

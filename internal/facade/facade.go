@@ -131,7 +131,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
 	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger,
-		Gate: f.gateOp, Visible: func(name string) bool { return f.rules().Visible(name) }}) // gate.go
+		Gate: f.gateOp, Visible: func(name string) bool { return f.rules().Visible(name) }, InView: f.providerInView}) // gate.go
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &sdk.PromptCapabilities{ListChanged: true}

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -53,6 +54,13 @@ func (f *Facade) gateOp(ctx context.Context, mreq sdk.Request, op passthrough.Op
 	}
 	// The pipeline speaks of tools; this was a resource, a prompt...
 	msg := strings.Replace(e.Message, "tool "+strconv.Quote(op.Name), opKind(op.Method)+" "+strconv.Quote(op.Name), 1)
+	if e.Code == toolerr.UnknownTool { // hidden by the gate: as if it did not exist
+		kind := opKind(op.Method)
+		if kind == "completion of" || kind == "request" {
+			kind = "prompt or resource"
+		}
+		msg, e.Hint = "no "+kind+" named "+strconv.Quote(text.Clip(op.Name, 200)), "Use one this server lists."
+	}
 	if e.Code == toolerr.Denied {
 		e.Hint = "It is blocked by the runtime's policy; do not retry it. Ask the user."
 	}

@@ -58,16 +58,16 @@ func TestPassthroughRequestsTakeThePipeline(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Denied: refused with the rule, and hidden from the lists.
+	// Denied: hidden from the lists, and answered as if it did not exist.
 	_, err = c.cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "test://t/42"})
-	if err == nil || !strings.Contains(err.Error(), `DENIED: resource "test://t/42" is denied by policy rule "test://t/*"`) {
+	if err == nil || !strings.Contains(err.Error(), `UNKNOWN_TOOL: no resource named "test://t/42"`) {
 		t.Errorf("denied resource: %v", err)
 	}
 	_, err = c.cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "pre_greet", Arguments: map[string]string{"who": "x"}})
-	if err == nil || !strings.Contains(err.Error(), `DENIED: prompt "pre_greet" is denied`) {
+	if err == nil || !strings.Contains(err.Error(), `UNKNOWN_TOOL: no prompt named "pre_greet"`) {
 		t.Errorf("denied prompt: %v", err)
 	}
-	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://t/1"}); err == nil || !strings.Contains(err.Error(), "DENIED") {
+	if err := c.cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "test://t/1"}); err == nil || !strings.Contains(err.Error(), "UNKNOWN_TOOL") {
 		t.Errorf("denied subscription: %v", err)
 	}
 	prompts, err := c.cs.ListPrompts(ctx, nil)
@@ -103,9 +103,9 @@ func TestPassthroughRequestsTakeThePipeline(t *testing.T) {
 		{Tool: "greet", Via: "completion/complete", Decision: "allowed", Outcome: "ok"},
 		{Tool: "test://a", Via: "resources/subscribe", Decision: "allowed", Outcome: "ok"},
 		{Tool: "logging/setLevel", Via: "logging/setLevel", Decision: "allowed", Outcome: "ok"},
-		{Tool: "test://t/42", Via: "resources/read", Decision: "denied", Outcome: "error", ErrorCode: "DENIED"},
-		{Tool: "pre_greet", Via: "prompts/get", Decision: "denied", Outcome: "error", ErrorCode: "DENIED"},
-		{Tool: "test://t/1", Via: "resources/subscribe", Decision: "denied", Outcome: "error", ErrorCode: "DENIED"},
+		{Tool: "test://t/42", Via: "resources/read", Decision: "denied", Outcome: "error", ErrorCode: "UNKNOWN_TOOL"},
+		{Tool: "pre_greet", Via: "prompts/get", Decision: "denied", Outcome: "error", ErrorCode: "UNKNOWN_TOOL"},
+		{Tool: "test://t/1", Via: "resources/subscribe", Decision: "denied", Outcome: "error", ErrorCode: "UNKNOWN_TOOL"},
 	}
 	for i := range recs {
 		if recs[i].Client != "a" {

@@ -103,6 +103,11 @@ type Options struct {
 	// Visible reports whether policy lets clients see a resource URI or a
 	// prompt's published name (nil: all are).
 	Visible func(name string) bool
+	// InView reports whether the server's profile includes a provider (nil:
+	// all do): a provider outside it is not reached at all, so none of its
+	// resources, templates, prompts, completions or subscriptions is listed
+	// or served through this server.
+	InView func(providerID string) bool
 }
 
 // Passthrough is the forwarding state of one MCP server: one entry per
@@ -117,6 +122,7 @@ type Passthrough struct {
 	log         *slog.Logger
 	gate        Gate
 	isVisible   func(string) bool
+	inView      func(string) bool
 	seq         atomic.Int64
 
 	mu       sync.Mutex
@@ -137,7 +143,7 @@ func New(o Options) *Passthrough {
 	if o.LocalPrompt == nil {
 		o.LocalPrompt = func(string) bool { return false }
 	}
-	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, isVisible: o.Visible,
+	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, isVisible: o.Visible, inView: o.InView,
 		sessions: map[*sdk.ServerSession]*downstream{}, prompts: map[string]string{}, owners: map[string]promptOwner{}}
 }
 
@@ -171,7 +177,7 @@ type upstreamRef struct {
 func (pt *Passthrough) upstreams() []upstreamRef {
 	var out []upstreamRef
 	for _, st := range pt.cat.Providers() {
-		if !st.Enabled {
+		if !st.Enabled || (pt.inView != nil && !pt.inView(st.Info.ID)) {
 			continue
 		}
 		p, info, ok := pt.cat.Provider(st.Info.ID)
@@ -198,7 +204,7 @@ func (pt *Passthrough) forwardedRef(id string) (upstreamRef, bool) {
 		return upstreamRef{}, false
 	}
 	p, info, ok := pt.cat.Provider(id)
-	if !ok || !info.HostLocal {
+	if !ok || !info.HostLocal || (pt.inView != nil && !pt.inView(id)) {
 		return upstreamRef{}, false
 	}
 	up, ok := provider.As[Upstream](p)

@@ -27,7 +27,7 @@ import (
 
 const schema = `{"type":"object","properties":{"token":{"type":"string"},"n":{"type":"integer"}},"additionalProperties":false}`
 
-var stages = []string{"audit", "loop_guard", "resolve", "validate", "policy", "execute"}
+var stages = []string{"audit", "loop_guard", "resolve", "access", "validate", "policy", "execute"}
 
 // traced is a pipeline over a fake provider "svc" (read: read-only, write:
 // mutating, fail: reports an error, recipe: a skill calling tools), traced
@@ -127,24 +127,24 @@ func TestCallSpans(t *testing.T) {
 		req      pipeline.Request
 		span     string
 		attrs    map[string]string
-		stages   int    // how many of the six stages ran
+		stages   int    // how many of the seven stages ran
 		failedAt string // the stage span with the error status
 	}{
 		{"ok", policy.Rules{}, pipeline.Request{Via: "call_tool", Tool: "svc_read", Args: json.RawMessage(`{"n":1}`)}, "tools/call svc_read",
 			map[string]string{"gen_ai.tool.name": "svc_read", "agent_tools.provider": "svc", "agent_tools.via": "call_tool", "agent_tools.decision": "allowed",
-				"agent_tools.outcome": "ok", "agent_tools.is_error": "false", "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool"}, 6, ""},
+				"agent_tools.outcome": "ok", "agent_tools.is_error": "false", "mcp.method.name": "tools/call", "gen_ai.operation.name": "execute_tool"}, 7, ""},
 		{"invalid arguments", policy.Rules{}, pipeline.Request{Tool: "svc_read", Args: json.RawMessage(`{"n":"x"}`)}, "tools/call svc_read",
-			map[string]string{"agent_tools.outcome": "INVALID_ARGUMENTS", "error.type": "INVALID_ARGUMENTS", "agent_tools.is_error": "true", "agent_tools.decision": "invalid"}, 4, "validate"},
+			map[string]string{"agent_tools.outcome": "INVALID_ARGUMENTS", "error.type": "INVALID_ARGUMENTS", "agent_tools.is_error": "true", "agent_tools.decision": "invalid"}, 5, "validate"},
 		{"unknown tool", policy.Rules{}, pipeline.Request{Tool: "svc_nope"}, "tools/call",
 			map[string]string{"agent_tools.outcome": "UNKNOWN_TOOL", "gen_ai.tool.name": ""}, 3, "resolve"},
 		{"denied", policy.Rules{Deny: []string{"svc_read"}}, pipeline.Request{Tool: "svc_read"}, "tools/call svc_read",
-			map[string]string{"agent_tools.outcome": "DENIED", "agent_tools.decision": "denied"}, 5, "policy"},
+			map[string]string{"agent_tools.outcome": "UNKNOWN_TOOL", "agent_tools.decision": "denied"}, 4, "access"},
 		{"confirmation required", policy.Rules{}, pipeline.Request{Tool: "svc_write", Args: json.RawMessage(`{"n":1}`)}, "tools/call svc_write",
-			map[string]string{"agent_tools.outcome": "CONFIRMATION_REQUIRED", "agent_tools.decision": "confirmation_required"}, 5, "policy"},
+			map[string]string{"agent_tools.outcome": "CONFIRMATION_REQUIRED", "agent_tools.decision": "confirmation_required"}, 6, "policy"},
 		{"confirmed", policy.Rules{}, pipeline.Request{Tool: "svc_write", Confirm: true}, "tools/call svc_write",
-			map[string]string{"agent_tools.outcome": "ok", "agent_tools.decision": "confirmed"}, 6, ""},
+			map[string]string{"agent_tools.outcome": "ok", "agent_tools.decision": "confirmed"}, 7, ""},
 		{"tool reports an error", policy.Rules{}, pipeline.Request{Tool: "svc_fail"}, "tools/call svc_fail",
-			map[string]string{"agent_tools.outcome": "BACKEND_ERROR", "agent_tools.is_error": "true"}, 6, "execute"},
+			map[string]string{"agent_tools.outcome": "BACKEND_ERROR", "agent_tools.is_error": "true"}, 7, "execute"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -185,14 +185,14 @@ func TestSkillCallsNestUnderTheSkillsExecuteSpan(t *testing.T) {
 		t.Fatalf("skill failed: %+v", resp.Err)
 	}
 	spans := tr.exp.GetSpans()
-	if len(spans) != 3*7 {
-		t.Fatalf("got %d spans, want 21 (a skill run and two calls, 7 each)", len(spans))
+	if len(spans) != 3*8 {
+		t.Fatalf("got %d spans, want 24 (a skill run and two calls, 8 each)", len(spans))
 	}
 	root := spans[len(spans)-1]
 	if root.Name != "tools/call svc_recipe" || attrs(root)["agent_tools.skill"] != "true" {
 		t.Fatalf("root = %q %v", root.Name, attrs(root))
 	}
-	execute := chain(t, spans, root, stages)[5]
+	execute := chain(t, spans, root, stages)[len(stages)-1]
 	var inner []tracetest.SpanStub
 	for _, s := range spans {
 		if s.Parent.SpanID() == execute.SpanContext.SpanID() {

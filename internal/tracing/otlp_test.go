@@ -154,7 +154,7 @@ func TestShutdownFlushes(t *testing.T) {
 	}
 	select {
 	case names := <-c.names: // sent before Shutdown returned
-		if len(names) != 6 || names[len(names)-1] != "tools/call svc_write" {
+		if len(names) != 7 || names[len(names)-1] != "tools/call svc_write" {
 			t.Fatalf("flushed %v", names)
 		}
 	default:
