@@ -392,8 +392,8 @@ func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipel
 			return res // a flat call of a forwarded provider's tool
 		}
 	}
-	f.teachMiss(ctx, req) // miss.go
-	f.bindSession(mreq, req)
+	f.bindSession(mreq, req) // first: what a miss may teach depends on who asks
+	f.teachMiss(ctx, req)    // miss.go
 	ctx = provider.WithCaller(ctx, provider.Caller{Session: req.Session, Client: req.Client, User: userOf(mreq)})
 	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.withPending(req, f.run(ctx, req)) // code.go: tokens a script drew go to the model

@@ -39,6 +39,7 @@ type Caller struct {
 // outside MCP uses it, so a retry one of them teaches works in all of them.
 func (f *Facade) Request(c Caller) *pipeline.Request {
 	req := &pipeline.Request{Caller: policy.Caller{Session: c.Session, Client: c.Client, Identity: c.Identity, Door: c.Door}, Via: c.Via, Tool: c.Tool, Shape: c.Shape}
+	req.Profile = f.opts.Profile // the profile this facade serves (serve --profile): the same view as its MCP calls
 	if req.Identity == "" {
 		req.Identity = processIdentity // the CLI, an embedder: this process's user
 	}

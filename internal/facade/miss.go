@@ -9,6 +9,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
+	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -45,7 +46,7 @@ type sighting struct {
 // locate finds the tools a name may mean, in provider order: by own name,
 // canonical name, either scheme's name, or the own name with a prefix,
 // case-insensitively.
-func (f *Facade) locate(name string) []sighting {
+func (f *Facade) locate(c *policy.Caller, name string) []sighting {
 	low := strings.ToLower(strings.TrimSpace(name))
 	if low == "" {
 		return nil
@@ -68,7 +69,7 @@ func (f *Facade) locate(name string) []sighting {
 	}
 	var out []sighting
 	for _, t := range f.cat.Tools("") {
-		if matches(t) && f.visible(t.Provider, t.Canonical) {
+		if matches(t) && f.sees(c, t.Provider, t.Canonical) {
 			out = append(out, sighting{tool: t})
 		}
 	}
@@ -131,7 +132,7 @@ func (f *Facade) missError(ctx context.Context, req *pipeline.Request) *toolerr.
 	if e := f.skillMiss(req); e != nil {
 		return e
 	}
-	seen := f.locate(req.Tool)
+	seen := f.locate(&req.Caller, req.Tool)
 	if len(seen) == 0 {
 		if e := f.nearMiss(req); e != nil {
 			return e
@@ -201,7 +202,7 @@ func (f *Facade) nearMiss(req *pipeline.Request) *toolerr.Error {
 	var own, all []string
 	byName := map[string]catalog.Tool{}
 	for _, t := range f.cat.Tools("") {
-		if !f.visible(t.Provider, t.Canonical) {
+		if !f.sees(&req.Caller, t.Provider, t.Canonical) {
 			continue
 		}
 		if t.Provider == req.Provider {

@@ -136,7 +136,7 @@ func (f *Facade) backNow(req *pipeline.Request) bool {
 	if req.Provider != "" {
 		t, ok = f.cat.Find(req.Provider, req.Tool)
 	}
-	return ok && f.rules().Visible(t.Canonical)
+	return ok && f.sees(&req.Caller, t.Provider, t.Canonical)
 }
 
 // unavailableNote lists the providers a search could not look into, for a
@@ -199,7 +199,7 @@ func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.E
 			return nil // the pipeline says the name is missing
 		}
 		innerArgs := args["arguments"]
-		sub := &pipeline.Request{Via: req.Via, Provider: id, Tool: inner, Args: innerArgs, Shape: req.Shape}
+		sub := &pipeline.Request{Caller: req.Caller, Via: req.Via, Provider: id, Tool: inner, Args: innerArgs, Shape: req.Shape}
 		if f.backNow(sub) { // a tool policy hides stays unknown
 			var t, _ = f.cat.Find(id, inner)
 			if id == "" {
@@ -251,6 +251,9 @@ func (f *Facade) metaParts(name string) (id, verb string, ok bool) {
 // query or the name asked for) as did_you_mean and the first one's call.
 func (f *Facade) listHint(req *pipeline.Request, id, query string) *toolerr.Error {
 	mode := string(f.opts.Mode)
+	if id != "" && !f.providerInView(id) {
+		id = "" // a provider outside this profile is not pointed at
+	}
 	var how string
 	var shape map[string]any
 	switch f.opts.Mode {
@@ -283,7 +286,7 @@ func (f *Facade) listHint(req *pipeline.Request, id, query string) *toolerr.Erro
 	var names []string
 	if query != "" {
 		for _, h := range f.cat.Search(query, index.Options{Provider: id, Limit: 3}) {
-			if t, ok := f.cat.Lookup(h.ID); ok && h.Kind != "skill" && f.rules().Visible(t.Canonical) {
+			if t, ok := f.cat.Lookup(h.ID); ok && h.Kind != "skill" && f.sees(&req.Caller, t.Provider, t.Canonical) {
 				_, n := f.shapeFor(req, t)
 				names = append(names, n)
 			}

@@ -51,6 +51,29 @@ func (f *Facade) grantOf(x *sdk.RequestExtra) *policy.Grant {
 	return nil
 }
 
+// sees is the gate's See for a caller through this facade: whether the
+// tool exists for it at all. Every teaching that names a tool (a miss, a
+// suggestion, another mode's call) asks it, so nothing names a tool the
+// caller may not see.
+func (f *Facade) sees(c *policy.Caller, provider, canonical string) bool {
+	if !f.visible(provider, canonical) {
+		return false
+	}
+	var access *policy.Access
+	if f.opts.Access != nil {
+		access = f.opts.Access()
+	}
+	if access.Empty() {
+		return true
+	}
+	in := *c
+	in.Profile = f.opts.Profile
+	if in.Identity == "" {
+		in.Identity = processIdentity
+	}
+	return policy.NewGate(f.rules(), access, nil).Decide(&in, policy.See, policy.Target{Provider: provider, Canonical: canonical}).Allowed()
+}
+
 // visibleTo is visible for one caller: also within its grant (nil = all).
 func (f *Facade) visibleTo(g *policy.Grant, provider, canonical string) bool {
 	return f.visible(provider, canonical) && (g == nil || g.Visible(provider, canonical))

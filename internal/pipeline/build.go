@@ -74,7 +74,7 @@ func New(o Options) Handler {
 		o.AuditTo = nil // skip encoding records nobody reads
 	}
 	if o.Tracer == nil {
-		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica)}
+		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica), capAnswer(o.Execute.MaxResultChars)}
 		mw = append(mw, o.Extra...)
 		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog), Validate(), Policy(o.Tokens, o.Decisions), Execute(o.Execute))
 		return Chain(nil, mw...)
@@ -87,6 +87,7 @@ func New(o Options) Handler {
 		h = o.Tracer.Stage(below[i].name, below[i].mw(h))
 	}
 	h = Chain(h, o.Extra...)
+	h = capAnswer(o.Execute.MaxResultChars)(h)
 	h = o.Tracer.Stage(StageAudit, audit(o.AuditTo, o.Now, o.Replica)(h))
 	return o.Tracer.Call(h)
 }

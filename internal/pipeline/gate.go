@@ -71,3 +71,30 @@ const maxEcho = 200
 
 // clipName is a caller's name as errors quote it.
 func clipName(s string) string { return text.Clip(s, maxEcho) }
+
+// minErrorChars is the least an error keeps under a tiny output cap: the
+// teaching must survive it.
+const minErrorChars = 2000
+
+// capAnswer puts every answer through the output cap, errors included:
+// whatever a stage quotes (a name, a backend's output), no error is larger
+// than a result may be. Results are capped where they are made (Execute).
+func capAnswer(maxChars int) Middleware {
+	return func(next Handler) Handler {
+		return func(ctx context.Context, req *Request) *Response {
+			resp := next(ctx, req)
+			if resp.Err == nil || maxChars <= 0 {
+				return resp
+			}
+			maxChars := max(maxChars, minErrorChars)
+			e := resp.Err
+			e.Message = capText(e.Message, maxChars)
+			for k, v := range e.Details {
+				if s, ok := v.(string); ok && len(s) > maxChars {
+					e.Details[k] = capText(s, maxChars)
+				}
+			}
+			return resp
+		}
+	}
+}
