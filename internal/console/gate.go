@@ -1,6 +1,8 @@
 package console
 
 import (
+	"strings"
+
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -35,4 +37,22 @@ func (c *Console) refused(who caller, action routeAction) *toolerr.Error {
 		return nil
 	}
 	return d.Err
+}
+
+// RouteAccess is one authenticated route and whether it needs an operator.
+type RouteAccess struct {
+	Method, Path string
+	Operator     bool
+}
+
+// Routes lists every authenticated route with the access it needs, from the
+// one table the mux is built from: a test walks it, so a new route is
+// checked by construction.
+func (c *Console) Routes() []RouteAccess {
+	var out []RouteAccess
+	for _, r := range c.routeTable() {
+		method, path, _ := strings.Cut(r.pattern, " ")
+		out = append(out, RouteAccess{Method: method, Path: path, Operator: r.action != loggedIn})
+	}
+	return out
 }
