@@ -2,10 +2,16 @@ package agenttools_test
 
 import (
 	"context"
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	goruntime "runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	agenttools "github.com/agent-tools/agent-tools"
 )
@@ -84,4 +90,143 @@ func BenchmarkCallOverhead(b *testing.B) {
 	b.ReportMetric(float64(overHTTP.Nanoseconds())/n, "http-ns/op")
 	b.ReportMetric(float64(inproc)/float64(max(direct, 1)), "inprocess/direct")
 	b.ReportMetric(float64(overHTTP)/float64(max(inproc, 1)), "http/inprocess")
+}
+
+// catalogProvider is an outside Provider with n tools, each with a schema
+// like a real service's (five described properties), listed as the same
+// values on every Tools call. changed is non-nil when it implements
+// ChangeNotifier (notifying wraps it).
+type catalogProvider struct {
+	tools []*agenttools.Tool
+	lists atomic.Int64
+}
+
+type itemIn struct {
+	ID        string   `json:"id" jsonschema:"the item's identifier, as the catalog lists it"`
+	Quantity  int      `json:"quantity,omitempty" jsonschema:"how many; 1 when absent"`
+	Warehouse string   `json:"warehouse,omitempty" jsonschema:"the warehouse code, e.g. PAR-2"`
+	Tags      []string `json:"tags,omitempty" jsonschema:"labels to filter by"`
+	DryRun    bool     `json:"dry_run,omitempty" jsonschema:"describe what would happen without doing it"`
+}
+
+func newCatalogProvider(n int) *catalogProvider {
+	p := &catalogProvider{}
+	for i := range n {
+		in, err := jsonschema.For[itemIn](nil)
+		if err != nil {
+			panic(err)
+		}
+		p.tools = append(p.tools, &agenttools.Tool{Action: fmt.Sprintf("op_%02d", i),
+			Description: fmt.Sprintf("Operation %d on the catalog's items.", i), InputSchema: in, ReadOnly: true})
+	}
+	return p
+}
+
+func (p *catalogProvider) Info() agenttools.ProviderInfo {
+	return agenttools.ProviderInfo{ID: "catalog", Description: "The service's catalog."}
+}
+
+func (p *catalogProvider) Tools(context.Context) ([]*agenttools.Tool, error) {
+	p.lists.Add(1)
+	return p.tools, nil
+}
+
+func (p *catalogProvider) Call(_ context.Context, _ *agenttools.CallInfo, args json.RawMessage) (*agenttools.Result, error) {
+	return &agenttools.Result{Text: "done"}, nil
+}
+
+// notifyingCatalog is the same provider with ChangeNotifier.
+type notifyingCatalog struct{ *catalogProvider }
+
+func (p notifyingCatalog) Info() agenttools.ProviderInfo {
+	return agenttools.ProviderInfo{ID: "notifying", Description: "The service's catalog, which reports its changes."}
+}
+
+func (notifyingCatalog) NotifyChanges(func()) {}
+
+// BenchmarkProviderCall measures one in-process call (Session.Call, the
+// whole pipeline) of a registered tool, in a runtime that serves only it,
+// and of a tool of an outside Provider with 50 tools, without and with
+// ChangeNotifier (both in a second runtime), interleaved in one loop so
+// that the three see the same machine state. It reports each path's
+// ns/op, the ratios to the registered tool's (goal: at most 1.2), each
+// path's allocations and bytes per call (measured after the timed loop),
+// and how many times the runtime listed each provider during the loop.
+//
+//	go test -run '^$' -bench ProviderCall -benchtime 2000x .
+func BenchmarkProviderCall(b *testing.B) {
+	ctx := context.Background()
+	newRuntime := func() *agenttools.Runtime {
+		rt, err := agenttools.New(agenttools.Options{Mode: "flat"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { rt.Close() })
+		return rt
+	}
+	reg, prov := newRuntime(), newRuntime()
+	must(b, agenttools.AddTool(reg, &agenttools.Tool{Namespace: "math", Action: "add", Description: "Add two integers.", ReadOnly: true},
+		func(_ context.Context, _ *agenttools.CallInfo, in addIn) (addOut, error) { return add(in), nil }))
+	plain, notifying := newCatalogProvider(50), notifyingCatalog{newCatalogProvider(50)}
+	must(b, prov.AddProvider(plain))
+	must(b, prov.AddProvider(notifying))
+	must(b, reg.Start(ctx))
+	must(b, prov.Start(ctx))
+	sess, psess := reg.NewSession(agenttools.SessionOptions{}), prov.NewSession(agenttools.SessionOptions{})
+	defer sess.Close()
+	defer psess.Close()
+	addArgs := map[string]any{"a": 2, "b": 3}
+	itemArgs := map[string]any{"id": "sku-1", "quantity": 2}
+	calls := []func(){
+		func() { mustCall(b, sess, "math_add", addArgs) },
+		func() { mustCall(b, psess, "catalog_op_07", itemArgs) },
+		func() { mustCall(b, psess, "notifying_op_07", itemArgs) },
+	}
+	for _, c := range calls { // warm up: the first call of each lists it
+		c()
+	}
+	lists0, nlists0 := plain.lists.Load(), notifying.lists.Load()
+	var spent [3]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for k := range calls {
+			j := (i + k) % len(calls) // rotate so that none always runs first
+			t0 := time.Now()
+			calls[j]()
+			spent[j] += time.Since(t0)
+		}
+	}
+	b.StopTimer()
+	n := float64(b.N)
+	b.ReportMetric(0, "ns/op") // the paths below replace the loop's total
+	b.ReportMetric(float64(spent[0].Nanoseconds())/n, "registered-ns/op")
+	b.ReportMetric(float64(spent[1].Nanoseconds())/n, "provider-ns/op")
+	b.ReportMetric(float64(spent[2].Nanoseconds())/n, "notifier-ns/op")
+	b.ReportMetric(float64(spent[1])/float64(max(spent[0], 1)), "provider/registered")
+	b.ReportMetric(float64(spent[2])/float64(max(spent[0], 1)), "notifier/registered")
+	b.ReportMetric(float64(plain.lists.Load()-lists0), "provider-lists")
+	b.ReportMetric(float64(notifying.lists.Load()-nlists0), "notifier-lists")
+	for j, name := range []string{"registered", "provider", "notifier"} {
+		allocs, bytes := perCall(200, calls[j])
+		b.ReportMetric(allocs, name+"-allocs/op")
+		b.ReportMetric(bytes, name+"-B/op")
+	}
+}
+
+func mustCall(b *testing.B, s *agenttools.Session, name string, args any) {
+	if _, err := s.Call(context.Background(), name, args); err != nil {
+		b.Fatal(name, err)
+	}
+}
+
+// perCall is the allocations and bytes of one call of f, averaged over n.
+func perCall(n int, f func()) (allocs, bytes float64) {
+	var m0, m1 goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&m0)
+	for range n {
+		f()
+	}
+	goruntime.ReadMemStats(&m1)
+	return float64(m1.Mallocs-m0.Mallocs) / float64(n), float64(m1.TotalAlloc-m0.TotalAlloc) / float64(n)
 }
