@@ -149,7 +149,9 @@ func (notifyingCatalog) NotifyChanges(func()) {}
 // whole pipeline) of a registered tool, in a runtime that serves only it,
 // and of a tool of an outside Provider with 50 tools, without and with
 // ChangeNotifier (both in a second runtime), interleaved in one loop so
-// that the three see the same machine state. It reports each path's
+// that the three see the same machine state. A fourth path ("relisted")
+// is the provider without ChangeNotifier in a runtime with a negative
+// RelistInterval, listed on every call: what a re-listing costs. It reports each path's
 // ns/op, the ratios to the registered tool's (goal: at most 1.2), each
 // path's allocations and bytes per call (measured after the timed loop),
 // and how many times the runtime listed each provider during the loop.
@@ -157,15 +159,16 @@ func (notifyingCatalog) NotifyChanges(func()) {}
 //	go test -run '^$' -bench ProviderCall -benchtime 2000x .
 func BenchmarkProviderCall(b *testing.B) {
 	ctx := context.Background()
-	newRuntime := func() *agenttools.Runtime {
-		rt, err := agenttools.New(agenttools.Options{Mode: "flat"})
+	newRuntime := func(o agenttools.Options) *agenttools.Runtime {
+		rt, err := agenttools.New(o)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { rt.Close() })
 		return rt
 	}
-	reg, prov := newRuntime(), newRuntime()
+	reg, prov := newRuntime(agenttools.Options{Mode: "flat"}), newRuntime(agenttools.Options{Mode: "flat"})
+	every := newRuntime(agenttools.Options{Mode: "flat", RelistInterval: -1})
 	// The registered tool is the providers' op_07: same schema, arguments
 	// and answer, so that only the way it is served differs.
 	in, err := jsonschema.For[itemIn](nil)
@@ -175,23 +178,28 @@ func BenchmarkProviderCall(b *testing.B) {
 	plain, notifying := newCatalogProvider(50), notifyingCatalog{newCatalogProvider(50)}
 	must(b, prov.AddProvider(plain))
 	must(b, prov.AddProvider(notifying))
+	relisted := newCatalogProvider(50)
+	must(b, every.AddProvider(relisted))
 	must(b, reg.Start(ctx))
 	must(b, prov.Start(ctx))
-	sess, psess := reg.NewSession(agenttools.SessionOptions{}), prov.NewSession(agenttools.SessionOptions{})
+	must(b, every.Start(ctx))
+	sess, psess, esess := reg.NewSession(agenttools.SessionOptions{}), prov.NewSession(agenttools.SessionOptions{}), every.NewSession(agenttools.SessionOptions{})
 	defer sess.Close()
 	defer psess.Close()
+	defer esess.Close()
 	itemArgs := map[string]any{"id": "sku-1", "quantity": 2}
 	calls := []func(){
 		func() { mustCall(b, sess, "items_op_07", itemArgs) },
 		func() { mustCall(b, psess, "catalog_op_07", itemArgs) },
 		func() { mustCall(b, psess, "notifying_op_07", itemArgs) },
+		func() { mustCall(b, esess, "catalog_op_07", itemArgs) },
 	}
 	for _, c := range calls { // warm up: the first call of each lists it
 		c()
 	}
 	lists0, nlists0 := plain.lists.Load(), notifying.lists.Load()
-	var spent [3]time.Duration
-	var each [3][]time.Duration
+	var spent [4]time.Duration
+	var each [4][]time.Duration
 	for j := range each {
 		each[j] = make([]time.Duration, 0, b.N)
 	}
@@ -214,6 +222,7 @@ func BenchmarkProviderCall(b *testing.B) {
 	b.ReportMetric(float64(spent[2].Nanoseconds())/n, "notifier-ns/op")
 	b.ReportMetric(float64(spent[1])/float64(max(spent[0], 1)), "provider/registered")
 	b.ReportMetric(float64(spent[2])/float64(max(spent[0], 1)), "notifier/registered")
+	b.ReportMetric(float64(spent[3].Nanoseconds())/n, "relisted-ns/op")
 	// Medians too: on a shared machine one descheduled call moves a mean.
 	p50 := func(ds []time.Duration) float64 {
 		slices.Sort(ds)
@@ -223,9 +232,10 @@ func BenchmarkProviderCall(b *testing.B) {
 	b.ReportMetric(reg50, "registered-p50-ns")
 	b.ReportMetric(p50(each[1])/reg50, "provider/registered-p50")
 	b.ReportMetric(p50(each[2])/reg50, "notifier/registered-p50")
+	b.ReportMetric(p50(each[3])/reg50, "relisted/registered-p50")
 	b.ReportMetric(float64(plain.lists.Load()-lists0), "provider-lists")
 	b.ReportMetric(float64(notifying.lists.Load()-nlists0), "notifier-lists")
-	for j, name := range []string{"registered", "provider", "notifier"} {
+	for j, name := range []string{"registered", "provider", "notifier", "relisted"} {
 		allocs, bytes := perCall(200, calls[j])
 		b.ReportMetric(allocs, name+"-allocs/op")
 		b.ReportMetric(bytes, name+"-B/op")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	agenttools "github.com/agent-tools/agent-tools"
 )
 
@@ -282,5 +284,52 @@ func TestProviderFreshnessRace(t *testing.T) {
 	}
 	if got := listed(t, s, "shop"); !slices.Equal(got, []string{"shop_one", "shop_x_49"}) {
 		t.Errorf("shop's catalog after the interval: %v", got)
+	}
+}
+
+// schemaSwap lists one tool whose input schema the test replaces.
+type schemaSwap struct {
+	mu     sync.Mutex
+	schema *jsonschema.Schema
+}
+
+func (p *schemaSwap) Info() agenttools.ProviderInfo {
+	return agenttools.ProviderInfo{ID: "swap", Description: "A tool whose schema changes."}
+}
+
+func (p *schemaSwap) Tools(context.Context) ([]*agenttools.Tool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return []*agenttools.Tool{{Action: "set", Description: "Set n.", InputSchema: p.schema, ReadOnly: true}}, nil
+}
+
+func (p *schemaSwap) Call(context.Context, *agenttools.CallInfo, json.RawMessage) (*agenttools.Result, error) {
+	return &agenttools.Result{Text: "set"}, nil
+}
+
+// TestProviderNewSchemaValue: schemas are encoded once per value, and a new
+// value is encoded and validated against at the next listing.
+func TestProviderNewSchemaValue(t *testing.T) {
+	rt := newRT(t, agenttools.Options{RelistInterval: -1})
+	typed := func(typ string) *jsonschema.Schema {
+		return &jsonschema.Schema{Type: "object", Required: []string{"n"}, Properties: map[string]*jsonschema.Schema{"n": {Type: typ}}}
+	}
+	p := &schemaSwap{schema: typed("integer")}
+	must(t, rt.AddProvider(p))
+	start(t, rt)
+	ctx := context.Background()
+	for range 2 {
+		if _, err := rt.Call(ctx, "swap_set", map[string]any{"n": 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rt.Call(ctx, "swap_set", map[string]any{"n": "one"}); code(err) != agenttools.CodeInvalidArguments {
+		t.Fatalf("a string for an integer: %v", err)
+	}
+	p.mu.Lock()
+	p.schema = typed("string")
+	p.mu.Unlock()
+	if _, err := rt.Call(ctx, "swap_set", map[string]any{"n": "one"}); err != nil {
+		t.Fatalf("the new schema was not taken: %v", err)
 	}
 }
