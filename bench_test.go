@@ -95,8 +95,8 @@ func BenchmarkCallOverhead(b *testing.B) {
 
 // catalogProvider is an outside Provider with n tools, each with a schema
 // like a real service's (five described properties), listed as the same
-// values on every Tools call. changed is non-nil when it implements
-// ChangeNotifier (notifying wraps it).
+// values on every Tools call, counting them; it is no ChangeNotifier
+// (notifyingCatalog is).
 type catalogProvider struct {
 	tools []*agenttools.Tool
 	lists atomic.Int64
