@@ -187,26 +187,34 @@ func TestProviderRelistEveryRead(t *testing.T) {
 }
 
 // TestProviderChangeNotifierListsOnCallback: a ChangeNotifier is listed
-// exactly when its callback fires, however much time passes in between.
+// exactly when its callback fires, however much time passes in between and
+// however often a Provider beside it without ChangeNotifier is re-listed.
 func TestProviderChangeNotifierListsOnCallback(t *testing.T) {
 	rt := newRT(t, agenttools.Options{RelistInterval: time.Second})
 	clk := newClock()
 	agenttools.SetClock(rt, clk.now)
 	p := &notifyingListing{listing: &listing{id: "feed"}}
 	p.set("one")
+	other := &listing{id: "shop"}
+	other.set("one")
 	must(t, rt.AddProvider(p))
+	must(t, rt.AddProvider(other))
 	start(t, rt)
 	s := rt.NewSession(agenttools.SessionOptions{})
 	defer s.Close()
 
 	callOK(t, s, "feed_one")
-	base := p.lists.Load()
+	base, otherBase := p.lists.Load(), other.lists.Load()
 	for range 10 {
 		clk.advance(time.Hour) // far past the interval: it does not apply
 		callOK(t, s, "feed_one")
+		callOK(t, s, "shop_one")
 	}
 	if got := p.lists.Load() - base; got != 0 {
 		t.Fatalf("calls without a change listed the provider %d times, want 0", got)
+	}
+	if got := other.lists.Load() - otherBase; got != 10 {
+		t.Fatalf("the provider without ChangeNotifier was listed %d times over 10 intervals, want 10", got)
 	}
 
 	for i := range 3 {
