@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -86,12 +87,27 @@ type Options struct {
 	// the process's os.Stdin and os.Stdout).
 	Stdin  io.Reader
 	Stdout io.Writer
+	// RelistInterval bounds how stale the tool list of an added [Provider]
+	// that is not a [ChangeNotifier] may be: the runtime re-reads its Tools
+	// at most once per interval on the call path, so that a call of one of
+	// its tools costs about what a registered tool's does (default
+	// [DefaultRelistInterval]; negative: on every read of the catalog). A
+	// call of a tool it does not know yet re-reads it at once whatever the
+	// interval. A ChangeNotifier is re-read when it reports a change, and
+	// registered tools when they are added.
+	RelistInterval time.Duration
 }
+
+// DefaultRelistInterval is the default of [Options.RelistInterval].
+const DefaultRelistInterval = time.Second
 
 // Runtime is an embedded agent-tools runtime. Its methods are safe for
 // concurrent use.
 type Runtime struct {
 	rt *runtime.Runtime
+
+	relist time.Duration    // Options.RelistInterval, default applied
+	now    func() time.Time // the providers' clock (nil: time.Now); tests move it
 }
 
 // ErrNotStarted is returned by methods that need a started runtime.
@@ -132,7 +148,11 @@ func New(o Options) (*Runtime, error) {
 	if err != nil {
 		return nil, publicError(err)
 	}
-	return &Runtime{rt: rt}, nil
+	relist := o.RelistInterval
+	if relist == 0 {
+		relist = DefaultRelistInterval
+	}
+	return &Runtime{rt: rt, relist: relist}, nil
 }
 
 // Start loads the config, builds every provider and starts serving the

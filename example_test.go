@@ -441,6 +441,85 @@ func ExampleRuntime_AddProvider() {
 	// [Dune]
 }
 
+// menu is a Provider whose tools change on their own (a dish comes off
+// the menu): as a ChangeNotifier it says when, and the runtime re-lists it
+// then and only then.
+type menu struct {
+	mu      sync.Mutex
+	dishes  []string
+	changed func()
+}
+
+func (m *menu) Info() agenttools.ProviderInfo {
+	return agenttools.ProviderInfo{ID: "menu", Description: "Today's dishes."}
+}
+
+func (m *menu) Tools(context.Context) ([]*agenttools.Tool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*agenttools.Tool
+	for _, d := range m.dishes {
+		out = append(out, &agenttools.Tool{Action: "order_" + d, Description: "Order the " + d + ".", ReadOnly: true})
+	}
+	return out, nil
+}
+
+func (m *menu) Call(_ context.Context, call *agenttools.CallInfo, _ json.RawMessage) (*agenttools.Result, error) {
+	return &agenttools.Result{Text: "ordered: " + call.Action}, nil
+}
+
+// NotifyChanges keeps the runtime's callback (the latest one).
+func (m *menu) NotifyChanges(changed func()) {
+	m.mu.Lock()
+	m.changed = changed
+	m.mu.Unlock()
+}
+
+// serve changes the menu, then tells the runtime.
+func (m *menu) serve(dishes ...string) {
+	m.mu.Lock()
+	m.dishes = dishes
+	changed := m.changed
+	m.mu.Unlock()
+	if changed != nil {
+		changed()
+	}
+}
+
+// A Provider that reports its changes: the runtime trusts its last listing
+// until it calls the function NotifyChanges gave it (a Provider without it
+// is re-listed at most once per Options.RelistInterval), then re-lists it
+// and tells every session list_changed.
+func ExampleChangeNotifier() {
+	ctx := context.Background()
+	rt, _ := agenttools.New(agenttools.Options{})
+	defer rt.Close()
+	m := &menu{dishes: []string{"soup", "tart"}}
+	if err := rt.AddProvider(m); err != nil {
+		log.Fatal(err)
+	}
+	if err := rt.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	s := rt.NewSession(agenttools.SessionOptions{})
+	defer s.Close()
+	names := func() []string {
+		tools, _ := s.Tools()
+		var out []string
+		for _, t := range tools {
+			out = append(out, t.Name)
+		}
+		return out
+	}
+	fmt.Println(names())
+	m.serve("soup")
+	<-s.ToolsChanged()
+	fmt.Println(names())
+	// Output:
+	// [menu_order_soup menu_order_tart]
+	// [menu_order_soup]
+}
+
 // The config as a value: the same file format as agent-tools.yaml, here a
 // policy that hides a tool from every agent.
 func ExampleOptions_configYAML() {

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -25,10 +28,17 @@ type Provider interface {
 	// Info describes the provider; it is read once, when it is added.
 	Info() ProviderInfo
 	// Tools lists the provider's tools, each with an empty Namespace (or
-	// the provider's ID) and a snake_case Action. The runtime calls it
-	// whenever it reads its catalog, which can be on every call: keep it
-	// cheap. A listing with a bad tool (bad name, duplicate, schema that is
-	// not an object, no description) fails whole, and doctor says why.
+	// the provider's ID) and a snake_case Action. The runtime calls it when
+	// it first reads its catalog, then again after the provider reported a
+	// change ([ChangeNotifier]) or, for a provider that cannot report its
+	// changes, at most once per [Options.RelistInterval] on the call path
+	// (a call of a tool it does not know yet re-lists at once). A listing
+	// with a bad tool (bad name, duplicate, schema that is not an object,
+	// no description) fails whole, and doctor says why.
+	//
+	// A schema is encoded once per *jsonschema.Schema value: to change a
+	// tool's schema, list a new Schema rather than changing a listed one in
+	// place.
 	Tools(ctx context.Context) ([]*Tool, error)
 	// Call runs call.Action with arguments already validated against its
 	// input schema. A failure of the tool itself is a Result with IsError
@@ -68,9 +78,14 @@ type Closer interface {
 }
 
 // ChangeNotifier is implemented by a Provider whose tool list changes on
-// its own: the runtime gives it a function to call after a change, which
-// re-reads Tools and tells every session list_changed. It may be given a
-// new function after a config reload; call the latest.
+// its own and that says when: the runtime gives it a function to call after
+// a change, which re-reads Tools and tells every session list_changed. It
+// may be given a new function after a config reload; call the latest.
+//
+// The runtime then trusts its last listing until changed is called, so a
+// call of one of its tools costs what a call of a registered tool costs; a
+// Provider without it is re-listed at most once per
+// [Options.RelistInterval].
 type ChangeNotifier interface {
 	NotifyChanges(changed func())
 }
@@ -86,10 +101,15 @@ func (r *Runtime) AddProvider(p Provider) error {
 	if desc == "" {
 		desc = "Tools of " + info.ID + "."
 	}
+	src := &source{p: p, id: normalized(info.ID), relist: r.relist}
+	src.fresh.Now = r.now
+	if _, ok := p.(ChangeNotifier); ok {
+		src.relist = 0 // fresh until it reports a change
+	}
 	np, err := native.NewSource(catalog.ProviderInfo{
 		ID: info.ID, Kind: "native", Description: desc, DiscoverHint: info.DiscoverHint,
 		RequireConfirm: !info.NoConfirm, Timeout: info.Timeout,
-	}, &source{p: p, id: normalized(info.ID)})
+	}, src)
 	if err != nil {
 		return fmt.Errorf("agenttools: AddProvider: %w", err)
 	}
@@ -102,10 +122,19 @@ func normalized(id string) string {
 }
 
 // source lists and runs a Provider's tools for the runtime's in-process
-// provider, and passes its optional phases on.
+// provider, passes its optional phases on, and says how fresh its last
+// listing is (provider.Fresher).
 type source struct {
 	p  Provider
 	id string // normalized
+
+	// relist bounds how long a listing is trusted: 0 for a ChangeNotifier
+	// (until it reports a change), else Options.RelistInterval.
+	relist time.Duration
+	fresh  provider.Freshness
+
+	mu      sync.Mutex
+	schemas map[*jsonschema.Schema]json.RawMessage // encoded by the last listings
 }
 
 var (
@@ -113,12 +142,49 @@ var (
 	_ provider.Starter  = (*source)(nil)
 	_ provider.Closer   = (*source)(nil)
 	_ provider.Notifier = (*source)(nil)
+	_ provider.Fresher  = (*source)(nil)
 )
 
+// Fresh implements provider.Fresher: the last listing succeeded and the
+// provider reported no change since (a ChangeNotifier), or it is younger
+// than the relist interval (any other Provider).
+func (s *source) Fresh() bool { return s.fresh.Fresh(s.relist) }
+
 func (s *source) Tools(ctx context.Context) ([]native.Tool, error) {
+	l := s.fresh.Begin()
 	listed, err := s.p.Tools(ctx)
 	if err != nil {
 		return nil, err
+	}
+	out, err := s.tools(listed)
+	if err != nil {
+		return nil, err
+	}
+	s.fresh.Done(l)
+	return out, nil
+}
+
+// tools converts a listing, encoding each schema it has not encoded yet.
+func (s *source) tools(listed []*Tool) ([]native.Tool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	schemas := make(map[*jsonschema.Schema]json.RawMessage, len(s.schemas))
+	encode := func(sc *jsonschema.Schema) (json.RawMessage, error) {
+		if sc == nil {
+			return nil, nil
+		}
+		if b, ok := schemas[sc]; ok {
+			return b, nil
+		}
+		b, ok := s.schemas[sc]
+		if !ok {
+			var err error
+			if b, err = schemaJSON(sc); err != nil {
+				return nil, err
+			}
+		}
+		schemas[sc] = b
+		return b, nil
 	}
 	out := make([]native.Tool, 0, len(listed))
 	for _, t := range listed {
@@ -130,18 +196,24 @@ func (s *source) Tools(ctx context.Context) ([]native.Tool, error) {
 		}
 		tt := *t
 		tt.Namespace = s.id
-		nt, err := nativeTool(&tt, func(ctx context.Context, args json.RawMessage) (*provider.Result, error) {
+		in, err := encode(tt.InputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("agenttools: %s_%s: input schema: %w", tt.Namespace, tt.Action, err)
+		}
+		outSchema, err := encode(tt.OutputSchema)
+		if err != nil {
+			return nil, fmt.Errorf("agenttools: %s_%s: output schema: %w", tt.Namespace, tt.Action, err)
+		}
+		nt := nativeToolOf(&tt, in, outSchema, func(ctx context.Context, args json.RawMessage) (*provider.Result, error) {
 			res, err := s.p.Call(ctx, callInfo(ctx, s.id, tt.Action), args)
 			if err != nil || res == nil {
 				return nil, err
 			}
 			return &provider.Result{Text: res.Text, Structured: res.Structured, IsError: res.IsError}, nil
 		})
-		if err != nil {
-			return nil, err
-		}
 		out = append(out, nt)
 	}
+	s.schemas = schemas // the schemas of tools no longer listed are dropped
 	return out, nil
 }
 
@@ -159,8 +231,17 @@ func (s *source) Close() error {
 	return nil
 }
 
+// Bind gives a ChangeNotifier its callback: the listing is stale from the
+// call on, then the runtime re-reads it. A change made before the callback
+// existed could not be reported: binding makes the listing stale too.
 func (s *source) Bind(_ *slog.Logger, onChange func()) {
-	if n, ok := s.p.(ChangeNotifier); ok {
-		n.NotifyChanges(onChange)
+	n, ok := s.p.(ChangeNotifier)
+	if !ok {
+		return
 	}
+	s.fresh.Changed()
+	n.NotifyChanges(func() {
+		s.fresh.Changed()
+		onChange()
+	})
 }

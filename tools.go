@@ -178,6 +178,11 @@ func nativeTool(t *Tool, h native.Handler) (native.Tool, error) {
 	if err != nil {
 		return native.Tool{}, fmt.Errorf("agenttools: %s_%s: output schema: %w", t.Namespace, t.Action, err)
 	}
+	return nativeToolOf(t, in, out, h), nil
+}
+
+// nativeToolOf is nativeTool with the schemas already encoded.
+func nativeToolOf(t *Tool, in, out json.RawMessage, h native.Handler) native.Tool {
 	return native.Tool{Name: t.Action, Description: t.Description, InputSchema: in, OutputSchema: out,
 		ReadOnly: t.ReadOnly, Timeout: t.Timeout,
 		Handler: func(ctx context.Context, args json.RawMessage) (*provider.Result, error) {
@@ -186,7 +191,7 @@ func nativeTool(t *Tool, h native.Handler) (native.Tool, error) {
 				return nil, handlerError(err)
 			}
 			return res, nil
-		}}, nil
+		}}
 }
 
 func schemaJSON(s *jsonschema.Schema) (json.RawMessage, error) {

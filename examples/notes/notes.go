@@ -71,8 +71,10 @@ type searchIn struct {
 	Query string `json:"query" jsonschema:"words to find in titles, bodies and tags"`
 }
 
-// Tools lists the notebook's tools. The runtime may ask on every call, so
-// the list is built once, in New.
+// Tools lists the notebook's tools. The runtime asks again at most once
+// per Options.RelistInterval on the call path (the notebook is no
+// ChangeNotifier); the list is built once, in New, so that each schema is
+// the same value every time and is encoded once.
 func (b *Book) Tools(context.Context) ([]*agenttools.Tool, error) { return b.tools, nil }
 
 // tools are the notebook's tools. The schemas are inferred from Go types,

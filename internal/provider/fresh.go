@@ -1,6 +1,10 @@
 package provider
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
 
 // Fresher is implemented by providers that know, without listing, that
 // Tools (and Skills) would return what they returned last time: a provider
@@ -27,4 +31,66 @@ func WithRescan(ctx context.Context) context.Context {
 func Rescan(ctx context.Context) bool {
 	v, _ := ctx.Value(rescanKey{}).(bool)
 	return v
+}
+
+// Freshness is the bookkeeping behind a Fresher whose list changes only
+// through a signal it hears (Changed: a callback, a watcher, an Add), or
+// that hears none and trusts a listing for a while. A provider brackets
+// each listing with Begin and Done (Done only when it succeeded) and calls
+// Changed on every signal; Fresh then answers from a generation counter and
+// a timestamp, with no lock and no I/O. A change heard while a listing is
+// running makes the listing stale, so no signal is lost.
+//
+// The zero value is ready (clock: time.Now) and stale until a first Done.
+type Freshness struct {
+	// Now is the clock (nil: time.Now); set it before use. Tests move it.
+	Now func() time.Time
+
+	gen    atomic.Uint64 // counts Changed
+	listed atomic.Uint64 // 1 + the gen a successful listing began at; 0: never
+	at     atomic.Int64  // unix nanoseconds when that listing began
+}
+
+// Listing is a listing in progress: what Begin saw, for Done.
+type Listing struct {
+	gen uint64
+	at  int64
+}
+
+func (f *Freshness) now() time.Time {
+	if f.Now != nil {
+		return f.Now()
+	}
+	return time.Now()
+}
+
+// Begin is called before a listing.
+func (f *Freshness) Begin() Listing {
+	return Listing{gen: f.gen.Load(), at: f.now().UnixNano()}
+}
+
+// Done records that the listing l began succeeded: the provider is fresh
+// from now on unless a change was heard since l began.
+func (f *Freshness) Done(l Listing) {
+	f.at.Store(l.at) // before listed: a reader that sees the new listed sees this time
+	f.listed.Store(l.gen + 1)
+}
+
+// Changed records that the list may have changed: the provider is stale
+// until a listing that begins after this call succeeds.
+func (f *Freshness) Changed() { f.gen.Add(1) }
+
+// Fresh reports that a listing succeeded, no change was heard since it
+// began, and, when maxAge > 0, it began less than maxAge ago (for a
+// provider that hears of no change: it is re-listed at most once per
+// maxAge). A negative maxAge is never fresh.
+func (f *Freshness) Fresh(maxAge time.Duration) bool {
+	if maxAge < 0 {
+		return false
+	}
+	listed := f.listed.Load()
+	if listed == 0 || listed-1 != f.gen.Load() {
+		return false
+	}
+	return maxAge == 0 || f.now().Sub(time.Unix(0, f.at.Load())) < maxAge
 }

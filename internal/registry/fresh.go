@@ -7,8 +7,7 @@ import (
 )
 
 // fresh reports whether a Refresh can be skipped: ctx does not ask for a
-// rescan, and every enabled provider has been listed successfully and says
-// (provider.Fresher) that its tools did not change since. This is the hot
+// rescan, and every enabled provider is fresh (entryFresh). This is the hot
 // path of every tools/call: it takes only the registry's read lock, never
 // refreshMu, and does no I/O.
 func (r *Registry) fresh(ctx context.Context) bool {
@@ -21,17 +20,23 @@ func (r *Registry) fresh(ctx context.Context) bool {
 		return false
 	}
 	for _, id := range r.order {
-		e := r.providers[id]
-		if !e.enabled {
-			continue
-		}
-		if !e.listed || e.loadErr != nil {
-			return false
-		}
-		f, ok := e.p.(provider.Fresher)
-		if !ok || !f.Fresh() {
+		if e := r.providers[id]; e.enabled && !entryFresh(e) {
 			return false
 		}
 	}
 	return true
+}
+
+// entryFresh reports whether a provider need not be listed again: it has
+// been listed successfully and says (provider.Fresher) that its tools and
+// skills did not change since. A Refresh lists only the providers that are
+// not fresh (unless ctx asks for a rescan), so a provider that reports its
+// changes is listed exactly when it reports one, whatever the others do.
+// Call with r.mu held.
+func entryFresh(e *entry) bool {
+	if !e.listed || e.loadErr != nil {
+		return false
+	}
+	f, ok := e.p.(provider.Fresher)
+	return ok && f.Fresh()
 }

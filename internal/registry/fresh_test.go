@@ -45,7 +45,7 @@ func TestRefreshSkipsFreshProviders(t *testing.T) {
 		{"fresh: not re-listed", true, false, false, 0},
 		{"stale: re-listed", false, false, false, 1},
 		{"fresh but rescan asked", true, false, true, 1},
-		{"fresh, another provider is not a Fresher", true, true, false, 1},
+		{"fresh, another provider is not a Fresher: only that one is re-listed", true, true, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,6 +77,50 @@ func TestRefreshSkipsFreshProviders(t *testing.T) {
 				t.Errorf("second Refresh listed %d times, want %d", got, tt.wantLists)
 			}
 		})
+	}
+}
+
+// TestRefreshListsOnlyStaleProviders: a provider that says it is fresh is
+// not listed again because another one is stale (a public Provider whose
+// interval ran out must not re-list one that reports its own changes); a
+// rescan lists every one.
+func TestRefreshListsOnlyStaleProviders(t *testing.T) {
+	r := New(nil)
+	a := &counting{id: "a", tools: []catalog.Tool{{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	b := &counting{id: "b", tools: []catalog.Tool{{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}}}
+	for _, c := range []*counting{a, b} {
+		if err := r.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := context.Background()
+	r.Refresh(ctx)
+	lists := func() [2]int32 { return [2]int32{a.lists.Load(), b.lists.Load()} }
+	for _, step := range []struct {
+		name           string
+		aFresh, bFresh bool
+		rescan         bool
+		want           [2]int32 // lists of a and b after the step
+	}{
+		{"b stale", true, false, false, [2]int32{1, 2}},
+		{"a stale", false, true, false, [2]int32{2, 2}},
+		{"both fresh", true, true, false, [2]int32{2, 2}},
+		{"both stale", false, false, false, [2]int32{3, 3}},
+		{"both fresh, rescan", true, true, true, [2]int32{4, 4}},
+	} {
+		a.fresh.Store(step.aFresh)
+		b.fresh.Store(step.bFresh)
+		c := ctx
+		if step.rescan {
+			c = provider.WithRescan(ctx)
+		}
+		r.Refresh(c)
+		if got := lists(); got != step.want {
+			t.Fatalf("%s: lists of a and b = %v, want %v", step.name, got, step.want)
+		}
+	}
+	if _, ok := r.Lookup("b_two"); !ok {
+		t.Errorf("b's tool is missing; names %v", r.Names())
 	}
 }
 

@@ -113,7 +113,8 @@ func (r *Registry) OnChange(f func()) {
 	r.mu.Unlock()
 }
 
-// Refresh asks every enabled provider for its tools and updates the catalog and
+// Refresh asks every enabled provider that is not fresh (fresh.go; every one
+// when ctx asks for a rescan) for its tools and updates the catalog and
 // index for the providers whose tools changed. It reports whether anything changed.
 // A provider that fails keeps its last good tools and records the error.
 func (r *Registry) Refresh(ctx context.Context) bool {
@@ -131,12 +132,13 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 	ids := slices.Clone(r.order)
 	r.mu.RUnlock()
 
+	rescan := provider.Rescan(ctx)
 	for _, id := range ids {
 		r.mu.RLock()
 		e := r.providers[id]
-		enabled := e.enabled
+		skip := !e.enabled || !rescan && entryFresh(e) // fresh.go
 		r.mu.RUnlock()
-		if !enabled {
+		if skip {
 			continue
 		}
 		tools, err := e.p.Tools(ctx)

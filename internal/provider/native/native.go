@@ -8,6 +8,7 @@
 package native
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -72,11 +73,25 @@ type Provider struct {
 
 	started atomic.Bool // the source's Start ran
 
+	// fresh tracks the registered tools (Add is the change); a source
+	// says for itself (provider.Fresher) or is never fresh.
+	fresh provider.Freshness
+
 	mu       sync.RWMutex
 	tools    []catalog.Tool // sorted by name; replaced (never mutated) on Add
 	handlers map[string]Handler
+	// checked are a source's tools as last listed and checked, by name, so
+	// that a tool listed again unchanged is not checked (its schemas
+	// parsed) again.
+	checked  map[string]checkedTool
 	onChange func()
 	log      *slog.Logger
+}
+
+// checkedTool is a source's tool as listed and the catalog entry it gave.
+type checkedTool struct {
+	listed Tool
+	tool   catalog.Tool
 }
 
 var (
@@ -84,12 +99,14 @@ var (
 	_ provider.Notifier = (*Provider)(nil)
 	_ provider.Starter  = (*Provider)(nil)
 	_ provider.Closer   = (*Provider)(nil)
+	_ provider.Fresher  = (*Provider)(nil)
 )
 
 // Source is a backend whose tools live outside this package: it lists them,
 // each with its Handler, whenever the runtime reads the catalog. A Source
-// may also implement provider.Starter, provider.Closer and
-// provider.Notifier; the Provider passes those phases on.
+// may also implement provider.Starter, provider.Closer, provider.Notifier
+// and provider.Fresher; the Provider passes those on. A Source that is not
+// a Fresher is listed on every read of the catalog.
 type Source interface {
 	Tools(ctx context.Context) ([]Tool, error)
 }
@@ -148,6 +165,7 @@ func (p *Provider) Add(t Tool) error {
 	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
 	p.tools = tools
 	p.handlers[name] = t.Handler
+	p.fresh.Changed()
 	notify := p.onChange
 	p.mu.Unlock()
 	if notify != nil {
@@ -217,8 +235,22 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 		return p.list(ctx)
 	}
 	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.tools, nil
+	l := p.fresh.Begin()
+	tools := p.tools
+	p.mu.RUnlock()
+	p.fresh.Done(l)
+	return tools, nil
+}
+
+// Fresh implements provider.Fresher: registered tools are fresh from the
+// listing that returned them until the next Add; a source's are as fresh
+// as the source says (provider.Fresher), and never when it cannot say.
+func (p *Provider) Fresh() bool {
+	if p.src == nil {
+		return p.fresh.Fresh(0)
+	}
+	f, ok := p.src.(provider.Fresher)
+	return ok && f.Fresh()
 }
 
 func (p *Provider) list(ctx context.Context) ([]catalog.Tool, error) {
@@ -226,24 +258,61 @@ func (p *Provider) list(ctx context.Context) ([]catalog.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	p.mu.RLock()
+	prev, prevTools := p.checked, p.tools
+	p.mu.RUnlock()
 	tools := make([]catalog.Tool, 0, len(listed))
 	handlers := make(map[string]Handler, len(listed))
+	checked := make(map[string]checkedTool, len(listed))
 	for _, t := range listed {
-		ct, err := p.check(t)
-		if err != nil {
-			return nil, err
+		ct, ok := reuse(prev, t)
+		if !ok {
+			if ct, err = p.check(t); err != nil {
+				return nil, err
+			}
 		}
 		if _, dup := handlers[ct.Name]; dup {
 			return nil, fmt.Errorf("%w: %s is listed twice", ErrDuplicate, ct.Name)
 		}
 		tools = append(tools, ct)
 		handlers[ct.Name] = t.Handler
+		checked[t.Name] = checkedTool{listed: t, tool: ct}
 	}
 	slices.SortFunc(tools, func(a, b catalog.Tool) int { return strings.Compare(a.Name, b.Name) })
+	if slices.EqualFunc(tools, prevTools, sameEntry) {
+		tools = prevTools // the same slice tells the registry nothing changed without comparing schemas
+	}
 	p.mu.Lock()
-	p.tools, p.handlers = tools, handlers
+	p.tools, p.handlers, p.checked = tools, handlers, checked
 	p.mu.Unlock()
 	return tools, nil
+}
+
+// reuse returns the catalog entry t gave when it was last listed, if it is
+// listed again unchanged (the handler may be a new function: it is not
+// part of the entry).
+func reuse(prev map[string]checkedTool, t Tool) (catalog.Tool, bool) {
+	c, ok := prev[t.Name]
+	if !ok {
+		return catalog.Tool{}, false
+	}
+	l := c.listed
+	if l.Description != t.Description || l.ReadOnly != t.ReadOnly || l.Timeout != t.Timeout || (l.Handler == nil) != (t.Handler == nil) ||
+		!bytes.Equal(l.InputSchema, t.InputSchema) || !bytes.Equal(l.OutputSchema, t.OutputSchema) {
+		return catalog.Tool{}, false
+	}
+	return c.tool, true
+}
+
+// sameEntry reports whether two catalog entries are the same one reused
+// (their schemas the same bytes in memory).
+func sameEntry(a, b catalog.Tool) bool {
+	return a.Name == b.Name && a.Description == b.Description && a.ReadOnly == b.ReadOnly && a.Timeout == b.Timeout &&
+		sameBytes(a.InputSchema, b.InputSchema) && sameBytes(a.OutputSchema, b.OutputSchema)
+}
+
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // Bind receives the runtime's change callback (provider.Notifier) and

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -291,5 +292,113 @@ func TestSourcePhases(t *testing.T) {
 	// A provider of registered tools has no phases of its own.
 	if err := newP(t).Start(context.Background()); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestRegisteredFresh: registered tools are fresh from the listing that
+// returned them until the next Add.
+func TestRegisteredFresh(t *testing.T) {
+	p := newP(t)
+	if p.Fresh() {
+		t.Fatal("fresh before any listing")
+	}
+	if err := p.Add(Tool{Name: "a", Description: "A.", Handler: ok}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Fresh() {
+		t.Fatal("not fresh after a listing")
+	}
+	if err := p.Add(Tool{Name: "b", Description: "B.", Handler: ok}); err != nil {
+		t.Fatal(err)
+	}
+	if p.Fresh() {
+		t.Fatal("fresh after an Add")
+	}
+	tools, _ := p.Tools(context.Background())
+	if len(tools) != 2 || !p.Fresh() {
+		t.Fatalf("after the next listing: %d tools, fresh %v", len(tools), p.Fresh())
+	}
+}
+
+// freshSrc is a Source that says whether it is fresh.
+type freshSrc struct {
+	src
+	fresh atomic.Bool
+}
+
+func (s *freshSrc) Fresh() bool { return s.fresh.Load() }
+
+// TestSourceFresh: a source is as fresh as it says, and never when it
+// cannot say.
+func TestSourceFresh(t *testing.T) {
+	tools := []Tool{{Name: "a", Description: "A.", Handler: ok}}
+	plain, err := NewSource(catalog.ProviderInfo{ID: "svc"}, &src{tools: tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain.Tools(context.Background())
+	if plain.Fresh() {
+		t.Error("a source that is no Fresher is fresh")
+	}
+	s := &freshSrc{src: src{tools: tools}}
+	p, err := NewSource(catalog.ProviderInfo{ID: "svc"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Tools(context.Background())
+	for _, want := range []bool{true, false, true} {
+		s.fresh.Store(want)
+		if p.Fresh() != want {
+			t.Errorf("Fresh() = %v, the source says %v", !want, want)
+		}
+	}
+}
+
+// TestSourceRelistUnchanged: a listing of the same tools (new handlers,
+// equal schemas) hands back the same catalog slice, so the registry sees no
+// change without comparing schemas; a changed tool is checked again and the
+// call reaches the latest handler.
+func TestSourceRelistUnchanged(t *testing.T) {
+	schema := json.RawMessage(`{"properties":{"n":{"type":"integer"}}}`) // "type" is added
+	answer := func(text string) Handler {
+		return func(context.Context, json.RawMessage) (*provider.Result, error) {
+			return &provider.Result{Text: text}, nil
+		}
+	}
+	s := &src{tools: []Tool{{Name: "a", Description: "A.", InputSchema: schema, Handler: answer("1")}, {Name: "b", Description: "B.", Handler: ok}}}
+	p, err := NewSource(catalog.ProviderInfo{ID: "svc"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	first, err := p.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.tools = []Tool{{Name: "b", Description: "B.", Handler: ok}, {Name: "a", Description: "A.", InputSchema: schema, Handler: answer("2")}}
+	second, err := p.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &first[0] != &second[0] {
+		t.Error("an unchanged listing gave a new slice")
+	}
+	if res, _ := p.Call(ctx, second[0], nil); res == nil || res.Text != "2" {
+		t.Errorf("the call did not reach the latest handler: %+v", res)
+	}
+	s.tools = []Tool{{Name: "a", Description: "A, changed.", InputSchema: schema, Handler: ok}, {Name: "b", Description: "B.", Handler: ok}}
+	third, err := p.Tools(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &third[0] == &second[0] || third[0].Description != "A, changed." || !strings.Contains(string(third[0].InputSchema), `"object"`) {
+		t.Errorf("a changed tool was not taken: %+v", third[0])
+	}
+	s.tools = []Tool{{Name: "a", Description: "A, changed.", InputSchema: json.RawMessage(`{"type":"array"}`), Handler: ok}}
+	if _, err := p.Tools(ctx); err == nil || !strings.Contains(err.Error(), "object") {
+		t.Errorf("a tool whose schema became bad was not checked again: %v", err)
 	}
 }
