@@ -49,7 +49,8 @@ func BenchmarkSearch10k(b *testing.B) {
 			ix := index.New()
 			var st *Store
 			if withSem {
-				st = NewStore(fakeEmbedder{}, Options{Model: "fake", BatchSize: 512})
+				w := 1.0 // the fusion's cost, whatever a self-check would choose
+				st = NewStore(fakeEmbedder{}, Options{Model: "fake", BatchSize: 512, Weight: &w})
 				defer st.Close()
 				ix.SetSemantic(st)
 			}
