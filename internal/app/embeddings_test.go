@@ -70,7 +70,7 @@ func TestEmbeddingsFromConfig(t *testing.T) {
 // TestEmbeddingsSelfCheckInStatus: without index.semantic.weight the
 // runtime measures the model on the catalog; runtime_status and doctor
 // show the choice and its figures (two tools: too few to trust the model,
-// so the lexical ranking alone)..
+// so the lexical ranking alone).
 func TestEmbeddingsSelfCheckInStatus(t *testing.T) {
 	srv := embedtest.New()
 	defer srv.Close()

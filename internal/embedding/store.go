@@ -43,6 +43,9 @@ type Options struct {
 	// before it runs (default 500ms).
 	CalibrationTools int
 	CalibrationDelay time.Duration
+	// SharedCache: Close leaves Cache open (the caller shares it between
+	// stores and closes it).
+	SharedCache bool
 }
 
 // Store is the semantic stage of the index (index.Semantic): it keeps a
@@ -470,6 +473,9 @@ func (s *Store) Status() Status {
 func (s *Store) Close() error {
 	s.cancel()
 	<-s.done
+	if s.opts.SharedCache {
+		return nil
+	}
 	return s.opts.Cache.Close()
 }
 
