@@ -31,6 +31,9 @@ index:
 	if c, _ := parse(t, "mode: flat\n"); c.Index.Embeddings.Enabled() || c.Index.Semantic.Weight != nil {
 		t.Error("embeddings enabled without config")
 	}
+	if c, err := parse(t, "progressive:\n  groupAbove: 12\n"); err != nil || c.Progressive.GroupAbove != 12 {
+		t.Errorf("progressive.groupAbove: %v %+v", err, c.Progressive)
+	}
 	if c, err := parse(t, "index:\n  semantic:\n    weight: 0.2\n"); err != nil || c.Index.Semantic.Weight == nil || *c.Index.Semantic.Weight != 0.2 {
 		t.Errorf("index.semantic.weight: %v %+v", err, c.Index.Semantic)
 	}

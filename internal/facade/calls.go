@@ -66,7 +66,11 @@ func (f *Facade) toolNames(id string) string {
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	return strings.Join(names, ", ")
+	if s := strings.Join(names, ", "); len(s) <= namesInDescChars {
+		return s
+	}
+	return "" // long names: as many tokens as a discover
+
 }
 
 func boolPtr(b bool) *bool { return &b }
