@@ -40,7 +40,7 @@ func metaName(id, verb string) string { return "agent_tools_" + id + "_" + verb 
 // usual handful of servers, where a model picking the provider from the
 // tool list needs no help call; above it the list stops growing.
 // (A threshold of three would hold every list under 2,000 tokens.)
-const DefaultGroupAbove = 8
+const DefaultGroupAbove = 4
 
 // groupedDiscoverTool finds tools across every provider when they are grouped.
 const groupedDiscoverTool = "agent_tools_discover"
@@ -51,7 +51,7 @@ const helpDescLen = 80
 
 // namesInDescChars bounds the tool names a provider's call tool lists in
 // its description (besides namesInDescMx).
-const namesInDescChars = 240
+const namesInDescChars = 120
 
 // groupAboveer is a catalog that says the configured threshold (the app's
 // live config); 0 means DefaultGroupAbove, a negative value never groups.
