@@ -73,7 +73,7 @@ type Config struct {
 	Limits    Limits     `json:"limits" yaml:"limits"`
 	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
 	// Progressive tunes progressive mode: above GroupAbove providers (0:
-	// the default, 8; negative: never) they are grouped behind one
+	// the default, 4; negative: never) they are grouped behind one
 	// discover and one call (docs/modes.md).
 	Progressive Progressive `json:"progressive,omitzero" yaml:"progressive,omitempty"`
 	Code        Code        `json:"code,omitzero" yaml:"code,omitempty"`

@@ -30,16 +30,13 @@ const (
 
 func metaName(id, verb string) string { return "agent_tools_" + id + "_" + verb }
 
-// DefaultGroupAbove is how many providers progressive mode gives three
-// tools each; above it, they are grouped behind one discover and one call
-// (progressive.groupAbove in the config). Measured on the data sets'
-// providers (go run ./bench/contextcost --group-sweep): each provider's
-// discover and call cost ~410–500 tokens of tools/list (four 1,772–2,023,
-// eight 3,510–3,990), the grouped list 456–491 whatever the catalog's
-// size. Eight keeps seed 000's one-discover-per-provider surface for the
-// usual handful of servers, where a model picking the provider from the
-// tool list needs no help call; above it the list stops growing.
-// (A threshold of three would hold every list under 2,000 tokens.)
+// DefaultGroupAbove is how many providers progressive mode gives their own
+// discover and call; above it, they are grouped behind one discover and
+// one call (progressive.groupAbove in the config). Measured on the data
+// sets' providers (go run ./bench/contextcost --group-sweep): each
+// provider's discover and call cost ~410–500 tokens of tools/list, four
+// 1,772–1,972 and six 2,603–2,914, against a goal of 2,000 at any size;
+// the grouped list costs 456–491 tokens whatever the catalog's size.
 const DefaultGroupAbove = 4
 
 // groupedDiscoverTool finds tools across every provider when they are grouped.
