@@ -329,7 +329,7 @@ func (f *Facade) flatTools() []toolDef {
 			}
 			defs = append(defs, toolDef{
 				tool:  tool,
-				owner: owner{p.Info.ID, canonical},
+				owner: owner{provider: p.Info.ID, canonical: canonical},
 				handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any

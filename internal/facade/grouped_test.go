@@ -95,7 +95,8 @@ func listNames(t *testing.T, cs *sdk.ClientSession) []string {
 // lists help, one discover and one call whatever the number of providers;
 // help names every provider in one line; discover searches them all (or
 // one, ranked exactly as that provider's own discover ranks) and returns
-// names call takes.
+// names call takes. Each provider's own discover and call still answer,
+// unlisted.
 func TestProgressiveGroupsManyProviders(t *testing.T) {
 	cs, reg := groupedSession(t, 0) // ten providers, default threshold
 	if got := listNames(t, cs); !slices.Equal(got, []string{"agent_tools_call", "agent_tools_discover", "agent_tools_help"}) {
@@ -157,6 +158,15 @@ func TestProgressiveGroupsManyProviders(t *testing.T) {
 	}
 	if text, isErr = callText(t, cs, "agent_tools_discover", map[string]any{"query": "x", "provider": "nope"}); !isErr || !strings.Contains(text, "not loaded") {
 		t.Errorf("unknown provider = %s", text)
+	}
+	// A client that calls a provider's own meta-tools by name (seed 000's
+	// shapes, or a list read before the providers grew) is still served.
+	text, isErr = callText(t, cs, "agent_tools_p7_call", map[string]any{"toolName": "city_forecast", "arguments": map[string]any{"city": "Oslo"}})
+	if isErr || !strings.Contains(text, "ran city_forecast") {
+		t.Errorf("unlisted per-provider call = %s", text)
+	}
+	if text, isErr = callText(t, cs, "agent_tools_p7_discover", map[string]any{"query": "forecast"}); isErr || !strings.Contains(text, `"name":"city_forecast"`) {
+		t.Errorf("unlisted per-provider discover = %s", text)
 	}
 	// Never grouped: one discover and one call per provider.
 	if got := listNames(t, cs2); len(got) != 21 {

@@ -72,10 +72,13 @@ func (f *Facade) grouped(providers int) bool {
 
 func (f *Facade) progressiveTools() []toolDef {
 	provs := f.visibleProviders()
-	if f.grouped(len(provs)) {
-		return f.groupedTools(provs)
+	grouped := f.grouped(len(provs))
+	var defs []toolDef
+	if grouped {
+		defs = f.groupedTools(provs)
+	} else {
+		defs = []toolDef{f.helpDef()}
 	}
-	defs := []toolDef{f.helpDef()}
 	for _, p := range provs {
 		start := len(defs)
 		defs = append(defs, f.discoverDef(p), f.callDef(p))
@@ -83,7 +86,9 @@ func (f *Facade) progressiveTools() []toolDef {
 			defs = append(defs, f.runSkillDef(p))
 		}
 		for i := start; i < len(defs); i++ {
-			defs[i].owner = owner{provider: p.Info.ID} // views.go: hidden with the provider
+			// views.go: hidden with the provider; while grouped, callable
+			// by name but not listed.
+			defs[i].owner = owner{provider: p.Info.ID, unlisted: grouped}
 		}
 	}
 	return defs
