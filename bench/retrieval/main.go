@@ -7,6 +7,13 @@
 //	go run ./bench/retrieval --tools T.jsonl --queries Q.jsonl --k 1,5,10 --json
 //	go run ./bench/retrieval --ablate --dataset ../shared/datasets/livemcpbench,../shared/datasets/azure-mcp
 //	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench --embed fake --set fusion=blend,semw=0.3
+//	go run ./bench/retrieval --dataset ../shared/datasets/azure-mcp --embed http://127.0.0.1:8765/v1/embeddings --model use-lite --cache vec.bin
+//
+// With --embed (a URL, "fake" or "noise") it reports side by side the
+// lexical ranking, the model alone, the fusion at the configured weight
+// (semw, default 1) and the fusion at the weight the runtime's self-check
+// chooses (internal/embedding calibrate.go), with the self-check's figures.
+// embedserver/serve.mjs serves a small real model (USE lite) locally.
 //
 // Each tool's server becomes its provider; every query is run with
 // index.Search(query, Options{Limit: 50}).
