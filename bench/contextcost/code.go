@@ -194,6 +194,13 @@ func measureCode(name string, provs []*providertest.Fake, ids map[string]string,
 			tok := c.list
 			switch m {
 			case facade.Progressive:
+				if grouped(c.cs) { // main.go: one discover and one call for all providers
+					for _, t := range steps {
+						tok += exchange(c.cs, "agent_tools_discover", map[string]any{"query": stepQuery(t)}, count)
+						tok += exchange(c.cs, "agent_tools_call", map[string]any{"tool": t.Canonical, "arguments": exampleArgs(t.InputSchema)}, count)
+					}
+					break
+				}
 				tok += exchange(c.cs, "agent_tools_help", map[string]any{}, count)
 				for _, t := range steps {
 					tok += exchange(c.cs, "agent_tools_"+t.Provider+"_discover", map[string]any{"query": stepQuery(t)}, count)

@@ -57,6 +57,25 @@ type row struct {
 	FindCallTokens int     `json:"find_and_call_tokens"`
 	ListVsFlat     float64 `json:"list_vs_flat"`
 	FindCallVsFlat float64 `json:"find_and_call_vs_flat"`
+	// Progressive mode: whether its providers are grouped behind one
+	// discover, and the tokens of a help call (request and result).
+	Grouped    bool `json:"grouped,omitempty"`
+	HelpTokens int  `json:"help_tokens,omitempty"`
+}
+
+// grouped reports whether a progressive facade lists one discover for all
+// providers.
+func grouped(cs *sdk.ClientSession) bool {
+	res, err := cs.ListTools(context.Background(), &sdk.ListToolsParams{})
+	if err != nil {
+		fail(err)
+	}
+	for _, t := range res.Tools {
+		if t.Name == "agent_tools_discover" {
+			return true
+		}
+	}
+	return false
 }
 
 func main() {
@@ -64,6 +83,7 @@ func main() {
 	datasets := flag.String("datasets", "../shared/datasets", "directory with livemcpbench/ and azure-mcp/ (skipped when absent)")
 	withRecall := flag.Bool("recall", true, "also measure recall at equal tokens on the data sets")
 	withCode := flag.Bool("code", true, "also measure code mode against progressive and search on the data sets' multi-tool tasks")
+	sweep := flag.Bool("group-sweep", false, "only print progressive mode's tools/list tokens for the first n providers of each data set, ungrouped and grouped")
 	flag.Parse()
 	tiktoken.SetBpeLoader(tiktoken_loader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding("o200k_base")
@@ -71,6 +91,10 @@ func main() {
 		fail(err)
 	}
 	count := func(b []byte) int { return len(enc.Encode(string(b), nil, nil)) }
+	if *sweep {
+		sweepGroup(os.Stdout, *datasets, count)
+		return
+	}
 	defer reportMissing(os.Stderr, missingDatasets(*datasets)) // datasets.go: never drop rows without a word
 
 	var rows []row
@@ -112,10 +136,18 @@ func main() {
 	defer printCode(os.Stdout, code)
 	defer printRecall(recall)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "catalog\ttools\tproviders\tmode\tlist bytes\tlist tokens\tfind+call tokens\tlist vs flat\tfind+call vs flat\t")
+	fmt.Fprintln(tw, "catalog\ttools\tproviders\tmode\tlist bytes\tlist tokens\tfind+call tokens\tlist vs flat\tfind+call vs flat\thelp tokens\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%.2f%%\t%.2f%%\t\n", r.Catalog, r.Tools, r.Providers, r.Mode,
-			r.ListBytes, r.ListTokens, r.FindCallTokens, 100*r.ListVsFlat, 100*r.FindCallVsFlat)
+		mode := r.Mode
+		if r.Grouped {
+			mode += " (grouped)"
+		}
+		help := ""
+		if r.HelpTokens > 0 {
+			help = fmt.Sprint(r.HelpTokens)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%d\t%.2f%%\t%.2f%%\t%s\t\n", r.Catalog, r.Tools, r.Providers, mode,
+			r.ListBytes, r.ListTokens, r.FindCallTokens, 100*r.ListVsFlat, 100*r.FindCallVsFlat, help)
 	}
 	tw.Flush()
 }
@@ -260,7 +292,17 @@ func measure(name string, provs []*providertest.Fake, count func([]byte) int) []
 		case facade.Flat:
 			steps += exchange(cs, target.Canonical, args, count)
 		case facade.Progressive:
-			steps += exchange(cs, "agent_tools_help", map[string]any{}, count)
+			r.HelpTokens = exchange(cs, "agent_tools_help", map[string]any{}, count)
+			if grouped(cs) {
+				// Providers grouped (above progressive.groupAbove): one
+				// discover searches them all, as its description says, so
+				// help is not on the path (its cost is reported beside).
+				r.Grouped = true
+				steps += exchange(cs, "agent_tools_discover", map[string]any{"query": query}, count)
+				steps += exchange(cs, "agent_tools_call", map[string]any{"tool": target.Canonical, "arguments": args}, count)
+				break
+			}
+			steps += r.HelpTokens
 			steps += exchange(cs, "agent_tools_"+target.Provider+"_discover", map[string]any{"query": query}, count)
 			steps += exchange(cs, "agent_tools_"+target.Provider+"_call", map[string]any{"toolName": target.Name, "arguments": args}, count)
 		case facade.Search:

@@ -7,6 +7,13 @@
 //	go run ./bench/retrieval --tools T.jsonl --queries Q.jsonl --k 1,5,10 --json
 //	go run ./bench/retrieval --ablate --dataset ../shared/datasets/livemcpbench,../shared/datasets/azure-mcp
 //	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench --embed fake --set fusion=blend,semw=0.3
+//	go run ./bench/retrieval --dataset ../shared/datasets/azure-mcp --embed http://127.0.0.1:8765/v1/embeddings --model use-lite --cache vec.bin
+//
+// With --embed (a URL, "fake" or "noise") it reports side by side the
+// lexical ranking, the model alone, the fusion at the configured weight
+// (semw, default 1) and the fusion at the weight the runtime's self-check
+// chooses (internal/embedding calibrate.go), with the self-check's figures.
+// embedserver/serve.mjs serves a small real model (USE lite) locally.
 //
 // Each tool's server becomes its provider; every query is run with
 // index.Search(query, Options{Limit: 50}).
@@ -69,6 +76,9 @@ type report struct {
 	P50US              float64
 	P99US              float64
 	Results            []queryResult
+	// Stage is the semantic stage's state after the run (its weight and
+	// self-check), when there is one.
+	Stage embedding.Status
 }
 
 const usage = `usage: go run ./bench/retrieval (--dataset DIR | --tools FILE --queries FILE) [flags]
@@ -103,8 +113,9 @@ func run(args []string, stdout io.Writer) error {
 	set := fs.String("set", "", "override index.Config: comma-separated key=value (see --set help)")
 	verbose := fs.Int("miss", 0, "print each query's needs that are not in the top `K` (debugging)")
 	dump := fs.String("dump", "", "write each query's ranking (top 50) as JSON lines to `file` (debugging)")
-	embedF := fs.String("embed", "", "fuse an embeddings endpoint: `URL` of /v1/embeddings or /api/embed, or \"fake\" for the deterministic fake (embedtest)")
+	embedF := fs.String("embed", "", "fuse an embeddings endpoint: `URL` of /v1/embeddings or /api/embed, \"fake\" for the deterministic fake (embedtest), or \"noise\" for pseudo-random vectors per text; reports lexical, model, fused at the default weight and fused at the self-check's weight side by side")
 	modelF := fs.String("model", "fake", "embeddings model (with --embed)")
+	cacheF := fs.String("cache", "", "vector cache `file` shared by the runs (with --embed; default in memory)")
 	cutF := fs.String("cut", "", "adaptive cut `ratio,min,max` (default index.DefaultCut)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -160,7 +171,7 @@ func run(args []string, stdout io.Writer) error {
 			return fmt.Errorf("--cut: want ratio,min,max: %v", err)
 		}
 	}
-	sem, closeSem, err := semanticFactory(*embedF, *modelF)
+	sem, closeSem, err := semanticFactory(*embedF, *modelF, *cacheF)
 	if err != nil {
 		return err
 	}
@@ -169,7 +180,10 @@ func run(args []string, stdout io.Writer) error {
 		return runAblation(stdout, sets, cfg)
 	}
 	ds := sets[0]
-	rep := evaluate(ds, cfg, ks, sem)
+	if sem != nil {
+		return runCompare(stdout, ds, cfg, ks, sem, *jsonF)
+	}
+	rep := evaluate(ds, cfg, ks, nil)
 	fmt.Fprintf(stdout, "data set %s: %d tools, %d providers, %d queries\n", ds.name, len(ds.tools), countServers(ds), len(ds.queries))
 	for _, k := range ks {
 		fmt.Fprintf(stdout, "recall@%-3d %.3f\n", k, rep.Recall[k])
@@ -336,22 +350,45 @@ func docsByProvider(ds dataset) ([]string, map[string][]index.Doc) {
 // cutOpts is the adaptive cut measured (--cut).
 var cutOpts = index.DefaultCut
 
-// newSemantic makes a fresh semantic stage for one index (nil: none) and
-// returns a function that waits until every tool is embedded.
-type newSemantic func() (index.Semantic, func() error)
+// newSemantic makes a fresh semantic stage for one index (nil: none):
+// fused at cfg.SemanticWeight (fixed), or at the weight its self-check
+// chooses; the function returned waits until every tool is embedded (and
+// the self-check has run).
+type newSemantic func(cfg index.Config, calibrated bool) (*embedding.Store, func() error)
 
+// evaluate measures the index with cfg, fused with sem's stage at
+// cfg.SemanticWeight when sem is not nil.
 func evaluate(ds dataset, cfg index.Config, ks []int, sem newSemantic) report {
+	return evaluateWith(ds, cfg, ks, sem, stageFixed)
+}
+
+// How evaluateWith uses the semantic stage.
+const (
+	stageFixed      = iota // fused at cfg.SemanticWeight
+	stageCalibrated        // fused at the self-check's weight
+	stageModelOnly         // the model's ranking alone
+)
+
+func evaluateWith(ds dataset, cfg index.Config, ks []int, sem newSemantic, use int) report {
 	order, by := docsByProvider(ds)
 	start := time.Now()
 	ix := index.NewWithConfig(cfg)
 	var syncSem func() error
+	var st *embedding.Store
 	if sem != nil {
-		var s index.Semantic
-		s, syncSem = sem()
-		ix.SetSemantic(s)
-		if c, ok := s.(io.Closer); ok {
-			defer c.Close()
+		st, syncSem = sem(cfg, use == stageCalibrated)
+		ix.SetSemantic(st)
+		defer st.Close()
+	}
+	search := func(q string) []index.Hit {
+		if use == stageModelOnly && st != nil {
+			hs, err := st.Similar(q, index.Options{}, mrrDepth)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "retrieval: model ranking failed:", err)
+			}
+			return hs
 		}
+		return ix.Search(q, index.Options{Limit: mrrDepth})
 	}
 	for _, p := range order {
 		ix.Replace(p, by[p])
@@ -364,16 +401,19 @@ func evaluate(ds dataset, cfg index.Config, ks []int, sem newSemantic) report {
 	}
 
 	rep := report{Recall: map[int]float64{}, BuildMS: float64(build.Microseconds()) / 1000}
+	if st != nil {
+		rep.Stage = st.Status()
+	}
 	// One untimed warm-up pass (caches, pools), then the timed pass.
 	for _, q := range ds.queries {
-		ix.Search(q.Query, index.Options{Limit: mrrDepth})
+		search(q.Query)
 	}
 	lat := make([]time.Duration, 0, len(ds.queries))
 	var cutResults []queryResult
 	var cutSum int
 	for _, q := range ds.queries {
 		t0 := time.Now()
-		hits := ix.Search(q.Query, index.Options{Limit: mrrDepth})
+		hits := search(q.Query)
 		lat = append(lat, time.Since(t0))
 		ids := make([]string, len(hits))
 		scores := make([]float64, len(hits))
@@ -430,31 +470,53 @@ func cjkRecall(ds dataset, rs []queryResult, k int) (float64, int) {
 }
 
 // semanticFactory turns --embed into a factory of semantic stages: "" none,
-// "fake" the deterministic fake endpoint on 127.0.0.1, else a real URL.
-func semanticFactory(spec, model string) (newSemantic, func(), error) {
+// "fake" the deterministic fake endpoint on 127.0.0.1, "noise" a model
+// that knows nothing (pseudo-random vectors per text, in process), else a
+// real URL. Every stage shares one vector cache (cachePath, "" in memory),
+// so each text is embedded once per run.
+func semanticFactory(spec, model, cachePath string) (newSemantic, func(), error) {
 	if spec == "" {
 		return nil, func() {}, nil
 	}
 	closeAll := func() {}
-	url := spec
-	if spec == "fake" {
-		srv := embedtest.New()
-		closeAll = srv.Close
-		url = srv.URL + "/v1/embeddings"
+	var emb embedding.Embedder
+	switch spec {
+	case "noise":
+		emb = embedtest.Func(embedtest.Noise)
+	default:
+		url := spec
+		if spec == "fake" {
+			srv := embedtest.New()
+			closeAll = srv.Close
+			url = srv.URL + "/v1/embeddings"
+		}
+		c, err := embedding.NewClient(url, model, nil, nil)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		emb = c
 	}
-	c, err := embedding.NewClient(url, model, nil, nil)
+	cache, err := embedding.OpenCache(cachePath)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	return func() (index.Semantic, func() error) {
-		st := embedding.NewStore(c, embedding.Options{Model: model, QueryTimeout: 10 * time.Second})
+	closeFn := func() { cache.Close(); closeAll() }
+	return func(cfg index.Config, calibrated bool) (*embedding.Store, func() error) {
+		o := embedding.Options{Model: model, QueryTimeout: time.Minute, BatchTimeout: 10 * time.Minute,
+			Cache: cache, SharedCache: true, Index: cfg, CalibrationDelay: time.Millisecond}
+		if !calibrated {
+			w := cfg.SemanticWeight
+			o.Weight = &w
+		}
+		st := embedding.NewStore(emb, o)
 		return st, func() error {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Hour)
 			defer cancel()
 			return st.Sync(ctx)
 		}
-	}, closeAll, nil
+	}, closeFn, nil
 }
 
 // percentile returns the nearest-rank percentile of sorted durations, in µs.
@@ -489,4 +551,54 @@ func writeDump(path string, ds dataset, rep report) error {
 		return err
 	}
 	return f.Close()
+}
+
+// compareRow is one ranking of runCompare's table.
+type compareRow struct {
+	Name   string  `json:"name"`
+	Weight float64 `json:"weight"`
+	R1     float64 `json:"recall_at_1"`
+	R5     float64 `json:"recall_at_5"`
+	R10    float64 `json:"recall_at_10"`
+	C5     float64 `json:"complete_at_5"`
+	MRR    float64 `json:"mrr"`
+}
+
+// runCompare measures, side by side on one data set: the lexical ranking,
+// the model alone, the fusion at the configured (default) weight, and the
+// fusion at the weight the self-check chooses.
+func runCompare(w io.Writer, ds dataset, cfg index.Config, ks []int, sem newSemantic, asJSON bool) error {
+	lex := evaluate(ds, cfg, ks, nil)
+	model := evaluateWith(ds, cfg, ks, sem, stageModelOnly)
+	fixed := evaluateWith(ds, cfg, ks, sem, stageFixed)
+	cal := evaluateWith(ds, cfg, ks, sem, stageCalibrated)
+	row := func(name string, weight float64, r report) compareRow {
+		return compareRow{name, weight, r.recallOr(1), r.recallOr(5), r.recallOr(10), r.Complete, r.MRR}
+	}
+	rows := []compareRow{
+		row("lexical", 0, lex),
+		row("model alone", 0, model),
+		row("fused, default weight", cfg.SemanticWeight, fixed),
+		row("fused, self-check's weight", cal.Stage.Weight, cal),
+	}
+	fmt.Fprintf(w, "data set %s: %d tools, %d providers, %d queries (fusion %s, k %g)\n", ds.name, len(ds.tools), countServers(ds), len(ds.queries), cfg.SemanticFusion, cfg.SemanticRRFK)
+	fmt.Fprintf(w, "| ranking | weight | R@1 | R@5 | R@10 | complete@5 | MRR |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %g | %.3f | %.3f | %.3f | %.3f | %.3f |\n", r.Name, r.Weight, r.R1, r.R5, r.R10, r.C5, r.MRR)
+	}
+	if c := cal.Stage.SelfCheck; c != nil {
+		fmt.Fprintf(w, "%s\n", c.Summary())
+		for _, f := range c.Fused {
+			fmt.Fprintf(w, "  self-check at weight %g: %s\n", f.Weight, f.Figures)
+		}
+	}
+	if asJSON {
+		out := map[string]any{"dataset": ds.name, "rows": rows}
+		if c := cal.Stage.SelfCheck; c != nil {
+			out["self_check"] = c
+		}
+		b, _ := json.Marshal(out)
+		fmt.Fprintln(w, string(b))
+	}
+	return nil
 }

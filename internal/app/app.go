@@ -267,7 +267,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
-	g.withEmbeddings(cfg.Index.Embeddings)
+	g.withEmbeddings(cfg.Index.Embeddings, cfg.Index.Semantic)
 	if !o.Explicit || o.BuiltIns {
 		g.add(builtin.New(builtin.Options{Status: a.status, Code: builtin.CodeOptions{ // code mode
 			AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration}}))

@@ -40,6 +40,7 @@ func (a *App) Status() status.Status {
 			st.Providers = append(st.Providers, unbuilt(id, ""))
 		}
 	}
+	st.Embeddings = semanticStatus(g.reg)
 	for _, d := range a.Diagnostics() {
 		if d.Status != "ok" {
 			st.Problems = append(st.Problems, d)

@@ -94,6 +94,7 @@ func (c liveCatalog) Providers() []registry.ProviderStatus         { return c.re
 func (c liveCatalog) Search(q string, o index.Options) []index.Hit { return c.reg().Search(q, o) }
 func (c liveCatalog) Skill(p, n string) (catalog.Skill, bool)      { return c.reg().Skill(p, n) }
 func (c liveCatalog) FlatMaxNameLength() int                       { return c.reg().FlatMaxNameLength() }
+func (c liveCatalog) ProgressiveGroupAbove() int                   { return c.a.current().cfg.Progressive.GroupAbove }
 func (c liveCatalog) Conflicts() []registry.Conflict               { return c.reg().Conflicts() }
 func (c liveCatalog) Scheme() naming.Scheme                        { return c.reg().Scheme() }
 

@@ -72,7 +72,11 @@ type Config struct {
 	Audit     Audit      `json:"audit" yaml:"audit"`
 	Limits    Limits     `json:"limits" yaml:"limits"`
 	Index     Index      `json:"index,omitzero" yaml:"index,omitempty"`
-	Code      Code       `json:"code,omitzero" yaml:"code,omitempty"`
+	// Progressive tunes progressive mode: above GroupAbove providers (0:
+	// the default, 4; negative: never) they are grouped behind one
+	// discover and one call (docs/modes.md).
+	Progressive Progressive `json:"progressive,omitzero" yaml:"progressive,omitempty"`
+	Code        Code        `json:"code,omitzero" yaml:"code,omitempty"`
 	// Profiles are named views served at /mcp/p/<slug> (profiles.go).
 	Profiles map[string]Profile `json:"profiles,omitempty" yaml:"profiles,omitempty"`
 	Security Security           `json:"security,omitzero" yaml:"security,omitempty"`
@@ -359,6 +363,11 @@ func Parse(name string, data []byte, env func(string) (string, bool)) (*Config, 
 	}
 	c.resolvePaths()
 	return c, nil
+}
+
+// Progressive is the `progressive:` section.
+type Progressive struct {
+	GroupAbove int `json:"groupAbove,omitempty" yaml:"groupAbove,omitempty"`
 }
 
 // Validate checks the semantic rules (kinds, ids, required fields, globs,

@@ -3,6 +3,7 @@ package config
 import (
 	"github.com/agent-tools/agent-tools/internal/redact"
 
+	"math"
 	"net/url"
 	"strings"
 
@@ -12,7 +13,20 @@ import (
 // Index configures the search index behind discover, search and the CLI.
 type Index struct {
 	Embeddings Embeddings `json:"embeddings" yaml:"embeddings"`
+	Semantic   Semantic   `json:"semantic,omitzero" yaml:"semantic,omitempty"`
 }
+
+// Semantic tunes how the embeddings' ranking is fused with the lexical one.
+type Semantic struct {
+	// Weight, when set, is the fusion weight (0 = lexical alone; the
+	// embeddings' reciprocal ranks count Weight times the lexical ones').
+	// Unset, the runtime measures the model on the catalog and chooses.
+	Weight *float64 `json:"weight,omitempty" yaml:"weight,omitempty"`
+}
+
+// maxSemanticWeight bounds index.semantic.weight (10: the model decides
+// nearly alone).
+const maxSemanticWeight = 10
 
 // Embeddings configures the optional semantic stage: an OpenAI-compatible
 // /v1/embeddings or an Ollama /api/embed endpoint. Unset URL = lexical
@@ -37,7 +51,11 @@ func (ix Index) redacted() Index {
 
 // index decodes the top-level index: mapping.
 func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
-	d.mapping(v, path, Keys(Index{}), func(_ string, _, v *yaml.Node, p string) {
+	d.mapping(v, path, Keys(Index{}), func(key string, _, v *yaml.Node, p string) {
+		if key == "semantic" {
+			d.semantic(v, p, &out.Semantic)
+			return
+		}
 		e := &out.Embeddings
 		if !d.Decode(v, p, e) {
 			return
@@ -58,6 +76,25 @@ func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
 		if e.Timeout.Duration < 0 {
 			d.errAt(v, joinKey(p, "timeout"), "want a positive duration")
 		}
+	})
+}
+
+// semantic decodes index.semantic.
+func (d *Decoder) semantic(v *yaml.Node, path string, out *Semantic) {
+	d.mapping(v, path, []string{"weight"}, func(_ string, _, v *yaml.Node, p string) {
+		if isNull(v) {
+			return
+		}
+		var w float64
+		if v.Kind != yaml.ScalarNode || (v.Tag != "!!int" && v.Tag != "!!float") || v.Decode(&w) != nil {
+			d.errAt(v, p, "want a number from 0 (lexical ranking alone) to %d, or leave it unset for the runtime to measure the model and choose", maxSemanticWeight)
+			return
+		}
+		if w < 0 || w > maxSemanticWeight || math.IsNaN(w) {
+			d.errAt(v, p, "want a number from 0 (lexical ranking alone) to %d, got %g", maxSemanticWeight, w)
+			return
+		}
+		out.Weight = &w
 	})
 }
 

@@ -28,8 +28,14 @@ index:
 	if strings.Contains(string(b), "remote-secret-value") {
 		t.Errorf("Redacted leaks the header: %s", b)
 	}
-	if c, _ := parse(t, "mode: flat\n"); c.Index.Embeddings.Enabled() {
+	if c, _ := parse(t, "mode: flat\n"); c.Index.Embeddings.Enabled() || c.Index.Semantic.Weight != nil {
 		t.Error("embeddings enabled without config")
+	}
+	if c, err := parse(t, "progressive:\n  groupAbove: 12\n"); err != nil || c.Progressive.GroupAbove != 12 {
+		t.Errorf("progressive.groupAbove: %v %+v", err, c.Progressive)
+	}
+	if c, err := parse(t, "index:\n  semantic:\n    weight: 0.2\n"); err != nil || c.Index.Semantic.Weight == nil || *c.Index.Semantic.Weight != 0.2 {
+		t.Errorf("index.semantic.weight: %v %+v", err, c.Index.Semantic)
 	}
 }
 
@@ -46,6 +52,9 @@ func TestIndexEmbeddingsErrors(t *testing.T) {
 		{"headers not a mapping", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    headers: [a]\n", "index.embeddings.headers: want a mapping"},
 		{"bad timeout", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    timeout: 5\n", "add a unit"},
 		{"index not a mapping", "index: yes\n", "index: want a mapping"},
+		{"weight not a number", "index:\n  semantic:\n    weight: high\n", "index.semantic.weight: want a number from 0"},
+		{"weight negative", "index:\n  semantic:\n    weight: -1\n", "got -1"},
+		{"unknown semantic key", "index:\n  semantic:\n    wieght: 1\n", `did you mean "weight"?`},
 		{"missing variable", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    headers: {Authorization: \"${NOPE}\"}\n", "environment variable NOPE is not set"},
 	} {
 		_, err := parse(t, c.src)

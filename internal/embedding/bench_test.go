@@ -49,7 +49,8 @@ func BenchmarkSearch10k(b *testing.B) {
 			ix := index.New()
 			var st *Store
 			if withSem {
-				st = NewStore(fakeEmbedder{}, Options{Model: "fake", BatchSize: 512})
+				w := 1.0 // the fusion's cost, whatever a self-check would choose
+				st = NewStore(fakeEmbedder{}, Options{Model: "fake", BatchSize: 512, Weight: &w})
 				defer st.Close()
 				ix.SetSemantic(st)
 			}
@@ -72,5 +73,42 @@ func BenchmarkSearch10k(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkSelfCheck10k: the self-check at 10,000 tools (400 sampled), with
+// an empty cache each time: embedding its texts with the in-process fake,
+// the calibration index, and ranking every held-out query eight ways.
+func BenchmarkSelfCheck10k(b *testing.B) {
+	verbs := []string{"list", "get", "create", "update", "delete", "search", "export", "sync"}
+	nouns := []string{"issue", "invoice", "customer", "deployment", "report", "ticket", "document", "order", "dataset", "alert"}
+	st := NewStore(fakeEmbedder{}, Options{Model: "fake", BatchSize: 512, CalibrationDelay: time.Millisecond})
+	defer st.Close()
+	ix := index.New()
+	ix.SetSemantic(st)
+	for p := range 200 {
+		var docs []index.Doc
+		for j := range 50 {
+			i := p*50 + j
+			v, n := verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)]
+			docs = append(docs, index.Doc{ID: fmt.Sprintf("svc%03d.%s_%s_%d", p, v, n, i), Name: fmt.Sprintf("%s_%s_%d", v, n, i),
+				Description: fmt.Sprintf("%s a %s by its identifier, with filters for status %d and owner.", v, n, i%97),
+				Params:      []index.Param{{Name: "id", Description: "The " + n + " identifier to " + v + "."}}})
+		}
+		ix.Replace(fmt.Sprintf("svc%03d", p), docs)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := st.Sync(ctx); err != nil {
+		b.Fatal(err)
+	}
+	st.mu.RLock()
+	sample := st.calSample()
+	st.mu.RUnlock()
+	for b.Loop() {
+		st.opts.Cache, _ = OpenCache("") // no cached outcome: the whole check
+		if _, err := st.calibrate(sample); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -271,12 +271,13 @@ func TestFusionFindsWhatLexicalMisses(t *testing.T) {
 	for _, fusion := range []string{index.FuseRRF, index.FuseBlend} {
 		for _, path := range []string{"/v1/embeddings", "/api/embed"} {
 			c, _ := NewClient(srv.URL+path, "fake", nil, nil)
-			st := NewStore(c, Options{Model: "fake"})
 			cfg := index.DefaultConfig()
 			cfg.SemanticFusion = fusion
+			w := 1.0 // set: a four-tool catalog is too small for the self-check
 			if fusion == index.FuseBlend {
-				cfg.SemanticWeight = 0.5
+				w = 0.5
 			}
+			st := NewStore(c, Options{Model: "fake", Weight: &w, Index: cfg})
 			ix := newIndex(t, st, cfg)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if err := st.Sync(ctx); err != nil {
@@ -340,7 +341,8 @@ func TestFallbackToLexical(t *testing.T) {
 	defer srv.Close()
 	c, _ := NewClient(srv.URL+"/v1/embeddings", "fake", nil, nil)
 	h := &countingHandler{}
-	st := NewStore(c, Options{Model: "fake", Logger: slog.New(h)})
+	w := 1.0
+	st := NewStore(c, Options{Model: "fake", Logger: slog.New(h), Weight: &w})
 	defer st.Close()
 	ix := newIndex(t, st, index.DefaultConfig())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -388,7 +390,8 @@ func (blockingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 // TestQueryDeadline: a query whose embedding does not come back within
 // QueryTimeout gets the lexical ranking.
 func TestQueryDeadline(t *testing.T) {
-	st := NewStore(blockingEmbedder{}, Options{Model: "b", QueryTimeout: 20 * time.Millisecond, BatchSize: 8})
+	w := 1.0
+	st := NewStore(blockingEmbedder{}, Options{Model: "b", QueryTimeout: 20 * time.Millisecond, BatchSize: 8, Weight: &w})
 	defer st.Close()
 	ix := newIndex(t, st, index.DefaultConfig())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -406,7 +409,8 @@ func TestQueryDeadline(t *testing.T) {
 }
 
 // TestVectorsCachedOnDisk: a second store over the same cache file embeds
-// nothing for unchanged tools.
+// nothing for unchanged tools, nor for the self-check (its texts and its
+// outcome are cached too).
 func TestVectorsCachedOnDisk(t *testing.T) {
 	srv := embedtest.New()
 	defer srv.Close()

@@ -28,6 +28,24 @@ type Options struct {
 	BatchTimeout time.Duration // deadline of one batch of tool texts (default 60s)
 	BatchSize    int           // tool texts per request (default 64)
 	Logger       *slog.Logger
+
+	// Weight, when set (index.semantic.weight), is the fusion weight used
+	// as it is: no self-check. Unset, the store measures the model on the
+	// catalog (index.Calibrate) once its tools are embedded, and the index
+	// fuses at the weight chosen; until then, and when the check finds the
+	// model no help, the ranking is lexical alone.
+	Weight *float64
+	// Index is the ranking configuration the self-check fuses with (the
+	// index's own; zero: index.DefaultConfig).
+	Index index.Config
+	// CalibrationTools bounds the tools the self-check samples (default
+	// 400); CalibrationDelay is how long the catalog must stay unchanged
+	// before it runs (default 500ms).
+	CalibrationTools int
+	CalibrationDelay time.Duration
+	// SharedCache: Close leaves Cache open (the caller shares it between
+	// stores and closes it).
+	SharedCache bool
 }
 
 // Store is the semantic stage of the index (index.Semantic): it keeps a
@@ -42,6 +60,15 @@ type Store struct {
 	docs    map[string][]vdoc // provider → its documents
 	pending map[Key]string    // keys to embed → their text
 	queries map[string][]float32
+
+	// The self-check (calibrate.go): each provider's calibration documents,
+	// the catalog's generation (every Update), the generation last checked
+	// and its outcome.
+	calDocs    map[string][]calDoc
+	gen        uint64
+	calGen     uint64
+	lastUpdate time.Time
+	cal        *index.Calibration
 
 	health  health
 	changed chan struct{} // closed and renewed whenever vectors are stored
@@ -74,12 +101,21 @@ func NewStore(emb Embedder, o Options) *Store {
 	if o.Cache == nil {
 		o.Cache, _ = OpenCache("")
 	}
+	if o.Index.K1 == 0 {
+		o.Index = index.DefaultConfig()
+	}
+	if o.CalibrationTools <= 0 {
+		o.CalibrationTools = 400
+	}
+	if o.CalibrationDelay <= 0 {
+		o.CalibrationDelay = 500 * time.Millisecond
+	}
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Store{emb: emb, opts: o, log: log, docs: map[string][]vdoc{}, pending: map[Key]string{}, queries: map[string][]float32{},
+	s := &Store{emb: emb, opts: o, log: log, docs: map[string][]vdoc{}, pending: map[Key]string{}, queries: map[string][]float32{}, calDocs: map[string][]calDoc{},
 		wake: make(chan struct{}, 1), changed: make(chan struct{}), ctx: ctx, cancel: cancel, done: make(chan struct{})}
 	s.health.log = log
 	go s.fill()
@@ -91,8 +127,10 @@ func NewStore(emb Embedder, o Options) *Store {
 func Text(d index.Doc) string {
 	var b strings.Builder
 	b.WriteString(d.Name)
-	b.WriteString(": ")
-	b.WriteString(d.Description)
+	if d.Description != "" {
+		b.WriteString(": ")
+		b.WriteString(d.Description)
+	}
 	if len(d.Params) > 0 {
 		b.WriteString(" Parameters:")
 		for _, p := range d.Params {
@@ -110,9 +148,14 @@ func Text(d index.Doc) string {
 // the others are queued for the background filler.
 func (s *Store) Update(provider string, docs []index.Doc) {
 	vs := make([]vdoc, 0, len(docs))
+	cds := make([]calDoc, 0, len(docs))
 	queued := false
 	s.mu.Lock()
 	for _, d := range docs {
+		if s.opts.Weight == nil {
+			r, qs := index.CalibrationDocs(d)
+			cds = append(cds, calDoc{doc: r, queries: qs})
+		}
 		kind := d.Kind
 		if kind == "" {
 			kind = "tool"
@@ -130,10 +173,17 @@ func (s *Store) Update(provider string, docs []index.Doc) {
 	}
 	if len(vs) == 0 {
 		delete(s.docs, provider)
+		delete(s.calDocs, provider)
 	} else {
 		s.docs[provider] = vs
+		s.calDocs[provider] = cds
 	}
+	s.gen++
+	s.lastUpdate = time.Now()
 	s.mu.Unlock()
+	if !queued && s.opts.Weight == nil {
+		queued = true // the filler runs the self-check
+	}
 	if queued {
 		select {
 		case s.wake <- struct{}{}:
@@ -149,12 +199,28 @@ func (s *Store) fill() {
 	for {
 		batch := s.nextBatch()
 		if len(batch) == 0 {
+			wait, err := s.maybeCalibrate()
+			if err != nil {
+				if s.ctx.Err() != nil {
+					return
+				}
+				s.health.failed(err)
+				wait = backoff
+				backoff = min(2*backoff, 5*time.Minute)
+			} else if wait == 0 {
+				backoff = time.Second
+			}
+			var timer <-chan time.Time
+			if wait > 0 {
+				timer = time.After(wait)
+			}
 			select {
 			case <-s.ctx.Done():
 				return
 			case <-s.wake:
-				continue
+			case <-timer:
 			}
+			continue
 		}
 		texts := make([]string, len(batch))
 		for i, b := range batch {
@@ -223,14 +289,16 @@ func (s *Store) store(batch []pendingText, vecs [][]float32) {
 	}
 }
 
-// Sync waits until every tool text handed to Update has a vector, or ctx
+// Sync waits until every tool text handed to Update has a vector and the
+// self-check of the catalog has run (unless Options.Weight is set), or ctx
 // ends (the endpoint may be down).
 func (s *Store) Sync(ctx context.Context) error {
 	for {
 		s.mu.RLock()
 		n, ch := len(s.pending), s.changed
+		checked := s.opts.Weight != nil || s.calGen == s.gen
 		s.mu.RUnlock()
-		if n == 0 {
+		if n == 0 && checked {
 			return nil
 		}
 		select {
@@ -358,7 +426,22 @@ type Status struct {
 	Docs, Vectors int
 	Degraded      bool   // the last call failed: searches are lexical
 	LastError     string // why (no credentials: see Client)
+
+	// Weight is the fusion weight searches use (0: lexical alone), and
+	// WeightFrom why: WeightConfig, WeightSelfCheck or WeightPending.
+	Weight     float64
+	WeightFrom string
+	// SelfCheck is the last self-check's outcome (nil: none yet, or the
+	// weight is configured).
+	SelfCheck *index.Calibration
 }
+
+// Where the fusion weight comes from (Status.WeightFrom).
+const (
+	WeightConfig    = "index.semantic.weight"
+	WeightSelfCheck = "self-check"
+	WeightPending   = "self-check pending"
+)
 
 // Status reports how many tools have vectors and whether the endpoint works.
 func (s *Store) Status() Status {
@@ -372,6 +455,15 @@ func (s *Store) Status() Status {
 			}
 		}
 	}
+	switch {
+	case s.opts.Weight != nil:
+		st.Weight, st.WeightFrom = *s.opts.Weight, WeightConfig
+	case s.cal != nil:
+		c := *s.cal
+		st.Weight, st.WeightFrom, st.SelfCheck = c.Weight, WeightSelfCheck, &c
+	default:
+		st.WeightFrom = WeightPending
+	}
 	s.mu.RUnlock()
 	st.Degraded, st.LastError = s.health.state()
 	return st
@@ -381,6 +473,9 @@ func (s *Store) Status() Status {
 func (s *Store) Close() error {
 	s.cancel()
 	<-s.done
+	if s.opts.SharedCache {
+		return nil
+	}
 	return s.opts.Cache.Close()
 }
 
@@ -447,9 +542,20 @@ func (s *Store) Diagnose() (status, reason string) {
 	case st.Degraded:
 		return "warning", fmt.Sprintf("embeddings unavailable, searches are lexical: %s", st.LastError)
 	case st.Vectors < st.Docs:
-		return "ok", fmt.Sprintf("embeddings: %d of %d tools embedded so far (the rest rank lexically)", st.Vectors, st.Docs)
+		return "ok", fmt.Sprintf("embeddings: %d of %d tools embedded so far (searches are lexical until the self-check has run)", st.Vectors, st.Docs)
 	}
-	return "ok", fmt.Sprintf("embeddings: %d tools embedded", st.Vectors)
+	return "ok", fmt.Sprintf("embeddings: %d tools embedded; %s", st.Vectors, st.weightLine())
+}
+
+// weightLine says which fusion weight searches use and why.
+func (st Status) weightLine() string {
+	switch st.WeightFrom {
+	case WeightConfig:
+		return fmt.Sprintf("fusion weight %g (index.semantic.weight; no self-check)", st.Weight)
+	case WeightSelfCheck:
+		return st.SelfCheck.Summary()
+	}
+	return "self-check pending: searches are lexical until it has run"
 }
 
 func unit(v []float32) []float32 {

@@ -66,7 +66,11 @@ func (f *Facade) toolNames(id string) string {
 	for i, t := range tools {
 		names[i] = t.Name
 	}
-	return strings.Join(names, ", ")
+	if s := strings.Join(names, ", "); len(s) <= namesInDescChars {
+		return s
+	}
+	return "" // long names: as many tokens as a discover
+
 }
 
 func boolPtr(b bool) *bool { return &b }
@@ -325,7 +329,7 @@ func (f *Facade) flatTools() []toolDef {
 			}
 			defs = append(defs, toolDef{
 				tool:  tool,
-				owner: owner{p.Info.ID, canonical},
+				owner: owner{provider: p.Info.ID, canonical: canonical},
 				handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 					preq := &pipeline.Request{Via: canonical, Tool: canonical, Shape: flatShape{}}
 					var confirm any

@@ -328,7 +328,9 @@ func (f *Facade) Tools() []*sdk.Tool {
 	want := f.desired()
 	out := make([]*sdk.Tool, 0, len(want))
 	for _, d := range want {
-		out = append(out, d.tool)
+		if !d.owner.unlisted { // views.go
+			out = append(out, d.tool)
+		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

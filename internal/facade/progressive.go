@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
@@ -29,16 +30,65 @@ const (
 
 func metaName(id, verb string) string { return "agent_tools_" + id + "_" + verb }
 
+// DefaultGroupAbove is how many providers progressive mode gives their own
+// discover and call; above it, they are grouped behind one discover and
+// one call (progressive.groupAbove in the config). Measured on the data
+// sets' providers (go run ./bench/contextcost --group-sweep): each
+// provider's discover and call cost ~410–500 tokens of tools/list, four
+// 1,772–1,972 and six 2,603–2,914, against a goal of 2,000 at any size;
+// the grouped list costs 456–491 tokens whatever the catalog's size.
+const DefaultGroupAbove = 4
+
+// groupedDiscoverTool finds tools across every provider when they are grouped.
+const groupedDiscoverTool = "agent_tools_discover"
+
+// helpDescLen bounds a provider's description in help when grouped: one
+// short line per provider, so help stays readable at a hundred of them.
+const helpDescLen = 80
+
+// namesInDescChars bounds the tool names a provider's call tool lists in
+// its description (besides namesInDescMx).
+const namesInDescChars = 120
+
+// groupAboveer is a catalog that says the configured threshold (the app's
+// live config); 0 means DefaultGroupAbove, a negative value never groups.
+type groupAboveer interface{ ProgressiveGroupAbove() int }
+
+// grouped reports whether progressive mode groups the providers now.
+func (f *Facade) grouped(providers int) bool {
+	if f.opts.Mode != Progressive {
+		return false
+	}
+	n := DefaultGroupAbove
+	if g, ok := f.cat.(groupAboveer); ok {
+		if v := g.ProgressiveGroupAbove(); v < 0 {
+			return false
+		} else if v > 0 {
+			n = v
+		}
+	}
+	return providers > n
+}
+
 func (f *Facade) progressiveTools() []toolDef {
-	defs := []toolDef{f.helpDef()}
-	for _, p := range f.visibleProviders() {
+	provs := f.visibleProviders()
+	grouped := f.grouped(len(provs))
+	var defs []toolDef
+	if grouped {
+		defs = f.groupedTools(provs)
+	} else {
+		defs = []toolDef{f.helpDef()}
+	}
+	for _, p := range provs {
 		start := len(defs)
 		defs = append(defs, f.discoverDef(p), f.callDef(p))
 		if len(p.Skills) > 0 {
 			defs = append(defs, f.runSkillDef(p))
 		}
 		for i := start; i < len(defs); i++ {
-			defs[i].owner = owner{provider: p.Info.ID} // views.go: hidden with the provider
+			// views.go: hidden with the provider; while grouped, callable
+			// by name but not listed.
+			defs[i].owner = owner{provider: p.Info.ID, unlisted: grouped}
 		}
 	}
 	return defs
@@ -46,6 +96,9 @@ func (f *Facade) progressiveTools() []toolDef {
 
 func (f *Facade) helpDef() toolDef {
 	desc := "List the tool providers this server has loaded (prefix and one line each) and how to reach their tools. Call it first when you do not know which provider covers a task, or when a provider you are using lacks a capability."
+	if f.grouped(len(f.visibleProviders())) {
+		desc = "List the tool providers this server has loaded, one line each. " + groupedDiscoverTool + " already searches all of them."
+	}
 	switch f.opts.Mode {
 	case Search:
 		desc = "List the tool providers this server has loaded (prefix and one line each). Use agent_tools_search to find a tool across all of them."
@@ -82,7 +135,11 @@ type providerLine struct {
 // per-identity rules) can see of each: tool counts and skills.
 func (f *Facade) help(g *policy.Grant) map[string]any {
 	var lines []providerLine
-	for _, p := range f.visibleProviders() {
+	provs := f.visibleProviders()
+	if f.grouped(len(provs)) {
+		return f.groupedHelp(g, provs)
+	}
+	for _, p := range provs {
 		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: len(f.visibleToolsTo(g, p.Info.ID))}
 		for _, s := range p.Skills {
 			if g == nil || f.skillVisibleTo(g, p.Info, s.Name) {
@@ -209,6 +266,172 @@ func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *sdk.
 		out["next_cursor"] = strconv.Itoa(end)
 		out["next"] = fmt.Sprintf("This page shows tools %d-%d of %d; for more, call %s again with cursor %q, or with a query to rank them. ",
 			start+1, end, len(tools), via, strconv.Itoa(end)) + out["next"].(string)
+	}
+	return jsonResult(out)
+}
+
+// groupedTools is progressive mode above the threshold: help, one discover
+// over every provider (or one, by its prefix) and one call by canonical
+// name, whatever the number of providers; skills run through one
+// run_skill. help still names every provider in a line.
+func (f *Facade) groupedTools(provs []registry.ProviderStatus) []toolDef {
+	defs := []toolDef{f.helpDef(), f.groupedDiscoverDef(), f.groupedCallDef()}
+	var skills []string
+	for _, p := range provs {
+		for _, s := range p.Skills {
+			skills = append(skills, p.Info.ID+":"+s.Name)
+		}
+	}
+	if len(skills) > 0 {
+		d := f.globalRunSkillDef(skills)
+		d.tool.Description = strings.ReplaceAll(d.tool.Description, searchTool, groupedDiscoverTool)
+		defs = append(defs, d)
+	}
+	return defs
+}
+
+// groupedHelp names every provider in one short line: prefix, what it is,
+// how many tools (and its skills, or why it is unavailable).
+func (f *Facade) groupedHelp(g *policy.Grant, provs []registry.ProviderStatus) map[string]any {
+	lines := make([]string, 0, len(provs))
+	for _, p := range provs {
+		d := p.Info.Description
+		if i := strings.Index(d, ". "); i > 0 {
+			d = d[:i] // the first sentence
+		}
+		l := fmt.Sprintf("%s: %s (%d tools)", p.Info.ID, strings.TrimSuffix(firstLine(d, helpDescLen), "."), len(f.visibleToolsTo(g, p.Info.ID)))
+		var skills []string
+		for _, s := range p.Skills {
+			if g == nil || f.skillVisibleTo(g, p.Info, s.Name) {
+				skills = append(skills, s.Name)
+			}
+		}
+		if len(skills) > 0 {
+			l += "; skills: " + strings.Join(skills, ", ")
+		}
+		if p.Err != nil {
+			l += "; error: " + p.Err.Error()
+		}
+		lines = append(lines, l)
+	}
+	return map[string]any{"providers": lines,
+		"next": "Call " + groupedDiscoverTool + "({query}) to find a tool in every provider (add provider to look in one, or give only provider to list its tools), then " + callTool + "({toolName, arguments}) with the name it returns."}
+}
+
+func (f *Facade) groupedDiscoverDef() toolDef {
+	return toolDef{
+		tool: &sdk.Tool{
+			Name: groupedDiscoverTool,
+			Description: "Find tools and skills in every provider by the capability you need (\"weather forecast for a city\", not the user's whole task; one query per step). Returns the best matches with their exact names, arguments and why each matched; then call " +
+				callTool + ". " + helpTool + " names the providers; `provider` looks in one, and without a query lists its tools (`cursor` pages).",
+			InputSchema: objectSchema(map[string]any{
+				"query":    prop("string", "The capability you need, in a few words."),
+				"provider": prop("string", "Only this provider (a prefix from "+helpTool+")."),
+				"limit":    map[string]any{"type": "integer", "minimum": 1, "maximum": maxHits},
+				"cursor":   prop("string", "next_cursor of the previous page."),
+				"schemas":  prop("boolean", "Full input schema for every result."),
+			}, nil),
+			Annotations: &sdk.ToolAnnotations{ReadOnlyHint: true, Title: "Find tools"},
+		},
+		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return f.groupedDiscover(ctx, f.grantOf(req.Extra), req.Params.Arguments), nil
+		},
+	}
+}
+
+// groupedCallDef is search mode's call (a canonical name; toolName is
+// accepted as well as tool), described for grouped progressive mode.
+func (f *Facade) groupedCallDef() toolDef {
+	d := f.searchCallDef()
+	t := *d.tool
+	t.Description = "Call a tool by the exact name " + groupedDiscoverTool + " returned: {tool, arguments, confirm?}. Tools that change state need confirm: true, set only when the user wants that change."
+	d.tool = &t
+	return d
+}
+
+func (f *Facade) groupedDiscover(ctx context.Context, g *policy.Grant, raw json.RawMessage) *sdk.CallToolResult {
+	const via = groupedDiscoverTool
+	a, m, e := parseDiscover(raw, via, "provider")
+	var prov string
+	if e == nil {
+		e = field(m, "provider", via, &prov)
+	}
+	prov = strings.TrimSpace(prov)
+	if e == nil && a.Query == "" && prov == "" {
+		e = toolerr.New(toolerr.InvalidArguments, "Describe what you want to do in `query`, e.g. {\"query\": \"list open pull requests\"}, or give a `provider` from "+helpTool+" to list its tools.",
+			"%s needs a query or a provider", via)
+	}
+	if e != nil {
+		return errorResult(e)
+	}
+	f.cat.Refresh(ctx)
+	if prov != "" {
+		if _, _, ok := f.cat.Provider(prov); !ok || !f.providerInView(prov) {
+			return errorResult(toolerr.New(toolerr.ProviderUnavailable, "Call "+helpTool+" for the loaded providers.",
+				"provider %q is not loaded", prov))
+		}
+		if e := f.unavailable(prov); e != nil {
+			return errorResult(e)
+		}
+	}
+	if a.Query == "" {
+		return f.groupedList(g, prov, a)
+	}
+	out := f.rank(g, a, indexOptions(prov), callTool)
+	rs, _ := out["results"].([]hit)
+	for i := range rs {
+		if rs[i].Kind == "skill" {
+			rs[i].Name = rs[i].Provider + ":" + rs[i].Name
+		} else if t, ok := f.toolNamed(rs[i].Provider, rs[i].Name); ok {
+			rs[i].Name = t.Canonical
+		}
+	}
+	if len(rs) > 0 && rs[0].Kind == "skill" {
+		out["next"] = "The best result is a skill: run it with " + runSkillTool + "({skill: \"" + rs[0].Name + "\", arguments}). Tools are called with " + callTool + "."
+	}
+	return jsonResult(out)
+}
+
+// toolNamed is a provider's tool by its own name.
+func (f *Facade) toolNamed(provider, name string) (catalog.Tool, bool) {
+	for _, t := range f.visibleTools(provider) {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return catalog.Tool{}, false
+}
+
+// groupedList pages through one provider's tools, by canonical name.
+func (f *Facade) groupedList(g *policy.Grant, id string, a discoverArgs) *sdk.CallToolResult {
+	const via = groupedDiscoverTool
+	tools := f.visibleToolsTo(g, id)
+	start := 0
+	if a.Cursor != "" {
+		n, err := strconv.Atoi(a.Cursor)
+		if err != nil || n < 0 || n > len(tools) {
+			return errorResult(toolerr.New(toolerr.InvalidArguments, "Pass the next_cursor value of the previous page unchanged, or omit cursor.",
+				"%s: invalid cursor %q", via, a.Cursor))
+		}
+		start = n
+	}
+	limit := a.Limit
+	if limit == 0 {
+		limit = listPageSize
+	}
+	end := min(start+limit, len(tools))
+	page := make([]hit, 0, end-start)
+	for _, t := range tools[start:end] {
+		h := toolHit(t, a.Schemas, f.opts.Mode)
+		h.Name = t.Canonical
+		page = append(page, h)
+	}
+	out := map[string]any{"provider": id, "total": len(tools), "tools": page,
+		"next": "Call " + callTool + "({tool, arguments}) with a name from this list."}
+	if end < len(tools) {
+		out["next_cursor"] = strconv.Itoa(end)
+		out["next"] = fmt.Sprintf("This page shows tools %d-%d of %d; for more, call %s again with provider %q and cursor %q, or with a query to rank them. ",
+			start+1, end, len(tools), via, id, strconv.Itoa(end)) + out["next"].(string)
 	}
 	return jsonResult(out)
 }

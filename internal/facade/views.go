@@ -143,33 +143,47 @@ func identityOfRequest(req sdk.Request) string {
 	return processIdentity
 }
 
-// filterList removes from a tools/list answer what the caller's identity
-// may not call: a flat tool by its canonical name, a provider's meta-tools
-// when none of its tools is visible to the caller.
+// filterList removes from a tools/list answer what is callable but not
+// listed (progressive's per-provider meta-tools while providers are
+// grouped) and what the caller's identity may not call: a flat tool by its
+// canonical name, a provider's meta-tools when none of its tools is
+// visible to the caller.
 func (f *Facade) filterList(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
-		if method != "tools/list" || err != nil || f.opts.Access == nil {
+		if method != "tools/list" || err != nil {
 			return res, err
 		}
-		access := f.opts.Access()
 		lt, ok := res.(*sdk.ListToolsResult)
-		if !ok || access.Empty() {
-			return res, err
-		}
-		grant := access.For(identityOfRequest(req), claimsOf(req.GetExtra()), f.opts.Profile)
-		if grant.Open() {
+		if !ok {
 			return res, err
 		}
 		f.mu.Lock()
 		owners := f.owners
 		f.mu.Unlock()
+		var grant *policy.Grant
+		if f.opts.Access != nil {
+			if access := f.opts.Access(); !access.Empty() {
+				if g := access.For(identityOfRequest(req), claimsOf(req.GetExtra()), f.opts.Profile); !g.Open() {
+					grant = g
+				}
+			}
+		}
+		unlisted := false
+		for _, t := range lt.Tools {
+			unlisted = unlisted || owners[t.Name].unlisted
+		}
+		if grant == nil && !unlisted {
+			return res, err
+		}
 		seen := map[string]bool{}
 		kept := lt.Tools[:0:0]
 		for _, t := range lt.Tools {
 			o, known := owners[t.Name]
 			switch {
-			case !known || o.provider == "":
+			case o.unlisted:
+				continue
+			case grant == nil || !known || o.provider == "":
 			case o.canonical != "":
 				if !grant.Visible(o.provider, o.canonical) {
 					continue
@@ -204,4 +218,10 @@ func (f *Facade) anyVisible(g *policy.Grant, provider string) bool {
 
 // owner is which provider (and, for a flat tool, which canonical name) a
 // published MCP tool stands for; zero for the runtime's own tools.
-type owner struct{ provider, canonical string }
+// unlisted tools answer calls but are left out of tools/list: progressive's
+// per-provider meta-tools while the providers are grouped, for a client
+// that calls them by name (seed 000's shapes, a list read before).
+type owner struct {
+	provider, canonical string
+	unlisted            bool
+}

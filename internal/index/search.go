@@ -23,7 +23,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 		limit = DefaultLimit
 	}
 	depth := max(limit, fuseDepth)
-	sem := ix.Semantic()
+	sem, w := ix.semanticFor()
 	if sem != nil && ix.cfg.SemanticDepth > 0 {
 		depth = max(limit, ix.cfg.SemanticDepth)
 	}
@@ -46,7 +46,7 @@ func (ix *Index) Search(query string, o Options) []Hit {
 			<-semHits
 			return nil // nothing to search for: listing is the caller's business
 		}
-		hits = ix.fuseSemantic(hits, <-semHits)
+		hits = ix.fuseSemantic(hits, <-semHits, w)
 	}
 	if len(hits) > limit {
 		hits = hits[:limit]

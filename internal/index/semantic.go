@@ -18,6 +18,14 @@ type Semantic interface {
 	Similar(query string, o Options, k int) ([]Hit, error)
 }
 
+// Weigher is a semantic stage that decides its own fusion weight (a
+// calibrated one: embedding.Store measures the model on the catalog). The
+// weight replaces Config.SemanticWeight; 0 or less means the lexical
+// ranking alone, and the stage is then not asked at all.
+type Weigher interface {
+	FusionWeight() float64
+}
+
 // Fusion methods of the semantic stage (Config.SemanticFusion).
 const (
 	FuseRRF   = "rrf"   // reciprocal rank fusion of the two rankings
@@ -37,6 +45,23 @@ func (ix *Index) SetSemantic(s Semantic) {
 	ix.sem.Store(&semanticBox{s})
 }
 
+// semanticFor is the stage a search asks and the weight its ranking is
+// fused at: nil when there is none, or when a Weigher says the lexical
+// ranking alone is best.
+func (ix *Index) semanticFor() (Semantic, float64) {
+	s := ix.Semantic()
+	if s == nil {
+		return nil, 0
+	}
+	w := ix.cfg.SemanticWeight
+	if sw, ok := s.(Weigher); ok {
+		if w = sw.FusionWeight(); w <= 0 {
+			return nil, 0
+		}
+	}
+	return s, w
+}
+
 // Semantic returns the semantic stage (nil: lexical ranking only).
 func (ix *Index) Semantic() Semantic {
 	if b := ix.sem.Load(); b != nil {
@@ -48,11 +73,10 @@ func (ix *Index) Semantic() Semantic {
 // fuseSemantic merges the lexical hits with the semantic ones by the
 // configured method. Both lists are best first; the result is sorted by
 // fused score, then ID.
-func (ix *Index) fuseSemantic(lex, sem []Hit) []Hit {
+func (ix *Index) fuseSemantic(lex, sem []Hit, w float64) []Hit {
 	if len(sem) == 0 {
 		return lex
 	}
-	w := ix.cfg.SemanticWeight
 	type acc struct {
 		h        Hit
 		lex, sem float64

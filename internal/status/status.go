@@ -21,6 +21,46 @@ type Status struct {
 	Providers  []ProviderState `json:"providers"`
 	// Problems are the doctor lines that are not "ok".
 	Problems []provider.Diagnostic `json:"problems"`
+	// Embeddings is the search index's semantic stage (nil: none configured).
+	Embeddings *Embeddings `json:"embeddings,omitempty"`
+}
+
+// Embeddings is the semantic stage's state: how many tools have vectors,
+// the weight its ranking is fused at and where that weight comes from
+// (index.semantic.weight, the self-check, or "self-check pending", when
+// searches are lexical), and the self-check's figures.
+type Embeddings struct {
+	Tools        int        `json:"tools"`
+	Embedded     int        `json:"embedded"`
+	Degraded     bool       `json:"degraded,omitempty"`
+	FusionWeight float64    `json:"fusionWeight"`
+	WeightFrom   string     `json:"weightFrom"`
+	SelfCheck    *SelfCheck `json:"selfCheck,omitempty"`
+}
+
+// SelfCheck is the held-out self-retrieval check of the model on the
+// catalog: the lexical ranking, the model alone, and the fusion at each
+// weight tried, by R@1, R@5 and MRR.
+type SelfCheck struct {
+	Tools   int             `json:"tools"`
+	Queries int             `json:"queries"`
+	Lexical Figures         `json:"lexical"`
+	Model   Figures         `json:"model"`
+	Fused   []WeightFigures `json:"fused"`
+	Summary string          `json:"summary"`
+}
+
+// Figures are one ranking's scores on the self-check.
+type Figures struct {
+	R1  float64 `json:"r1"`
+	R5  float64 `json:"r5"`
+	MRR float64 `json:"mrr"`
+}
+
+// WeightFigures are the fused ranking's scores at one weight.
+type WeightFigures struct {
+	Weight float64 `json:"weight"`
+	Figures
 }
 
 // Provider states (ProviderState.State).

@@ -8,6 +8,7 @@
 package embedtest
 
 import (
+	"context"
 	"encoding/json"
 	"hash/fnv"
 	"net/http"
@@ -108,4 +109,35 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// Noise is a model that knows nothing: a pseudo-random unit-free vector per
+// text (seeded by the text's hash), the same for the same text and
+// unrelated for any two texts, like a wrong model name behind a proxy.
+func Noise(text string) []float32 {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	x := h.Sum64() | 1
+	v := make([]float32, Dim)
+	for i := range v {
+		// xorshift64*: deterministic, uniform enough for cosine noise.
+		x ^= x >> 12
+		x ^= x << 25
+		x ^= x >> 27
+		v[i] = float32(int64(x*0x2545F4914F6CDD1D)>>11) / float32(1<<52)
+	}
+	return v
+}
+
+// Func is an in-process model (no HTTP): it embeds each text with its
+// function (Vector, Noise, or a test's own).
+type Func func(string) []float32
+
+// Embed embeds texts one by one (the embedding.Embedder interface).
+func (f Func) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		out[i] = f(t)
+	}
+	return out, nil
 }
