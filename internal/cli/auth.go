@@ -20,7 +20,11 @@ const loginTimeout = 5 * time.Minute
 // upstreams that need the MCP authorization flow. Tokens are kept in the
 // user's token store (upstreamauth.FileStore) and never printed.
 func runAuth(ctx context.Context, env *Env, args []string) int {
-	const use = "Usage: agent-tools auth login <provider> [--no-browser] | auth status [--json] | auth logout <provider>"
+	const use = "Usage: agent-tools auth login <provider> [--config FILE] [--no-browser] | auth status [--config FILE] [--json] | auth logout <provider> [--config FILE]"
+	if askedHelp(args) {
+		fmt.Fprintln(env.Stdout, use)
+		return ExitOK
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(env.Stderr, use)
 		return ExitUsage
@@ -174,7 +178,7 @@ func orNone(s string) string {
 }
 
 func authStatus(env *Env, args []string) int {
-	f := newFlags(env, "auth status", "auth status [--json]").withJSON()
+	f := newFlags(env, "auth status", "auth status [--config FILE] [--json]").withJSON()
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		f.Usage()
 		return ExitUsage
@@ -213,7 +217,7 @@ func authStatus(env *Env, args []string) int {
 }
 
 func authLogout(env *Env, args []string) int {
-	f := newFlags(env, "auth logout", "auth logout <provider>")
+	f := newFlags(env, "auth logout", "auth logout <provider> [--config FILE]")
 	pos, ok := f.parse(args)
 	if !ok || len(pos) != 1 {
 		f.Usage()

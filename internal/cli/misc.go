@@ -14,7 +14,8 @@ import (
 )
 
 func runInit(_ context.Context, env *Env, args []string) int {
-	f := newFlags(env, "init", "init [--force]")
+	f := newFlags(env, "init", "init [--config FILE] [--force]")
+	f.Lookup("config").Usage = "file to write (default ./agent-tools.yaml)"
 	force := f.Bool("force", false, "overwrite an existing agent-tools.yaml")
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
@@ -49,8 +50,13 @@ func runInit(_ context.Context, env *Env, args []string) int {
 }
 
 func runConfig(_ context.Context, env *Env, args []string) int {
+	const use = "Usage: agent-tools config validate [--config FILE] [--json]"
+	if askedHelp(args) {
+		fmt.Fprintln(env.Stdout, use)
+		return ExitOK
+	}
 	if len(args) == 0 || args[0] != "validate" {
-		fmt.Fprintln(env.Stderr, "Usage: agent-tools config validate [--config FILE] [--json]")
+		fmt.Fprintln(env.Stderr, use)
 		return ExitUsage
 	}
 	f := newFlags(env, "config validate", "config validate [--config FILE] [--json]").withJSON()
@@ -104,7 +110,7 @@ func configErrors(list []config.Error) []configError {
 }
 
 func runVersion(_ context.Context, env *Env, args []string) int {
-	f := newFlags(env, "version", "version [--json]").withJSON()
+	f := newBareFlags(env, "version", "version [--json]").withJSON()
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
