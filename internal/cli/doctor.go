@@ -19,8 +19,10 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
-	// Doctor's own report says why things were skipped; keep the log quiet.
-	a, code := load(ctx, env, f, stderrLog(env, slog.LevelError), nil)
+	// Doctor's own rows say why a provider failed or was skipped: its log
+	// keeps only what concerns no provider (a corrupt decisions file), so
+	// the table is not interleaved with lines that repeat it.
+	a, code := load(ctx, env, f, slog.New(withoutProviders{stderrLog(env, slog.LevelError).Handler(), false}), nil)
 	if a == nil {
 		return code
 	}
@@ -145,4 +147,38 @@ func readOnlyExamples(names []string) []string {
 		return []string{"<tool>", "…"}
 	}
 	return out
+}
+
+// withoutProviders drops the log records about a provider or plugin (an
+// attribute "provider" or "plugin", on the record or its logger): doctor
+// reports those as rows.
+type withoutProviders struct {
+	slog.Handler
+	about bool // the logger's own attributes name a provider
+}
+
+func aboutProvider(a slog.Attr) bool { return a.Key == "provider" || a.Key == "plugin" }
+
+func (h withoutProviders) Handle(ctx context.Context, r slog.Record) error {
+	about := h.about
+	r.Attrs(func(a slog.Attr) bool {
+		about = about || aboutProvider(a)
+		return !about
+	})
+	if about {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h withoutProviders) WithAttrs(as []slog.Attr) slog.Handler {
+	about := h.about
+	for _, a := range as {
+		about = about || aboutProvider(a)
+	}
+	return withoutProviders{h.Handler.WithAttrs(as), about}
+}
+
+func (h withoutProviders) WithGroup(name string) slog.Handler {
+	return withoutProviders{h.Handler.WithGroup(name), h.about}
 }

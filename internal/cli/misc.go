@@ -11,6 +11,8 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/decisions"
+	"github.com/agent-tools/agent-tools/internal/pins"
 )
 
 func runInit(_ context.Context, env *Env, args []string) int {
@@ -46,6 +48,11 @@ func runInit(_ context.Context, env *Env, args []string) int {
 		return ExitFailed
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s\nnext: put executable scripts in .agents/tools/ or uncomment a provider example (mcp, openapi, cli, workers), then run 'agent-tools doctor'\n", path)
+	// Where runtime state goes, so nobody is surprised by a file (or looks
+	// for one in the repository).
+	dec := decisions.PathFor(path, env.Dir)
+	fmt.Fprintf(env.Stdout, "state: pinned tool definitions go to %s (outside the repository); \"always allow\" answers, once given, to %s (commit it to share them, or add it to .gitignore)\n",
+		pins.PathFor(dec, true, env.LookupEnv), dec)
 	return ExitOK
 }
 
