@@ -575,7 +575,7 @@ func toolsReason(e *entry, own []provider.Diagnostic) string {
 		}
 	}
 	if bad > 0 {
-		why = append(why, plural(bad, "item", "items")+" skipped or failed (below)")
+		why = append(why, plural(bad, "row", "rows")+" below not ok")
 	}
 	if len(why) == 0 && len(e.tools) == 0 {
 		why = append(why, "the provider lists none")
