@@ -8,11 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/pins"
+	clikind "github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 func runInit(_ context.Context, env *Env, args []string) int {
@@ -83,19 +87,105 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 		}
 		return ExitUsage
 	}
+	// Providers as doctor and help count them: local (the repository's
+	// scripts) when enabled, then every enabled entry.
+	var ids []string
+	if cfg.Local.Enabled {
+		ids = append(ids, "local")
+	}
+	for _, p := range cfg.Providers {
+		if p.Enabled {
+			ids = append(ids, p.ID)
+		}
+	}
+	warnings, notes := toolNameChecks(cfg)
 	if f.json {
-		return writeJSON(env.Stdout, map[string]any{"ok": true, "config": cfg.Path, "providers": len(cfg.Providers)})
+		if ids == nil {
+			ids = []string{}
+		}
+		out := map[string]any{"ok": true, "config": cfg.Path, "providers": len(ids), "providerIds": ids}
+		if len(warnings) > 0 {
+			out["warnings"] = warnings
+		}
+		if len(notes) > 0 {
+			out["notes"] = notes
+		}
+		return writeJSON(env.Stdout, out)
 	}
 	if cfg.Path == "" {
 		fmt.Fprintln(env.Stdout, "no agent-tools.yaml here: zero-config applies (./.agents/tools and the built-ins)")
 		return ExitOK
 	}
-	noun := "providers"
-	if len(cfg.Providers) == 1 {
-		noun = "provider"
+	list := ""
+	if len(ids) > 0 {
+		list = ": " + strings.Join(ids, ", ")
 	}
-	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %d %s)\n", cfg.Path, cfg.Mode, len(cfg.Providers), noun)
+	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %s%s)\n", cfg.Path, cfg.Mode, plural(len(ids), "provider", "providers"), list)
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stdout, "%s:%d:%d: warning: %s\n", w.File, w.Line, w.Col, w.Message)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(env.Stdout, "note:", n)
+	}
 	return ExitOK
+}
+
+// plural is "1 provider" or "n providers".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// toolNameChecks checks the tool names that overrides and rename use
+// where the tool list is in the config (kind cli): a name that is not one
+// of the provider's tools is a warning. Elsewhere the list is the
+// upstream's, known once it starts: a note says doctor checks them then.
+func toolNameChecks(cfg *config.Config) (warnings []configError, notes []string) {
+	for i, p := range cfg.Providers {
+		if !p.Enabled || len(p.Overrides)+len(p.Rename) == 0 {
+			continue
+		}
+		spec, static := p.Spec.(*clikind.Spec)
+		if !static {
+			notes = append(notes, fmt.Sprintf("provider %q (kind %s): the tool names under overrides/rename are checked at start, when its tools are known (agent-tools doctor)", p.ID, p.Kind))
+			continue
+		}
+		var have []string
+		for _, t := range spec.Tools {
+			have = append(have, t.Name)
+		}
+		for _, key := range []string{"overrides", "rename"} {
+			var names []string
+			if key == "overrides" {
+				for n := range p.Overrides {
+					names = append(names, n)
+				}
+			} else {
+				for n := range p.Rename {
+					names = append(names, n)
+				}
+			}
+			slices.Sort(names)
+			for _, n := range names {
+				if slices.Contains(have, n) {
+					continue
+				}
+				path := fmt.Sprintf("providers[%d].%s.%s", i, key, n)
+				pos, ok := cfg.KeyPos(path)
+				if !ok {
+					pos = p.Pos
+				}
+				msg := fmt.Sprintf("%s names %q, which is not a tool of provider %q (its tools: %s)", key, n, p.ID, strings.Join(have, ", "))
+				if did := text.Suggest(n, have); did != "" {
+					msg += fmt.Sprintf("; did you mean %q?", did)
+				}
+				warnings = append(warnings, configError{File: cfg.Path, Line: pos.Line, Col: pos.Col, Path: path, Message: msg})
+			}
+		}
+	}
+	return warnings, notes
 }
 
 // configError is one config error in --json output, with lowercase keys
