@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
@@ -89,8 +91,30 @@ func httpUpstream(env *Env, f *flags, id string) (config.Provider, *mcp.Spec, *c
 		}
 		return p, m, cfg, ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "agent-tools: no provider %q in %s\n", id, cfg.Path)
+	fmt.Fprintf(env.Stderr, "agent-tools: %s\n", unknownProvider(cfg, id))
 	return config.Provider{}, nil, nil, ExitUsage
+}
+
+// unknownProvider says that id is no provider of cfg, with the ids that
+// are and the closest one.
+func unknownProvider(cfg *config.Config, id string) string {
+	where := cfg.Path
+	if where == "" {
+		where = "the zero-config (no agent-tools.yaml here)"
+	}
+	var ids []string
+	for _, p := range cfg.Providers {
+		ids = append(ids, p.ID)
+	}
+	msg := fmt.Sprintf("no provider %q in %s", id, where)
+	if len(ids) == 0 {
+		return msg + "; it configures no providers"
+	}
+	msg += "; configured: " + strings.Join(ids, ", ")
+	if s := text.Suggest(id, ids); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 func authLogin(ctx context.Context, env *Env, args []string) int {
@@ -135,6 +159,14 @@ func authLogin(ctx context.Context, env *Env, args []string) int {
 	p := mcp.New(o)
 	defer p.Close()
 	if _, err := p.Session(ctx); err != nil {
+		// The authorization step that failed says it best, without the
+		// transport's wrapping around it.
+		var ae *upstreamauth.Error
+		if errors.As(err, &ae) {
+			err = ae
+		} else if le := h.LastError(); le != nil {
+			err = le
+		}
 		fmt.Fprintf(env.Stderr, "agent-tools: login to %s failed: %v\n", pc.ID, err)
 		return ExitFailed
 	}
@@ -231,6 +263,17 @@ func authLogout(env *Env, args []string) int {
 	defer closeStore()
 	e, err := store.Load(pos[0])
 	if err == nil && e == nil {
+		// A login kept for a provider since removed from the config can
+		// still be logged out of; a name that is neither is a typo.
+		cfg, cerr := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
+		if cerr != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", errorText(cerr))
+			return ExitUsage
+		}
+		if _, ok := cfg.Provider(pos[0]); !ok {
+			fmt.Fprintf(env.Stderr, "agent-tools: %s\n", unknownProvider(cfg, pos[0]))
+			return ExitUsage
+		}
 		fmt.Fprintf(env.Stdout, "%s was not logged in\n", pos[0])
 		return ExitOK
 	}

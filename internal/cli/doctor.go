@@ -8,9 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
 
@@ -32,6 +34,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	// Names: flat names clients refuse (docs/modes.md), policy rules that match nothing.
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
+	diags = append(diags, unusedAuthDiags(env, f, a.Config(), diags)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
 	traces, tracesCheck := tracesDiag(env)
 	diags = append(diags, tracesCheck)
@@ -70,6 +73,41 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	tw.Flush()
 	return status
+}
+
+// unusedAuthDiags note an `auth: {type: oauth}` block that nothing uses: the
+// upstream serves its tools (its row is ok) and no login is stored for it,
+// so the server never asked for one.
+func unusedAuthDiags(env *Env, f *flags, cfg *config.Config, diags []provider.Diagnostic) []provider.Diagnostic {
+	ok := map[string]bool{}
+	for _, d := range diags {
+		if d.Item == "" && d.Status == "ok" {
+			ok[d.Provider] = true
+		}
+	}
+	var ids []string
+	for _, p := range cfg.Providers {
+		if m, isMCP := p.Spec.(*mcp.Spec); isMCP && p.Enabled && ok[p.ID] && m.URL != "" && m.Auth != nil && m.Auth.Type == "oauth" {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	store, _, release, err := tokenStore(env, f)
+	if err != nil {
+		return nil
+	}
+	defer release()
+	var out []provider.Diagnostic
+	for _, id := range ids {
+		if e, err := store.Load(id); err != nil || e != nil {
+			continue
+		}
+		out = append(out, provider.Diagnostic{Provider: id, Item: "auth", Status: "warning",
+			Reason: "auth: {type: oauth} is unused: the server serves its tools without asking for a login (nothing stored; `agent-tools auth login " + id + "` has nothing to do); remove the block, or keep it if the server will require a login later"})
+	}
+	return out
 }
 
 // sharedStateDiag says where loop-guard counts, rate limits and used tokens
