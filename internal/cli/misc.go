@@ -55,7 +55,8 @@ func runInit(_ context.Context, env *Env, args []string) int {
 	// Where runtime state goes, so nobody is surprised by a file (or looks
 	// for one in the repository).
 	dec := decisions.PathFor(path, env.Dir)
-	fmt.Fprintf(env.Stdout, "state: pinned tool definitions go to %s (outside the repository); \"always allow\" answers, once given, to %s (commit it to share them, or add it to .gitignore)\n",
+	fmt.Fprintf(env.Stdout, "state: pinned tool definitions go to %s (outside the repository)\n"+
+		"       \"always allow\" answers, once given, to %s (commit it to share them, or add it to .gitignore)\n",
 		pins.PathFor(dec, true, env.LookupEnv), dec)
 	return ExitOK
 }
