@@ -145,7 +145,11 @@ func (g *generation) startOne(ctx context.Context, id string, p provider.Provide
 	}
 	if s, ok := p.(provider.Starter); ok {
 		if err := s.Start(ctx); err != nil {
-			g.log.Error("provider failed to start", "provider", id, "err", err)
+			// At debug: its tools fail the same way, which the catalog
+			// reports once per process (a warning naming doctor), and
+			// doctor has the details; a broken provider must not repeat
+			// itself on every command.
+			g.log.Debug("provider failed to start", "provider", id, "err", err)
 		}
 	}
 }

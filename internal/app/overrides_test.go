@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +57,15 @@ func TestOverrideDefaultReachesTheUpstream(t *testing.T) {
 	}
 	if strings.Contains(string(tl.InputSchema), "repo") || !strings.Contains(string(tl.InputSchema), `"q"`) {
 		t.Fatalf("published schema: %s", tl.InputSchema)
+	}
+	// The visible default is published, and q is no longer required: a
+	// model may leave it out.
+	var schema struct {
+		Properties map[string]map[string]any `json:"properties"`
+		Required   []string                  `json:"required"`
+	}
+	if err := json.Unmarshal(tl.InputSchema, &schema); err != nil || schema.Properties["q"]["default"] != "state:open" || slices.Contains(schema.Required, "q") {
+		t.Fatalf("visible default not published: %s", tl.InputSchema)
 	}
 	for _, tc := range []struct{ args, want string }{
 		{`{"q":"crash"}`, "repo=acme/web q=crash"},

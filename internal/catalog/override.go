@@ -37,24 +37,49 @@ func (o Override) Apply(t Tool) Tool {
 	if len(o.Defaults) > 0 {
 		t.Defaults, t.Hidden = o.Defaults, o.Hide
 	}
-	if len(o.Hide) > 0 {
-		t.InputSchema = hideProperties(t.InputSchema, o.Hide)
+	var shown map[string]json.RawMessage // visible defaults: published
+	for k, v := range o.Defaults {
+		if !slices.Contains(o.Hide, k) {
+			if shown == nil {
+				shown = map[string]json.RawMessage{}
+			}
+			shown[k] = v
+		}
+	}
+	if len(o.Hide) > 0 || len(shown) > 0 {
+		t.InputSchema = reshape(t.InputSchema, o.Hide, shown)
 	}
 	return t
 }
 
-// hideProperties removes names from a schema's properties and required;
-// a schema it cannot read is returned as it is.
-func hideProperties(schema json.RawMessage, names []string) json.RawMessage {
+// reshape removes hidden names from a schema's properties and required,
+// and publishes each visible default: the property carries it as its
+// "default" and leaves required, since an argument left out takes it (a
+// model that sees it required never omits it). A schema it cannot read is
+// returned as it is; a default for a property the schema does not declare
+// changes nothing in it.
+func reshape(schema json.RawMessage, hide []string, defaults map[string]json.RawMessage) json.RawMessage {
 	var s map[string]json.RawMessage
 	if json.Unmarshal(schema, &s) != nil {
 		return schema
 	}
+	optional := slices.Clone(hide)
 	if raw, ok := s["properties"]; ok {
 		var props map[string]json.RawMessage
 		if json.Unmarshal(raw, &props) == nil {
-			for _, n := range names {
+			for _, n := range hide {
 				delete(props, n)
+			}
+			for n, v := range defaults {
+				var prop map[string]json.RawMessage
+				if json.Unmarshal(props[n], &prop) != nil || prop == nil {
+					continue
+				}
+				prop["default"] = v
+				if b, err := json.Marshal(prop); err == nil {
+					props[n] = b
+					optional = append(optional, n)
+				}
 			}
 			s["properties"], _ = json.Marshal(props)
 		}
@@ -62,8 +87,11 @@ func hideProperties(schema json.RawMessage, names []string) json.RawMessage {
 	if raw, ok := s["required"]; ok {
 		var req []string
 		if json.Unmarshal(raw, &req) == nil {
-			req = slices.DeleteFunc(req, func(r string) bool { return slices.Contains(names, r) })
+			req = slices.DeleteFunc(req, func(r string) bool { return slices.Contains(optional, r) })
 			s["required"], _ = json.Marshal(req)
+			if len(req) == 0 {
+				delete(s, "required") // an empty list is invalid in draft-04 schemas
+			}
 		}
 	}
 	out, err := json.Marshal(s)

@@ -15,7 +15,8 @@ func TestOverride(t *testing.T) {
 	if got.Description != "Search acme." || !got.ReadOnly {
 		t.Fatalf("%+v", got)
 	}
-	if want := `{"additionalProperties":false,"properties":{"q":{"type":"string"}},"required":["q"],"type":"object"}`; string(got.InputSchema) != want {
+	// repo is hidden; q's visible default is published and q is no longer required.
+	if want := `{"additionalProperties":false,"properties":{"q":{"default":"open","type":"string"}},"type":"object"}`; string(got.InputSchema) != want {
 		t.Fatalf("schema %s", got.InputSchema)
 	}
 	for _, tc := range []struct{ name, in, merged, filled string }{
@@ -40,7 +41,13 @@ func TestOverride(t *testing.T) {
 	if a := plain.MergeDefaults(json.RawMessage(`{"a":1}`)); string(a) != `{"a":1}` {
 		t.Fatal("a tool without override changed its arguments")
 	}
-	if s := hideProperties(json.RawMessage(`not json`), []string{"x"}); string(s) != "not json" {
+	if s := reshape(json.RawMessage(`not json`), []string{"x"}, nil); string(s) != "not json" {
 		t.Fatal("an unreadable schema was changed")
+	}
+	// A default for an argument the schema does not declare changes nothing;
+	// a required argument without a default stays required.
+	other := Override{Defaults: map[string]json.RawMessage{"nope": json.RawMessage(`1`)}}.Apply(base)
+	if want := `{"additionalProperties":false,"properties":{"q":{"type":"string"},"repo":{"type":"string"}},"required":["repo","q"],"type":"object"}`; string(other.InputSchema) != want {
+		t.Fatalf("schema %s", other.InputSchema)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
+	"github.com/agent-tools/agent-tools/internal/text"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
@@ -20,7 +22,11 @@ const loginTimeout = 5 * time.Minute
 // upstreams that need the MCP authorization flow. Tokens are kept in the
 // user's token store (upstreamauth.FileStore) and never printed.
 func runAuth(ctx context.Context, env *Env, args []string) int {
-	const use = "Usage: agent-tools auth login <provider> [--no-browser] | auth status [--json] | auth logout <provider>"
+	const use = "Usage: agent-tools auth login <provider> [--config FILE] [--no-browser] | auth status [--config FILE] [--json] | auth logout <provider> [--config FILE]"
+	if askedHelp(args) {
+		fmt.Fprintln(env.Stdout, use)
+		return ExitOK
+	}
 	if len(args) == 0 {
 		fmt.Fprintln(env.Stderr, use)
 		return ExitUsage
@@ -85,8 +91,30 @@ func httpUpstream(env *Env, f *flags, id string) (config.Provider, *mcp.Spec, *c
 		}
 		return p, m, cfg, ExitOK
 	}
-	fmt.Fprintf(env.Stderr, "agent-tools: no provider %q in %s\n", id, cfg.Path)
+	fmt.Fprintf(env.Stderr, "agent-tools: %s\n", unknownProvider(cfg, id))
 	return config.Provider{}, nil, nil, ExitUsage
+}
+
+// unknownProvider says that id is no provider of cfg, with the ids that
+// are and the closest one.
+func unknownProvider(cfg *config.Config, id string) string {
+	where := cfg.Path
+	if where == "" {
+		where = "the zero-config (no agent-tools.yaml here)"
+	}
+	var ids []string
+	for _, p := range cfg.Providers {
+		ids = append(ids, p.ID)
+	}
+	msg := fmt.Sprintf("no provider %q in %s", id, where)
+	if len(ids) == 0 {
+		return msg + "; it configures no providers"
+	}
+	msg += "; configured: " + strings.Join(ids, ", ")
+	if s := text.Suggest(id, ids); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 func authLogin(ctx context.Context, env *Env, args []string) int {
@@ -131,6 +159,14 @@ func authLogin(ctx context.Context, env *Env, args []string) int {
 	p := mcp.New(o)
 	defer p.Close()
 	if _, err := p.Session(ctx); err != nil {
+		// The authorization step that failed says it best, without the
+		// transport's wrapping around it.
+		var ae *upstreamauth.Error
+		if errors.As(err, &ae) {
+			err = ae
+		} else if le := h.LastError(); le != nil {
+			err = le
+		}
 		fmt.Fprintf(env.Stderr, "agent-tools: login to %s failed: %v\n", pc.ID, err)
 		return ExitFailed
 	}
@@ -174,7 +210,7 @@ func orNone(s string) string {
 }
 
 func authStatus(env *Env, args []string) int {
-	f := newFlags(env, "auth status", "auth status [--json]").withJSON()
+	f := newFlags(env, "auth status", "auth status [--config FILE] [--json]").withJSON()
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		f.Usage()
 		return ExitUsage
@@ -213,7 +249,7 @@ func authStatus(env *Env, args []string) int {
 }
 
 func authLogout(env *Env, args []string) int {
-	f := newFlags(env, "auth logout", "auth logout <provider>")
+	f := newFlags(env, "auth logout", "auth logout <provider> [--config FILE]")
 	pos, ok := f.parse(args)
 	if !ok || len(pos) != 1 {
 		f.Usage()
@@ -227,6 +263,17 @@ func authLogout(env *Env, args []string) int {
 	defer closeStore()
 	e, err := store.Load(pos[0])
 	if err == nil && e == nil {
+		// A login kept for a provider since removed from the config can
+		// still be logged out of; a name that is neither is a typo.
+		cfg, cerr := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})
+		if cerr != nil {
+			fmt.Fprintln(env.Stderr, "agent-tools:", errorText(cerr))
+			return ExitUsage
+		}
+		if _, ok := cfg.Provider(pos[0]); !ok {
+			fmt.Fprintf(env.Stderr, "agent-tools: %s\n", unknownProvider(cfg, pos[0]))
+			return ExitUsage
+		}
 		fmt.Fprintf(env.Stdout, "%s was not logged in\n", pos[0])
 		return ExitOK
 	}

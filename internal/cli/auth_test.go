@@ -100,3 +100,82 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 		t.Errorf("after logout: %s", out.String())
 	}
 }
+
+// authEnv is an Env over dir with its own state and cache directories.
+func authEnv(t *testing.T, dir string, stdout, stderr io.Writer) *Env {
+	state, cache := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_STATE_HOME", state)
+	t.Setenv("XDG_CACHE_HOME", cache)
+	return &Env{Stdin: strings.NewReader(""), Stdout: stdout, Stderr: stderr, Dir: dir,
+		LookupEnv: func(k string) (string, bool) {
+			switch k {
+			case "XDG_STATE_HOME":
+				return state, true
+			case "XDG_CACHE_HOME":
+				return cache, true
+			}
+			return "", false
+		}}
+}
+
+func writeConfig(t *testing.T, yaml string) string {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// A login that cannot work until the config changes (an authorization
+// server with neither dynamic registration nor Client ID Metadata
+// Documents) says what to change, not to run the same command again.
+func TestAuthLoginNoRegistration(t *testing.T) {
+	f := authtest.New(t)
+	f.NoRegister = true
+	dir := writeConfig(t, "providers:\n  - id: remote\n    kind: mcp\n    url: "+f.URL+"/mcp\n    auth: {type: oauth}\n")
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if code := Run(ctx, authEnv(t, dir, &out, &errb), []string{"auth", "login", "remote", "--no-browser"}); code != ExitFailed {
+		t.Fatalf("exit %d, want 1\n%s", code, errb.String())
+	}
+	msg := errb.String()
+	t.Logf("%s", msg)
+	for _, want := range []string{
+		"the authorization server " + f.URL + " offers no dynamic client registration (its metadata has no registration_endpoint)",
+		"nor Client ID Metadata Documents",
+		`configure it on provider "remote": auth: {type: oauth, clientId: <id>`,
+	} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "run: agent-tools auth login") {
+		t.Errorf("stderr tells to log in again:\n%s", msg)
+	}
+	if f.AuthRequests.Load() != 0 {
+		t.Error("the browser was sent to authorize")
+	}
+}
+
+// An auth block whose server never asks for a login: auth login has
+// nothing to store, and doctor notes the unused block.
+func TestDoctorUnusedAuth(t *testing.T) {
+	f := authtest.New(t)
+	f.Open = true
+	dir := writeConfig(t, "local: {enabled: false}\nproviders:\n  - id: open\n    kind: mcp\n    url: "+f.URL+"/mcp\n    auth: {type: oauth}\n")
+	var out, errb bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	env := authEnv(t, dir, &out, &errb)
+	if code := Run(ctx, env, []string{"auth", "login", "open", "--no-browser"}); code != ExitOK || !strings.Contains(errb.String(), "without asking for a login; nothing stored") {
+		t.Fatalf("login: exit %d\n%s", code, errb.String())
+	}
+	out.Reset()
+	if code := Run(ctx, env, []string{"doctor"}); code != ExitOK {
+		t.Fatalf("doctor: exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if !regexp.MustCompile(`(?m)^open +auth +warning +auth: \{type: oauth\} is unused: the server serves its tools without asking for a login`).MatchString(out.String()) {
+		t.Errorf("doctor does not note the unused auth block:\n%s", out.String())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,6 +46,10 @@ type Env struct {
 	// StartWait bounds how long doctor, list and search wait for a
 	// provider that is still starting (0: app.DefaultStartWait).
 	StartWait time.Duration
+
+	// helped is set once a command printed its usage for -h/--help:
+	// asking for help succeeds (Run returns 0).
+	helped bool
 }
 
 type command struct {
@@ -98,7 +103,11 @@ func Run(ctx context.Context, env *Env, args []string) int {
 	args = hoistGlobalFlags(args)
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.run(ctx, env, args[1:])
+			code := c.run(ctx, env, args[1:])
+			if env.helped {
+				return ExitOK
+			}
+			return code
 		}
 	}
 	fmt.Fprintf(env.Stderr, "agent-tools: unknown command %q\n\n", args[0])
@@ -150,24 +159,94 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "Run 'agent-tools <command> -h' for a command's flags.")
 }
 
-// flags is a FlagSet with the options most commands share.
+// flags is a FlagSet with the options most commands share. Its usage
+// lists exactly the flags the command (or the family member named by the
+// first argument, see verb) defines, is printed once per parse, and on
+// -h/--help goes to stdout with exit status 0 (Run turns the command's
+// status into 0 once help was asked for).
 type flags struct {
 	*flag.FlagSet
-	config  string
-	json    bool
-	mode    string
-	profile string // serve --profile
+	env       *Env
+	usageLine string
+	verbs     map[string]verbUsage
+	pos       []string // positional arguments parsed so far: pos[0] picks a verb's usage
+	parsing   bool     // inside Parse: the flag package's own call to Usage is ours to make
+	printed   bool     // usage already printed
+	config    string
+	json      bool
+	mode      string
+	profile   string // serve --profile
 }
 
+// verbUsage is the usage of one member of a family (pins list, decisions
+// revoke): its line and the flags it reads (nil: every flag).
+type verbUsage struct {
+	line  string
+	flags []string
+}
+
+// newFlags is the FlagSet of a command that reads the config (--config).
 func newFlags(env *Env, name, usageLine string) *flags {
-	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError)}
-	f.SetOutput(env.Stderr)
+	f := newBareFlags(env, name, usageLine)
 	f.StringVar(&f.config, "config", "", "config file (default ./agent-tools.yaml when present, else zero-config)")
+	return f
+}
+
+// newBareFlags is the FlagSet of a command that reads no config (version).
+func newBareFlags(env *Env, name, usageLine string) *flags {
+	f := &flags{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), env: env, usageLine: usageLine}
+	f.SetOutput(env.Stderr)
 	f.Usage = func() {
-		fmt.Fprintf(env.Stderr, "Usage: agent-tools %s\n\nFlags:\n", usageLine)
-		f.PrintDefaults()
+		if !f.parsing {
+			f.printUsage(env.Stderr)
+		}
 	}
 	return f
+}
+
+// verb declares the usage of the family member named verb: its line and
+// the flags it reads, shown by `<command> <verb> --help` instead of the
+// family's.
+func (f *flags) verb(verb, usageLine string, flagNames ...string) *flags {
+	if f.verbs == nil {
+		f.verbs = map[string]verbUsage{}
+	}
+	f.verbs[verb] = verbUsage{usageLine, flagNames}
+	return f
+}
+
+// printUsage prints the usage line and the flags once.
+func (f *flags) printUsage(w io.Writer) {
+	if f.printed {
+		return
+	}
+	f.printed = true
+	line, names := f.usageLine, []string(nil)
+	if len(f.pos) > 0 {
+		if v, ok := f.verbs[f.pos[0]]; ok {
+			line, names = v.line, v.flags
+		}
+	}
+	fmt.Fprintf(w, "Usage: agent-tools %s\n", line)
+	own := flag.NewFlagSet(f.Name(), flag.ContinueOnError)
+	f.VisitAll(func(fl *flag.Flag) {
+		if names == nil || slices.Contains(names, fl.Name) {
+			own.Var(fl.Value, fl.Name, fl.Usage)
+			own.Lookup(fl.Name).DefValue = fl.DefValue
+		}
+	})
+	if !hasFlags(own) {
+		return
+	}
+	fmt.Fprintln(w, "\nFlags:")
+	own.SetOutput(w)
+	own.PrintDefaults()
+}
+
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
 // configPath is --config, a relative path taken from the project directory
@@ -189,11 +268,24 @@ func (f *flags) withMode() *flags {
 	return f
 }
 
-// parse accepts flags before and after positional arguments.
+// parse accepts flags before and after positional arguments. On -h/--help
+// it prints the usage on stdout and reports false; the command's usage
+// status is then turned into 0 by Run. On a bad flag the flag package has
+// said what is wrong and the usage follows on stderr.
 func (f *flags) parse(args []string) ([]string, bool) {
 	var pos []string
 	for {
-		if err := f.Parse(args); err != nil {
+		f.pos = pos
+		f.parsing = true
+		err := f.Parse(args)
+		f.parsing = false
+		if errors.Is(err, flag.ErrHelp) {
+			f.printUsage(f.env.Stdout)
+			f.env.helped = true
+			return nil, false
+		}
+		if err != nil {
+			f.printUsage(f.env.Stderr)
 			return nil, false
 		}
 		args = f.Args()
@@ -203,6 +295,12 @@ func (f *flags) parse(args []string) ([]string, bool) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// askedHelp reports whether args is exactly a request for help (-h,
+// -help, --help), for the families that dispatch before parsing flags.
+func askedHelp(args []string) bool {
+	return len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
 }
 
 // load builds the runtime for a command, logging to stderr; the audit log

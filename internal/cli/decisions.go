@@ -15,7 +15,9 @@ import (
 // runDecisions lists, revokes and clears the "always allow" answers people
 // gave through elicitation (agent-tools.decisions.json next to the config).
 func runDecisions(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "decisions", "decisions list|revoke NAME|clear [--config FILE] [--json]").withJSON()
+	f := newFlags(env, "decisions", "decisions list|revoke NAME|clear [--config FILE] [--json]").withJSON().
+		verb("list", "decisions list [--config FILE] [--json]", "config", "json").
+		verb("revoke", "decisions revoke NAME [--config FILE]", "config").verb("clear", "decisions clear [--config FILE]", "config")
 	pos, ok := f.parse(args)
 	if !ok {
 		return ExitUsage

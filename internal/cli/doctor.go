@@ -8,9 +8,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/registry"
 )
 
@@ -19,8 +21,10 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
-	// Doctor's own report says why things were skipped; keep the log quiet.
-	a, code := load(ctx, env, f, stderrLog(env, slog.LevelError), nil)
+	// Doctor's own rows say why a provider failed or was skipped: its log
+	// keeps only what concerns no provider (a corrupt decisions file), so
+	// the table is not interleaved with lines that repeat it.
+	a, code := load(ctx, env, f, slog.New(withoutProviders{stderrLog(env, slog.LevelError).Handler(), false}), nil)
 	if a == nil {
 		return code
 	}
@@ -30,6 +34,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	// Names: flat names clients refuse (docs/modes.md), policy rules that match nothing.
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
+	diags = append(diags, unusedAuthDiags(env, f, a.Config(), diags)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
 	traces, tracesCheck := tracesDiag(env)
 	diags = append(diags, tracesCheck)
@@ -68,6 +73,41 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	tw.Flush()
 	return status
+}
+
+// unusedAuthDiags note an `auth: {type: oauth}` block that nothing uses: the
+// upstream serves its tools (its row is ok) and no login is stored for it,
+// so the server never asked for one.
+func unusedAuthDiags(env *Env, f *flags, cfg *config.Config, diags []provider.Diagnostic) []provider.Diagnostic {
+	ok := map[string]bool{}
+	for _, d := range diags {
+		if d.Item == "" && d.Status == "ok" {
+			ok[d.Provider] = true
+		}
+	}
+	var ids []string
+	for _, p := range cfg.Providers {
+		if m, isMCP := p.Spec.(*mcp.Spec); isMCP && p.Enabled && ok[p.ID] && m.URL != "" && m.Auth != nil && m.Auth.Type == "oauth" {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	store, _, release, err := tokenStore(env, f)
+	if err != nil {
+		return nil
+	}
+	defer release()
+	var out []provider.Diagnostic
+	for _, id := range ids {
+		if e, err := store.Load(id); err != nil || e != nil {
+			continue
+		}
+		out = append(out, provider.Diagnostic{Provider: id, Item: "auth", Status: "warning",
+			Reason: "auth: {type: oauth} is unused: the server serves its tools without asking for a login (nothing stored; `agent-tools auth login " + id + "` has nothing to do); remove the block, or keep it if the server will require a login later"})
+	}
+	return out
 }
 
 // sharedStateDiag says where loop-guard counts, rate limits and used tokens
@@ -145,4 +185,38 @@ func readOnlyExamples(names []string) []string {
 		return []string{"<tool>", "…"}
 	}
 	return out
+}
+
+// withoutProviders drops the log records about a provider or plugin (an
+// attribute "provider" or "plugin", on the record or its logger): doctor
+// reports those as rows.
+type withoutProviders struct {
+	slog.Handler
+	about bool // the logger's own attributes name a provider
+}
+
+func aboutProvider(a slog.Attr) bool { return a.Key == "provider" || a.Key == "plugin" }
+
+func (h withoutProviders) Handle(ctx context.Context, r slog.Record) error {
+	about := h.about
+	r.Attrs(func(a slog.Attr) bool {
+		about = about || aboutProvider(a)
+		return !about
+	})
+	if about {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h withoutProviders) WithAttrs(as []slog.Attr) slog.Handler {
+	about := h.about
+	for _, a := range as {
+		about = about || aboutProvider(a)
+	}
+	return withoutProviders{h.Handler.WithAttrs(as), about}
+}
+
+func (h withoutProviders) WithGroup(name string) slog.Handler {
+	return withoutProviders{h.Handler.WithGroup(name), h.about}
 }

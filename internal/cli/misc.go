@@ -8,13 +8,20 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/decisions"
+	"github.com/agent-tools/agent-tools/internal/pins"
+	clikind "github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 func runInit(_ context.Context, env *Env, args []string) int {
-	f := newFlags(env, "init", "init [--force]")
+	f := newFlags(env, "init", "init [--config FILE] [--force]")
+	f.Lookup("config").Usage = "file to write (default ./agent-tools.yaml)"
 	force := f.Bool("force", false, "overwrite an existing agent-tools.yaml")
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
@@ -45,12 +52,23 @@ func runInit(_ context.Context, env *Env, args []string) int {
 		return ExitFailed
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s\nnext: put executable scripts in .agents/tools/ or uncomment a provider example (mcp, openapi, cli, workers), then run 'agent-tools doctor'\n", path)
+	// Where runtime state goes, so nobody is surprised by a file (or looks
+	// for one in the repository).
+	dec := decisions.PathFor(path, env.Dir)
+	fmt.Fprintf(env.Stdout, "state: pinned tool definitions go to %s (outside the repository)\n"+
+		"       \"always allow\" answers, once given, to %s (commit it to share them, or add it to .gitignore)\n",
+		pins.PathFor(dec, true, env.LookupEnv), dec)
 	return ExitOK
 }
 
 func runConfig(_ context.Context, env *Env, args []string) int {
+	const use = "Usage: agent-tools config validate [--config FILE] [--json]"
+	if askedHelp(args) {
+		fmt.Fprintln(env.Stdout, use)
+		return ExitOK
+	}
 	if len(args) == 0 || args[0] != "validate" {
-		fmt.Fprintln(env.Stderr, "Usage: agent-tools config validate [--config FILE] [--json]")
+		fmt.Fprintln(env.Stderr, use)
 		return ExitUsage
 	}
 	f := newFlags(env, "config validate", "config validate [--config FILE] [--json]").withJSON()
@@ -70,19 +88,105 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 		}
 		return ExitUsage
 	}
+	// Providers as doctor and help count them: local (the repository's
+	// scripts) when enabled, then every enabled entry.
+	var ids []string
+	if cfg.Local.Enabled {
+		ids = append(ids, "local")
+	}
+	for _, p := range cfg.Providers {
+		if p.Enabled {
+			ids = append(ids, p.ID)
+		}
+	}
+	warnings, notes := toolNameChecks(cfg)
 	if f.json {
-		return writeJSON(env.Stdout, map[string]any{"ok": true, "config": cfg.Path, "providers": len(cfg.Providers)})
+		if ids == nil {
+			ids = []string{}
+		}
+		out := map[string]any{"ok": true, "config": cfg.Path, "providers": len(ids), "providerIds": ids}
+		if len(warnings) > 0 {
+			out["warnings"] = warnings
+		}
+		if len(notes) > 0 {
+			out["notes"] = notes
+		}
+		return writeJSON(env.Stdout, out)
 	}
 	if cfg.Path == "" {
 		fmt.Fprintln(env.Stdout, "no agent-tools.yaml here: zero-config applies (./.agents/tools and the built-ins)")
 		return ExitOK
 	}
-	noun := "providers"
-	if len(cfg.Providers) == 1 {
-		noun = "provider"
+	list := ""
+	if len(ids) > 0 {
+		list = ": " + strings.Join(ids, ", ")
 	}
-	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %d %s)\n", cfg.Path, cfg.Mode, len(cfg.Providers), noun)
+	fmt.Fprintf(env.Stdout, "%s: ok (mode %s, %s%s)\n", cfg.Path, cfg.Mode, plural(len(ids), "provider", "providers"), list)
+	for _, w := range warnings {
+		fmt.Fprintf(env.Stdout, "%s:%d:%d: warning: %s\n", w.File, w.Line, w.Col, w.Message)
+	}
+	for _, n := range notes {
+		fmt.Fprintln(env.Stdout, "note:", n)
+	}
 	return ExitOK
+}
+
+// plural is "1 provider" or "n providers".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// toolNameChecks checks the tool names that overrides and rename use
+// where the tool list is in the config (kind cli): a name that is not one
+// of the provider's tools is a warning. Elsewhere the list is the
+// upstream's, known once it starts: a note says doctor checks them then.
+func toolNameChecks(cfg *config.Config) (warnings []configError, notes []string) {
+	for i, p := range cfg.Providers {
+		if !p.Enabled || len(p.Overrides)+len(p.Rename) == 0 {
+			continue
+		}
+		spec, static := p.Spec.(*clikind.Spec)
+		if !static {
+			notes = append(notes, fmt.Sprintf("provider %q (kind %s): the tool names under overrides/rename are checked at start, when its tools are known (agent-tools doctor)", p.ID, p.Kind))
+			continue
+		}
+		var have []string
+		for _, t := range spec.Tools {
+			have = append(have, t.Name)
+		}
+		for _, key := range []string{"overrides", "rename"} {
+			var names []string
+			if key == "overrides" {
+				for n := range p.Overrides {
+					names = append(names, n)
+				}
+			} else {
+				for n := range p.Rename {
+					names = append(names, n)
+				}
+			}
+			slices.Sort(names)
+			for _, n := range names {
+				if slices.Contains(have, n) {
+					continue
+				}
+				path := fmt.Sprintf("providers[%d].%s.%s", i, key, n)
+				pos, ok := cfg.KeyPos(path)
+				if !ok {
+					pos = p.Pos
+				}
+				msg := fmt.Sprintf("%s names %q, which is not a tool of provider %q (its tools: %s)", key, n, p.ID, strings.Join(have, ", "))
+				if did := text.Suggest(n, have); did != "" {
+					msg += fmt.Sprintf("; did you mean %q?", did)
+				}
+				warnings = append(warnings, configError{File: cfg.Path, Line: pos.Line, Col: pos.Col, Path: path, Message: msg})
+			}
+		}
+	}
+	return warnings, notes
 }
 
 // configError is one config error in --json output, with lowercase keys
@@ -104,7 +208,7 @@ func configErrors(list []config.Error) []configError {
 }
 
 func runVersion(_ context.Context, env *Env, args []string) int {
-	f := newFlags(env, "version", "version [--json]").withJSON()
+	f := newBareFlags(env, "version", "version [--json]").withJSON()
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}

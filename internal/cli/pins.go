@@ -16,7 +16,8 @@ import (
 // state with server.redis. A running server picks an approval up within a
 // second and brings a quarantined tool back.
 func runPins(_ context.Context, env *Env, args []string) int {
-	f := newFlags(env, "pins", "pins list|approve NAME [--config FILE] [--json]").withJSON()
+	f := newFlags(env, "pins", "pins list|approve NAME [--config FILE] [--json]").withJSON().
+		verb("list", "pins list [--config FILE] [--json]", "config", "json").verb("approve", "pins approve NAME [--config FILE]", "config")
 	pos, ok := f.parse(args)
 	if !ok {
 		return ExitUsage

@@ -26,7 +26,7 @@ import (
 )
 
 func runServe(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text] [--profile SLUG] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth] [--no-ui]] [--log-level LEVEL]").withMode()
+	f := newFlags(env, "serve", "serve [--config FILE] [--mode progressive|search|flat|text|code] [--profile SLUG] [--http [--addr HOST:PORT] [--stateless] [--insecure-no-auth] [--no-ui]] [--log-level LEVEL]").withMode()
 	f.StringVar(&f.profile, "profile", "", "serve one profile of the config (profiles:) instead of the default view")
 	httpMode := f.Bool("http", false, "serve Streamable HTTP at /mcp instead of stdio")
 	addr := f.String("addr", "", "HTTP listen address (default server.http.addr, else "+transport.DefaultAddr+")")

@@ -294,6 +294,15 @@ func (c *Config) Sets(path string) bool {
 	return ok
 }
 
+// KeyPos is where the file wrote the key at path ("providers[2].overrides.log").
+func (c *Config) KeyPos(path string) (Pos, bool) {
+	if c == nil || c.meta == nil {
+		return Pos{}, false
+	}
+	p, ok := c.meta.key[path]
+	return p, ok
+}
+
 func defaults() *Config {
 	return &Config{
 		Mode:   DefaultMode,

@@ -13,7 +13,8 @@ const starter = `# agent-tools.yaml: what agent-tools serves to your coding agen
 # to this file. Check it with: agent-tools config validate
 
 # How tools are shown to the agent: progressive (a few tools per provider),
-# search (a constant handful), flat (every tool) or text (one exec tool).
+# search (a constant handful), flat (every tool), code (one JavaScript tool
+# that finds and calls tools) or text (one exec tool).
 mode: progressive
 
 # The repository's own scripts: executable files whose leading comment

@@ -389,20 +389,22 @@ func (s *Store) Changed() []Record {
 	return out
 }
 
-// PathFor is where the binary keeps pins. With a config file (haveConfig)
-// they sit next to the decisions file, as an operator set it up. In
-// zero-config they go under the user's state directory
+// PathFor is where the binary keeps pins: under the user's state directory
 // ($XDG_STATE_HOME/agent-tools/pins, else ~/.local/state/agent-tools/pins),
 // one file per project, named by a hash of its directory: pinning happens on
-// every listing, and a command run in a repository must not leave a file in
-// it that nobody asked for. lookupEnv is os.LookupEnv or a test's.
+// every listing, and a command run in a repository (doctor, list) must not
+// leave a file in it that nobody asked for. With a config file (haveConfig)
+// whose directory already holds agent-tools.pins.json, as an operator set it
+// up (to commit the pins), that file. lookupEnv is os.LookupEnv or a test's.
 func PathFor(decisionsPath string, haveConfig bool, lookupEnv func(string) (string, bool)) string {
 	if decisionsPath == "" {
 		return ""
 	}
 	dir := filepath.Dir(decisionsPath)
-	if haveConfig {
-		return filepath.Join(dir, FileName)
+	if beside := filepath.Join(dir, FileName); haveConfig {
+		if _, err := os.Stat(beside); err == nil {
+			return beside
+		}
 	}
 	state := ""
 	if d, ok := lookupEnv("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {

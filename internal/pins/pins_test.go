@@ -213,8 +213,8 @@ func TestDiffClips(t *testing.T) {
 	}
 }
 
-// Zero-config keeps pins out of the project: a listing in a repository must
-// not leave a file there. With a config, they sit next to it.
+// Pins stay out of the project: a listing in a repository must not leave a
+// file there. Only an existing pins file next to a config is used in place.
 func TestPathFor(t *testing.T) {
 	env := func(kv ...string) func(string) (string, bool) {
 		return func(k string) (string, bool) {
@@ -233,7 +233,7 @@ func TestPathFor(t *testing.T) {
 		env        func(string) (string, bool)
 		wantDir    string
 	}{
-		{"config: next to it", true, env("XDG_STATE_HOME", "/state"), "/work/repo"},
+		{"config: XDG state", true, env("XDG_STATE_HOME", "/state"), "/state/agent-tools/pins"},
 		{"zero-config: XDG state", false, env("XDG_STATE_HOME", "/state", "HOME", "/home/u"), "/state/agent-tools/pins"},
 		{"zero-config: home", false, env("HOME", "/home/u"), "/home/u/.local/state/agent-tools/pins"},
 		{"zero-config: relative XDG is ignored", false, env("XDG_STATE_HOME", "rel", "HOME", "/home/u"), "/home/u/.local/state/agent-tools/pins"},
@@ -245,6 +245,13 @@ func TestPathFor(t *testing.T) {
 				t.Fatalf("PathFor = %s, want it in %s", got, c.wantDir)
 			}
 		})
+	}
+	kept := t.TempDir() // an operator's pins file next to the config stays in use
+	if err := os.WriteFile(filepath.Join(kept, FileName), []byte(`{"version":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := PathFor(filepath.Join(kept, "x.json"), true, env("HOME", "/h")); got != filepath.Join(kept, FileName) {
+		t.Fatalf("existing pins file beside the config: PathFor = %s", got)
 	}
 	a := PathFor("/work/a/x.json", false, env("HOME", "/h"))
 	b := PathFor("/work/b/x.json", false, env("HOME", "/h"))

@@ -148,8 +148,14 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 		}
 		if err != nil {
 			r.mu.Lock()
-			if e.loadErr == nil || e.loadErr.Error() != err.Error() {
+			// Once per provider and error for the process: a broken
+			// provider must not repeat itself on every unrelated call.
+			switch {
+			case e.loadErr != nil && e.loadErr.Error() == err.Error():
+			case e.listed:
 				r.log.Warn("provider failed to list tools; keeping its last good tools", "provider", id, "err", err)
+			default:
+				r.log.Warn("provider unavailable, its tools are left out (agent-tools doctor says why)", "provider", id, "err", err)
 			}
 			e.loadErr = err
 			r.mu.Unlock()
@@ -533,12 +539,15 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 			out = append(out, provider.Diagnostic{Provider: id, Status: "needs_login", Reason: e.loadErr.Error()})
 		case e.loadErr != nil:
 			out = append(out, provider.Diagnostic{Provider: id, Status: "failed", Reason: e.loadErr.Error()})
-		default:
-			out = append(out, provider.Diagnostic{Provider: id, Status: "ok", Reason: fmt.Sprintf("%d tools", len(e.tools))})
 		}
+		var own []provider.Diagnostic
 		if d, ok := e.p.(provider.Diagnoser); ok {
-			out = append(out, d.Diagnostics()...)
+			own = d.Diagnostics()
 		}
+		if e.enabled && e.loadErr == nil {
+			out = append(out, provider.Diagnostic{Provider: id, Status: "ok", Reason: toolsReason(e, own)})
+		}
+		out = append(out, own...)
 		out = append(out, e.diags...)
 		out = append(out, e.skDiags...)
 	}
@@ -546,6 +555,48 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		out = append(out, r.opts.Pins.Diagnostics()...)
 	}
 	return out
+}
+
+// toolsReason is doctor's line for a provider that listed: how many tools
+// it serves ("1 tool", "3 tools") and, when a tool is missing, why: held
+// back by its pin, rejected names, its own rows that are not ok (a skipped
+// script), else what its own row says (an empty directory).
+func toolsReason(e *entry, own []provider.Diagnostic) string {
+	s := plural(len(e.tools), "tool", "tools")
+	var why []string
+	if n := len(e.held); n > 0 {
+		why = append(why, plural(n, "tool", "tools")+" held back by its pin until approved (agent-tools pins list)")
+	}
+	if n := len(e.diags) + len(e.conflicts); n > 0 {
+		why = append(why, plural(n, "name", "names")+" rejected or in conflict (below)")
+	}
+	bad := 0
+	for _, d := range own {
+		if d.Status != "ok" {
+			bad++
+		}
+	}
+	if bad > 0 {
+		why = append(why, plural(bad, "row", "rows")+" below not ok")
+	}
+	if len(why) == 0 && len(e.tools) == 0 {
+		why = append(why, "the provider lists none")
+		if len(own) == 1 && own[0].Reason != "" {
+			why[0] = own[0].Reason
+		}
+	}
+	if len(why) == 0 {
+		return s
+	}
+	return s + ": " + strings.Join(why, "; ")
+}
+
+// plural is "1 tool" or "n tools".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // isCode reports whether err is a tool error with code.

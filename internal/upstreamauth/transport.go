@@ -31,12 +31,21 @@ type observer struct {
 	mu       sync.Mutex
 	iss      string
 	prmFound bool
+	cimd     bool // the metadata says client_id_metadata_document_supported
 }
 
 func (o *observer) issuer() string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.iss
+}
+
+// supportsCIMD reports whether the authorization server's metadata said it
+// accepts Client ID Metadata Documents.
+func (o *observer) supportsCIMD() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cimd
 }
 
 func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -79,6 +88,7 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	var m struct {
 		Issuer  string   `json:"issuer"`
 		Servers []string `json:"authorization_servers"`
+		CIMD    bool     `json:"client_id_metadata_document_supported"`
 	}
 	if json.Unmarshal(b, &m) != nil {
 		return resp, nil
@@ -91,7 +101,7 @@ func (o *observer) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !asm || m.Issuer == "" {
 		return resp, nil
 	}
-	o.iss = m.Issuer
+	o.iss, o.cimd = m.Issuer, m.CIMD
 	origin := req.URL.Scheme + "://" + req.URL.Host
 	if !o.prmFound && p == "/.well-known/oauth-authorization-server" && m.Issuer != origin && strings.HasPrefix(m.Issuer, origin+"/") {
 		var doc map[string]any

@@ -292,6 +292,14 @@ func (h *Handler) budget() error {
 	return nil
 }
 
+// LastError is the last failed authorization step (nil: none), as the
+// login reports it: transports wrap it in their own words.
+func (h *Handler) LastError() *Error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastErr
+}
+
 // stepError names the step of an error from the go-sdk's flow.
 func (h *Handler) stepError(err error) error {
 	var e *Error
@@ -299,6 +307,10 @@ func (h *Handler) stepError(err error) error {
 		return err
 	}
 	msg := err.Error()
+	if strings.Contains(msg, "no configured client registration methods are supported") {
+		// Logging in again cannot help: say what to change in the config.
+		return &Error{Provider: h.cfg.Provider, Step: "registration", Err: h.noRegistration()}
+	}
 	step := "authorization"
 	switch {
 	case strings.Contains(msg, "metadata") || strings.Contains(msg, "WWW-Authenticate"):
@@ -311,6 +323,29 @@ func (h *Handler) stepError(err error) error {
 		step = "callback"
 	}
 	return &Error{Provider: h.cfg.Provider, Step: step, NeedsLogin: !h.machine(), Err: err}
+}
+
+// noRegistration explains an authorization server this runtime cannot
+// register with: it lacks dynamic client registration (no
+// registration_endpoint) and Client ID Metadata Documents are not usable
+// (unsupported by it, or no clientMetadataUrl configured), so the client
+// must be registered by hand and its id configured.
+func (h *Handler) noRegistration() error {
+	as := h.disc.issuer()
+	if as == "" {
+		as = "of " + h.cfg.URL
+	}
+	cimd := "nor Client ID Metadata Documents (its metadata lacks client_id_metadata_document_supported)"
+	switch {
+	case h.disc.supportsCIMD() && h.cfg.ClientMetadataURL == "":
+		cimd = "and it accepts Client ID Metadata Documents, but none is configured (auth: {clientMetadataUrl: https://…/client.json})"
+	case h.cfg.ClientMetadataURL != "":
+		cimd = "nor Client ID Metadata Documents (its metadata lacks client_id_metadata_document_supported, so clientMetadataUrl is not usable)"
+	}
+	return fmt.Errorf("the authorization server %s offers no dynamic client registration (its metadata has no registration_endpoint), %s; "+
+		"register a client with it (redirect URL http://127.0.0.1:PORT/callback, fixed with auth.redirectPort) and configure it on provider %q: "+
+		"auth: {type: oauth, clientId: <id>, clientSecret: ${SECRET} if one was issued}",
+		as, cimd, h.cfg.Provider)
 }
 
 // refreshOn401 refreshes the held tokens once per access token; it

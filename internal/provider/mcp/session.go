@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -109,8 +110,17 @@ func (p *Provider) connect(done chan struct{}) {
 	p.starting = nil
 	if err != nil {
 		p.failLocked(err)
+		ran := p.everRan
 		p.mu.Unlock()
-		p.log.Error("upstream failed to start", "err", p.scrubErr(err))
+		// An upstream that never started is reported once by the catalog
+		// (a warning naming doctor) and by doctor's rows: here, at debug,
+		// so a broken provider does not repeat itself on every call. One
+		// that ran and now fails to restart is news: a warning.
+		level := slog.LevelDebug
+		if ran {
+			level = slog.LevelWarn
+		}
+		p.log.Log(p.base, level, "upstream failed to start", "err", p.scrubErr(err))
 		close(done)
 		return
 	}

@@ -188,7 +188,9 @@ func (p *Provider) load(ctx context.Context) (map[string]*operation, error) {
 	ops, err := p.loadLocked(ctx)
 	p.err = err
 	if err != nil {
-		p.opts.Log.Warn("openapi document not loaded", "spec", p.spec(), "error", p.scrub(err.Error()))
+		// At debug: the error is returned on every attempt, and the catalog
+		// reports it once per process (doctor has the details).
+		p.opts.Log.Debug("openapi document not loaded", "spec", p.spec(), "error", p.scrub(err.Error()))
 		return nil, err
 	}
 	p.opts.Log.Debug("openapi document loaded", "spec", p.spec(), "tools", len(p.tools), "skipped", len(p.diags)-1, "took", time.Since(start))

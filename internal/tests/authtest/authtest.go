@@ -45,6 +45,8 @@ type Server struct {
 	AlwaysDeny    bool   // the MCP endpoint answers 401 whatever the token
 	RedirectMeta  string // AS metadata redirects here
 	NoRefresh     bool   // token answers carry no refresh token
+	NoRegister    bool   // AS metadata has no registration_endpoint (no DCR)
+	Open          bool   // the MCP endpoint never asks for a token
 	TokenRequests atomic.Int32
 	AuthRequests  atomic.Int32
 	Resources     []string // resource parameters seen on token requests
@@ -68,12 +70,16 @@ func New(t testing.TB) *Server {
 			fmt.Fprint(w, `{"issuer": "`+f.URL+`", "authorization_endpoint": [`)
 			return
 		}
-		json.NewEncoder(w).Encode(map[string]any{
+		meta := map[string]any{
 			"issuer": f.URL, "authorization_endpoint": f.URL + "/authorize", "token_endpoint": f.URL + "/token",
 			"registration_endpoint": f.URL + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none"},
 			"scopes_supported": []string{"tools", "offline_access"},
-		})
+		}
+		if f.NoRegister {
+			delete(meta, "registration_endpoint")
+		}
+		json.NewEncoder(w).Encode(meta)
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -151,7 +157,7 @@ func New(t testing.TB) *Server {
 	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		f.mu.Lock()
-		ok := f.access[tok] && !f.AlwaysDeny
+		ok := f.Open || f.access[tok] && !f.AlwaysDeny
 		f.mu.Unlock()
 		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+f.URL+`/.well-known/oauth-protected-resource/mcp"`)
