@@ -3,6 +3,7 @@ package facade_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 	"testing"
@@ -236,5 +237,30 @@ func TestOtherModesMetaToolsHideDenied(t *testing.T) {
 	text, e := h.call("agent_tools_gh_call", map[string]any{"toolName": "delete_repo", "arguments": map[string]any{"owner": "a", "repo": "b"}})
 	if e == nil || e["code"] != "UNKNOWN_TOOL" || strings.Contains(text, "gh_delete_repo") {
 		t.Fatalf("got %s", text)
+	}
+}
+
+// A provider waiting for a person's login reaches the model as
+// PROVIDER_NEEDS_LOGIN with the login command, in every mode, not as
+// PROVIDER_UNAVAILABLE "retried on the next call".
+func TestNeedsLoginKeepsItsCode(t *testing.T) {
+	for _, mode := range []facade.Mode{facade.Progressive, facade.Search, facade.Flat} {
+		t.Run(string(mode), func(t *testing.T) {
+			up := providertest.New(catalog.ProviderInfo{ID: "ev", Kind: "mcp"})
+			up.SetError(toolerr.New(toolerr.ProviderNeedsLogin, "Run `agent-tools auth login ev`, then retry.", "provider %q needs a login", "ev"))
+			h := newHarness(t, setup{mode: mode, extra: []provider.Provider{up}})
+			var e map[string]any
+			switch mode {
+			case facade.Progressive:
+				_, e = h.call("agent_tools_ev_call", map[string]any{"toolName": "echo", "arguments": map[string]any{}})
+			case facade.Search:
+				_, e = h.call("agent_tools_call", map[string]any{"tool": "ev_echo", "arguments": map[string]any{}})
+			default:
+				_, e = h.call("ev_echo", map[string]any{})
+			}
+			if e["code"] != "PROVIDER_NEEDS_LOGIN" || !strings.Contains(fmt.Sprint(e["hint"]), "auth login ev") {
+				t.Fatalf("needs-login provider answered %v", e)
+			}
+		})
 	}
 }
