@@ -400,7 +400,11 @@ func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipel
 	ctx, stop := f.heartbeat(ctx, mreq, req)
 	resp := f.withPending(req, f.run(ctx, req)) // code.go: tokens a script drew go to the model
 	stop()
-	return render(resp)
+	out := render(resp)
+	if f.opts.Mode == Text && resp.Result != nil && resp.Result.Content != nil {
+		out.Content = []sdk.Content{&sdk.TextContent{Text: resp.Result.Text}} // the text mode reads the rendering
+	}
+	return out
 }
 
 // identityOf is who the caller authenticated as: the transport's bearer
@@ -437,7 +441,10 @@ func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 		if ip.ClientInfo != nil {
 			req.Client = ip.ClientInfo.Name
 		}
-		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil {
+		// Elicitation needs a session to send the request on: a per-request
+		// (2026-07-28 or stateless) call has none, so a person is asked
+		// out of band (the console) or the agent confirms.
+		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ss.ID() != "" {
 			req.AskHuman = func(ctx context.Context, message string) (policy.Approval, error) {
 				res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: message, RequestedSchema: approvalSchema})
 				if err != nil {
@@ -529,6 +536,9 @@ func render(resp *pipeline.Response) *sdk.CallToolResult {
 		res = &provider.Result{}
 	}
 	out := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: res.Text}}}
+	if res.Content != nil {
+		out.Content = res.Content // typed, as the backend sent it (text mode renders Text instead)
+	}
 	if res.Structured != nil {
 		out.StructuredContent = res.Structured
 	}

@@ -5,6 +5,7 @@ package provider
 import (
 	"context"
 	"encoding/json"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -25,8 +26,15 @@ type Provider interface {
 
 // Result is what a backend answered, before shaping.
 type Result struct {
-	// Text is the textual result the model reads.
+	// Text is the textual result: the whole answer when Content is nil,
+	// else a rendering of Content (images, audio and resources summarised
+	// in words) for the text mode, scripts and the audit.
 	Text string
+	// Content is the answer's content blocks as the backend sent them
+	// (text, image, audio, resource link, embedded resource), kept typed
+	// end to end: the MCP result a model reads in flat and progressive
+	// mode carries them as they are. Nil when Text is the whole answer.
+	Content []sdk.Content
 	// Structured is optional machine-readable content (becomes structuredContent).
 	Structured any
 	// IsError marks a failure of the tool itself (non-zero exit, HTTP 4xx/5xx...).

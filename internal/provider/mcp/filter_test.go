@@ -127,9 +127,12 @@ func TestToResult(t *testing.T) {
 	if res.Text != want {
 		t.Errorf("text:\n%s\nwant:\n%s", res.Text, want)
 	}
-	b, _ := json.Marshal(res.Structured)
-	if !strings.Contains(string(b), `"uri":"file:///a.txt"`) {
-		t.Errorf("structured = %s", b)
+	// The blocks themselves stay typed beside the rendering.
+	if len(res.Content) != 6 || res.Structured != nil {
+		t.Errorf("content = %d blocks, structured %v", len(res.Content), res.Structured)
+	}
+	if img, ok := res.Content[2].(*sdk.ImageContent); !ok || len(img.Data) != 3 {
+		t.Errorf("content[2] = %#v", res.Content[2])
 	}
 	// The upstream's own structured content wins; big binaries are not kept.
 	res = toResult(&sdk.CallToolResult{StructuredContent: map[string]any{"k": 1}, Content: []sdk.Content{&sdk.ImageContent{Data: make([]byte, 5)}}}, 0)
@@ -137,8 +140,8 @@ func TestToResult(t *testing.T) {
 		t.Errorf("structured = %s", b)
 	}
 	res = toResult(&sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: make([]byte, maxKeptBinary+1)}}}, 0)
-	if res.Structured != nil {
-		t.Error("kept a big image in Structured")
+	if res.Structured != nil || res.Content != nil {
+		t.Error("kept a big image")
 	}
 	// Truncation never splits a character.
 	if got := capBytes("aé", 2); got != "a\n[upstream result truncated: 1 bytes of 3 bytes kept]" {

@@ -252,8 +252,8 @@ func TestResults(t *testing.T) {
 	if res.Text != "a red dot\n[image/png, 15 bytes]" {
 		t.Errorf("image text = %q", res.Text)
 	}
-	if st, _ := json.Marshal(res.Structured); !strings.Contains(string(st), `"mimeType":"image/png"`) {
-		t.Errorf("image structured = %s", st)
+	if img, ok := res.Content[len(res.Content)-1].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" {
+		t.Errorf("image content = %#v", res.Content)
 	}
 	res = mustCall(t, p, "fail", `{}`)
 	if !res.IsError || res.Text != "no such file" {

@@ -15,10 +15,11 @@ import (
 // Structured when the upstream sent no structuredContent of its own.
 const maxKeptBinary = 1 << 20
 
-// toResult maps an upstream CallToolResult: text parts joined by newlines
-// (capped at maxText bytes), non-text parts summarised in the text, the
-// upstream's structuredContent as Structured (else, when there are non-text
-// parts, the content list itself), isError as IsError.
+// toResult maps an upstream CallToolResult: its content blocks as they are
+// (Content, unless they are one text or too large), a text rendering of them
+// (text parts joined by newlines, capped at maxText bytes, non-text parts
+// summarised in words) for the text mode and scripts, the upstream's
+// structuredContent as Structured, isError as IsError.
 func toResult(res *sdk.CallToolResult, maxText int) *provider.Result {
 	out := &provider.Result{IsError: res.IsError, Structured: res.StructuredContent}
 	var b strings.Builder
@@ -68,8 +69,11 @@ func toResult(res *sdk.CallToolResult, maxText int) *provider.Result {
 		}
 	}
 	out.Text = capBytes(b.String(), maxText)
-	if out.Structured == nil && nonText && binary <= maxKeptBinary {
-		out.Structured = map[string]any{"content": res.Content}
+	if (nonText || len(res.Content) > 1) && binary <= maxKeptBinary {
+		// The blocks themselves, typed, for the MCP answer (the text above
+		// is their rendering for the text mode and scripts); an image is
+		// an image to the model, not "[image/png, 1234 bytes]".
+		out.Content = res.Content
 	}
 	return out
 }
