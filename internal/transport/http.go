@@ -106,7 +106,7 @@ type HTTPOptions struct {
 type HTTP struct {
 	opts    HTTPOptions
 	log     *slog.Logger
-	mcp     *sdk.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
+	mcp     sdkHandlers // /mcp's; profiles have their own (endpoints)
 	eps     endpoints
 	mux     *http.ServeMux
 	auth    *authenticator
@@ -155,7 +155,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
-	h.mcp = h.newSDKHandler(o.Server)
+	h.mcp = h.newSDKHandlers(o.Server)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h.route("mcp", h.guard(h.authenticate(h.serveMCP))))
 	mux.Handle(ProfilePath, h.route("mcp_profile", h.guard(h.authenticate(h.serveProfile))))
@@ -208,6 +208,7 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid Mcp-Session-Id header: want visible ASCII characters only")
 		return
 	}
+	perRequest := h.opts.Stateless || h.perRequest(r)
 	if r.Method == http.MethodPost {
 		if !h.batchAllowed(w, r) {
 			return
@@ -221,19 +222,29 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
 			return
 		}
-		if !h.sessionRequired(w, r) { // http_session.go
-			return
+		if !perRequest {
+			ok, pr := h.sessionRequired(w, r) // http_session.go
+			if !ok {
+				return
+			}
+			perRequest = pr
 		}
 		h.inPosts.Add(1)
 		defer h.inPosts.Add(-1)
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.routeSession(w, r, id) {
-		return
-	}
 	if c := h.opts.Cluster; c != nil && c.Node != nil {
 		w.Header().Set(HeaderReplica, c.Node.ID)
 	}
-	h.handlerFor(r).ServeHTTP(w, r) // http_profiles.go: each endpoint its own sessions
+	hs := h.handlerFor(r) // http_profiles.go: each endpoint its own sessions
+	if perRequest {
+		// No session: any replica serves it, nothing to route or register.
+		hs.perRequest.ServeHTTP(w, r)
+		return
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.routeSession(w, r, id) {
+		return
+	}
+	hs.sessions.ServeHTTP(w, r)
 	h.registerSession(w, r)
 }
 
