@@ -334,6 +334,12 @@ func TestToggleNotifiesEverySession(t *testing.T) {
 
 // A person's "always allow" through elicitation is remembered by canonical
 // name in the store next to the config; the next call does not ask.
+// elicitingVersion is the protocol version of the clients that answer
+// confirmations by elicitation: a session version, where the server asks
+// the client in the middle of a call (2026-07-28 has no session to ask on;
+// see docs/protocol.md).
+var elicitingVersion = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func TestElicitationAlwaysAllow(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "decisions.json")
@@ -349,7 +355,7 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 			asked.Add(1)
 			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "always"}}, nil
 		},
-	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, elicitingVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,7 +448,7 @@ func TestDecisionsInEveryMode(t *testing.T) {
 					asked.Add(1)
 					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
 				},
-			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, elicitingVersion)
 			if err != nil {
 				t.Fatal(err)
 			}
