@@ -238,6 +238,17 @@ func TestPerRequestOnDefaultEndpoint(t *testing.T) {
 	if n := h.Sessions(); n != 1 {
 		t.Errorf("%d sessions, want only the initialized one", n)
 	}
+	// Draining: a per-request call is a new arrival (503, retry elsewhere);
+	// a session's request is still served.
+	h.draining.Store(true)
+	resp = perRequestPost(t, url, "tools/list", `{`+perRequestMeta+`}`, nil)
+	if body := readBody(t, resp); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("per-request call while draining: %d %s", resp.StatusCode, body)
+	}
+	resp = post(t, srv.URL, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"})
+	if body := readBody(t, resp); resp.StatusCode != 200 {
+		t.Errorf("session request while draining: %d %s", resp.StatusCode, body)
+	}
 }
 
 // TestPerRequestSameGuards: a 2026-07-28 request passes the same bearer
