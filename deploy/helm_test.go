@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -445,7 +444,6 @@ func TestHelmChartMatchesKustomize(t *testing.T) {
 		kc.ReadinessProbe.HTTPGet.Path != hc.ReadinessProbe.HTTPGet.Path || kc.LivenessProbe.HTTPGet.Path != hc.LivenessProbe.HTTPGet.Path {
 		t.Errorf("kustomize %q %v, helm %q %v", kc.Args, kc.Ports, hc.Args, hc.Ports)
 	}
-	var ch *chart.Chart
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
