@@ -189,7 +189,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHT
 // AuthEnabled reports whether inbound auth is configured.
 func (h *HTTP) AuthEnabled() bool { return h.auth.enabled() }
 
-// Sessions counts the connected MCP sessions.
+// Sessions counts the connected MCP sessions of /mcp, and the 2026-07-28
+// requests in flight there (each has a session object while it runs, a
+// subscriptions/listen stream for as long as it listens).
 func (h *HTTP) Sessions() int {
 	n := 0
 	for range h.opts.Server.Sessions() {
