@@ -269,8 +269,9 @@ func TestCallsRacingToggles(t *testing.T) {
 	}
 }
 
-// SetEnabled reaches an MCP session (list_changed, tools/list) and an
-// in-process session (ToolsChanged, Tools) at once; discovery follows.
+// SetEnabled reaches an MCP client (list_changed, tools/list; a
+// 2026-07-28 one, listening on subscriptions/listen) and an in-process
+// session (ToolsChanged, Tools) at once; discovery follows.
 func TestToggleNotifiesEverySession(t *testing.T) {
 	rt := newRT(t, agenttools.Options{Mode: "flat"})
 	must(t, rt.AddPlugin("clients", agenttools.PluginOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}}))
@@ -283,11 +284,14 @@ func TestToggleNotifiesEverySession(t *testing.T) {
 	changed := make(chan struct{}, 8)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	if cs.ID() != "" { // no session: list_changed comes on its subscriptions/listen stream
+		t.Fatalf("a 2026-07-28 client got session %q", cs.ID())
+	}
 	in := rt.NewSession(agenttools.SessionOptions{})
 	defer in.Close()
 	names := func() string {
