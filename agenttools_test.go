@@ -383,6 +383,40 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 	}
 }
 
+// At 2026-07-28 there is no session to ask the client on: a client that
+// can elicit is not asked (the runtime does not send input requests yet,
+// docs/protocol.md) and gets the agent's confirmation instead, which works.
+func TestElicitationAt20260728FallsBackToTheAgent(t *testing.T) {
+	rt := newRT(t, agenttools.Options{Mode: "flat"})
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop))
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	var asked atomic.Int64
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked.Add(1)
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "CONFIRMATION_REQUIRED") {
+		t.Fatalf("unconfirmed call: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{"agent_tools_confirm": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("confirmed by the agent: %v %+v", err, res)
+	}
+	if asked.Load() != 0 {
+		t.Errorf("the client was asked %d times", asked.Load())
+	}
+}
+
 func TestCorruptDecisionStoreStarts(t *testing.T) {
 	store := filepath.Join(t.TempDir(), "decisions.json")
 	must(t, os.WriteFile(store, []byte("\x00garbage"), 0o600))
