@@ -292,6 +292,9 @@ func TestHelmChart(t *testing.T) {
 			if _, ok := env["AGENT_TOOLS_REPLICA_ID"]; !ok {
 				t.Error("no AGENT_TOOLS_REPLICA_ID")
 			}
+			if _, ok := env["AGENT_TOOLS_TOKEN"]; ok == (tc.name == "full") {
+				t.Errorf("AGENT_TOOLS_TOKEN in the environment: %v (the full values drop the default's entry with null)", ok)
+			}
 			switch tc.redis {
 			case "bundled":
 				if !hasEnvValue(c.Env, "REDIS_URL", "redis://at-agent-tools-redis:6379/0") {
