@@ -269,8 +269,9 @@ func TestCallsRacingToggles(t *testing.T) {
 	}
 }
 
-// SetEnabled reaches an MCP session (list_changed, tools/list) and an
-// in-process session (ToolsChanged, Tools) at once; discovery follows.
+// SetEnabled reaches an MCP client (list_changed, tools/list; a
+// 2026-07-28 one, listening on subscriptions/listen) and an in-process
+// session (ToolsChanged, Tools) at once; discovery follows.
 func TestToggleNotifiesEverySession(t *testing.T) {
 	rt := newRT(t, agenttools.Options{Mode: "flat"})
 	must(t, rt.AddPlugin("clients", agenttools.PluginOptions{Description: "Clients of the service.", ReadOnly: []string{"list"}}))
@@ -283,11 +284,14 @@ func TestToggleNotifiesEverySession(t *testing.T) {
 	changed := make(chan struct{}, 8)
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
-	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	if cs.ID() != "" { // no session: list_changed comes on its subscriptions/listen stream
+		t.Fatalf("a 2026-07-28 client got session %q", cs.ID())
+	}
 	in := rt.NewSession(agenttools.SessionOptions{})
 	defer in.Close()
 	names := func() string {
@@ -334,6 +338,12 @@ func TestToggleNotifiesEverySession(t *testing.T) {
 
 // A person's "always allow" through elicitation is remembered by canonical
 // name in the store next to the config; the next call does not ask.
+// elicitingVersion is the protocol version of the clients that answer
+// confirmations by elicitation: a session version, where the server asks
+// the client in the middle of a call (2026-07-28 has no session to ask on;
+// see docs/protocol.md).
+var elicitingVersion = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
 func TestElicitationAlwaysAllow(t *testing.T) {
 	dir := t.TempDir()
 	store := filepath.Join(dir, "decisions.json")
@@ -349,7 +359,7 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 			asked.Add(1)
 			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "always"}}, nil
 		},
-	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, elicitingVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -370,6 +380,40 @@ func TestElicitationAlwaysAllow(t *testing.T) {
 	// In-process, another session: the decision holds there too.
 	if _, err := rt.Call(ctx, "booking_cancel", nil); err != nil {
 		t.Fatalf("in-process after always: %v", err)
+	}
+}
+
+// At 2026-07-28 there is no session to ask the client on: a client that
+// can elicit is not asked (the runtime does not send input requests yet,
+// docs/protocol.md) and gets the agent's confirmation instead, which works.
+func TestElicitationAt20260728FallsBackToTheAgent(t *testing.T) {
+	rt := newRT(t, agenttools.Options{Mode: "flat"})
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "booking", Action: "cancel", Description: "Cancel a booking."}, noop))
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	var asked atomic.Int64
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked.Add(1)
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true}}, nil
+		},
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, &sdk.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{}})
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, "CONFIRMATION_REQUIRED") {
+		t.Fatalf("unconfirmed call: %v %+v", err, res)
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "booking_cancel", Arguments: map[string]any{"agent_tools_confirm": true}})
+	if err != nil || res.IsError {
+		t.Fatalf("confirmed by the agent: %v %+v", err, res)
+	}
+	if asked.Load() != 0 {
+		t.Errorf("the client was asked %d times", asked.Load())
 	}
 }
 
@@ -442,7 +486,7 @@ func TestDecisionsInEveryMode(t *testing.T) {
 					asked.Add(1)
 					return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approve": true, "remember": "session"}}, nil
 				},
-			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+			}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, elicitingVersion)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,3 +75,53 @@ func runTSFatal(t *testing.T, scenario string, env []string, target ...string) s
 	}
 	return obs.Fatal
 }
+
+// tsNewestVersion is the newest protocol version of the pinned TypeScript
+// SDK (its LATEST_PROTOCOL_VERSION): the TS client speaks it on every
+// endpoint. It has no 2026-07-28 yet; the go-sdk client covers that
+// (internal/transport's TestProtocolVersionByEndpoint, docs/protocol.md).
+const tsNewestVersion = "2025-11-25"
+
+// TestTSSDKEveryEndpoint: the TypeScript SDK client, in the newest version
+// it speaks, on the default /mcp, a profile's /mcp/p/<slug> and a
+// --stateless /mcp of servers that also serve 2026-07-28 per request:
+// handshake, list, call, confirmation, with a session exactly where the
+// endpoint keeps sessions.
+func TestTSSDKEveryEndpoint(t *testing.T) {
+	requirePeers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), peerTimeout)
+	defer cancel()
+	profiles := "profiles:\n  ops:\n    mode: progressive\n"
+	for _, tc := range []struct {
+		name, config, path string
+		session            bool
+	}{
+		{"default", "", "", true},
+		{"profile", profiles, "/p/ops", true},
+		{"stateless", "server:\n  http:\n    stateless: true\n", "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			project := newProject(t)
+			if tc.config != "" {
+				if err := os.WriteFile(filepath.Join(project, "agent-tools.yaml"), []byte(tc.config), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			url := startHTTP(ctx, t, project) + tc.path
+			obs := runTSWith(t, "progressive", nil, "-", url)
+			if obs.ProtocolVersion != tsNewestVersion {
+				t.Errorf("protocol version %q, want the TS SDK's newest %s", obs.ProtocolVersion, tsNewestVersion)
+			}
+			if (obs.SessionID != "") != tc.session {
+				t.Errorf("session id %q on %s", obs.SessionID, tc.name)
+			}
+			if !obs.Pinged {
+				t.Error("no ping")
+			}
+			assertToolSet(t, obs.toolNames(), "agent_tools_help", "agent_tools_local_discover", "agent_tools_local_call",
+				"agent_tools_builtin_discover", "agent_tools_builtin_call")
+			assertGreet(t, obs.step(t, "greet"), "Ada Lovelace ☃")
+			assertEnvelope(t, "touchNoConfirm", obs.step(t, "touchNoConfirm"), "CONFIRMATION_REQUIRED")
+		})
+	}
+}

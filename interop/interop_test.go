@@ -242,11 +242,14 @@ type errorEnvelope struct {
 
 // observation is what ts-client.mjs prints. Step results are in Steps.
 type observation struct {
-	Fatal        string     `json:"fatal"`
-	ServerStderr string     `json:"serverStderr"`
-	Pinged       bool       `json:"pinged"`
-	Tools        []toolInfo `json:"tools"`
-	ServerInfo   struct {
+	Fatal        string `json:"fatal"`
+	ServerStderr string `json:"serverStderr"`
+	Pinged       bool   `json:"pinged"`
+	// ProtocolVersion and SessionID: what an HTTP handshake settled.
+	ProtocolVersion string     `json:"protocolVersion"`
+	SessionID       string     `json:"sessionId"`
+	Tools           []toolInfo `json:"tools"`
+	ServerInfo      struct {
 		Name string `json:"name"`
 	} `json:"serverInfo"`
 	Steps map[string]callResult `json:"-"`

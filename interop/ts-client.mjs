@@ -204,6 +204,11 @@ async function main() {
       pinged: (await client.ping(opts)) !== undefined,
       ...(await scenario(api)),
     };
+    if (transport instanceof StreamableHTTPClientTransport) {
+      // What the HTTP handshake settled: the version and the session (if any).
+      observed.protocolVersion = transport.protocolVersion ?? null;
+      observed.sessionId = transport.sessionId ?? null;
+    }
     await close(false);
     clearTimeout(watchdog);
     emit({ ...observed, serverStderr }, 0);

@@ -22,6 +22,13 @@
 // floor, runtime) are called in turn, call by call, the order rotating every
 // round so that none always runs first.
 //
+// Over HTTP the runtime is called twice more per round, on the same /mcp:
+// as a session client (protocol 2025-11-25: initialize, then
+// Mcp-Session-Id) — the "runtime" column and the goals — and as a
+// per-request client (2026-07-28: no session, each POST carries its version
+// and capabilities) — the "per-request" line, with its ratio to the session
+// path (--per-request=false leaves it out).
+//
 // Goals: runtime/direct at most 2.0 over HTTP and 2.2 over stdio (p50), and
 // runtime/floor at most 1.10 (p50; docs/measured.md).
 package main
@@ -79,8 +86,14 @@ type result struct {
 	OverFloorP50 float64 `json:"runtime_over_floor_p50,omitempty"`
 	OverFloorP99 float64 `json:"runtime_over_floor_p99,omitempty"`
 	FloorGoal    float64 `json:"floor_goal,omitempty"`
-	Goal         float64 `json:"goal"`
-	Pass         bool    `json:"pass"`
+	// PerRequest is the runtime called at protocol 2026-07-28 on the same
+	// endpoint (HTTP only): no session, each call one self-contained POST.
+	// PerRequestOverSession is its p50 and p99 over the session path's.
+	PerRequest               *stats  `json:"per_request,omitempty"`
+	PerRequestOverSessionP50 float64 `json:"per_request_over_session_p50,omitempty"`
+	PerRequestOverSessionP99 float64 `json:"per_request_over_session_p99,omitempty"`
+	Goal                     float64 `json:"goal"`
+	Pass                     bool    `json:"pass"`
 }
 
 type report struct {
@@ -97,6 +110,15 @@ const floorGoal = 1.10
 
 var only *bool
 
+// perRequest adds the runtime's 2026-07-28 path over HTTP (--per-request).
+var perRequest *bool
+
+// The protocol versions of the runtime's two HTTP paths.
+const (
+	sessionVersion    = "2025-11-25"
+	perRequestVersion = "2026-07-28"
+)
+
 func main() {
 	upstream := flag.String("upstream", "", "run as the echo upstream over stdio or http (internal)")
 	n := flag.Int("n", 2000, "measured calls per path and transport")
@@ -109,6 +131,7 @@ func main() {
 	only = flag.Bool("only-runtime", false, "call only through the runtime (no direct or floor path, no ratios): to profile the runtime's side with -cpuprofile/-memprofile")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
 	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (docs/http-security.md) that match every call: their per-call cost against a run without")
+	perRequest = flag.Bool("per-request", true, "over HTTP, also call the runtime at protocol 2026-07-28 (no session) beside the session path (2025-11-25)")
 	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 
@@ -188,6 +211,12 @@ func printTable(w io.Writer, rep report) {
 			r.Direct.P50US, r.Direct.P99US, fl.P50US, fl.P99US, r.Runtime.P50US, r.Runtime.P99US, r.RatioP50, r.FloorRatio,
 			r.OverFloorP50, r.OverFloorP99, verdict, r.Goal, floorGoal)
 	}
+	for _, r := range rep.Results {
+		if pr := r.PerRequest; pr != nil {
+			fmt.Fprintf(w, "\n%s, same /mcp: session (%s) p50 %.0fµs p99 %.0fµs; per-request (%s) p50 %.0fµs p99 %.0fµs: per-request/session %.2f× p50, %.2f× p99\n",
+				r.Transport, sessionVersion, r.Runtime.P50US, r.Runtime.P99US, perRequestVersion, pr.P50US, pr.P99US, r.PerRequestOverSessionP50, r.PerRequestOverSessionP99)
+		}
+	}
 }
 
 // measure calls the upstream directly and through the runtime, alternating.
@@ -210,7 +239,7 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 	client := func() *sdk.Client {
 		return sdk.NewClient(&sdk.Implementation{Name: "overhead", Version: "1"}, nil)
 	}
-	var direct, viaRuntime, viaFloor, floorUp *sdk.ClientSession
+	var direct, viaRuntime, viaFloor, floorUp, viaPerRequest *sdk.ClientSession
 	var providerYAML string
 	switch tr {
 	case "stdio":
@@ -308,8 +337,20 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		srv := &http.Server{Handler: h}
 		go func() { _ = srv.Serve(ln) }() // ErrServerClosed at Close
 		defer srv.Close()
-		viaRuntime, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + ln.Addr().String() + transport.MCPPath}, nil)
-		if err != nil || !withFloor {
+		endpoint := "http://" + ln.Addr().String() + transport.MCPPath
+		viaRuntime, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint}, &sdk.ClientSessionOptions{ProtocolVersion: sessionVersion})
+		if err != nil {
+			break
+		}
+		if *perRequest && !*only {
+			if viaPerRequest, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint}, &sdk.ClientSessionOptions{ProtocolVersion: perRequestVersion}); err != nil {
+				break
+			}
+			if viaPerRequest.ID() != "" || viaRuntime.ID() == "" {
+				return result{}, fmt.Errorf("session ids: per-request %q, session %q: the two paths are not what they claim", viaPerRequest.ID(), viaRuntime.ID())
+			}
+		}
+		if !withFloor {
 			break
 		}
 		fln, ferr := net.Listen("tcp", "127.0.0.1:0")
@@ -329,6 +370,10 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 	if withFloor {
 		defer viaFloor.Close()
 		sessions = append(sessions, viaFloor, floorUp)
+	}
+	if viaPerRequest != nil {
+		defer viaPerRequest.Close()
+		sessions = append(sessions, viaPerRequest)
 	}
 
 	// Like any client, both list the tools first (the SDK then uses their
@@ -357,7 +402,7 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		}
 		return d, nil
 	}
-	var dd, rd, fd []time.Duration
+	var dd, rd, fd, pd []time.Duration
 	paths := []struct {
 		what string
 		cs   *sdk.ClientSession
@@ -371,6 +416,14 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			tool string
 			out  *[]time.Duration
 		}{"through the bare proxy", viaFloor, "echo", &fd})
+	}
+	if viaPerRequest != nil {
+		paths = append(paths, struct {
+			what string
+			cs   *sdk.ClientSession
+			tool string
+			out  *[]time.Duration
+		}{"through the runtime, per request", viaPerRequest, "ev_echo", &pd})
 	}
 	if *only {
 		paths = paths[1:2]
@@ -400,6 +453,12 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		r.OverFloorP50 = round2(r.Runtime.P50US / r.Floor.P50US)
 		r.OverFloorP99 = round2(r.Runtime.P99US / r.Floor.P99US)
 		r.FloorGoal = floorGoal
+	}
+	if viaPerRequest != nil {
+		p := summarize(pd)
+		r.PerRequest = &p
+		r.PerRequestOverSessionP50 = round2(p.P50US / r.Runtime.P50US)
+		r.PerRequestOverSessionP99 = round2(p.P99US / r.Runtime.P99US)
 	}
 	r.Pass = r.RatioP50 <= r.Goal && (r.Floor == nil || r.OverFloorP50 <= floorGoal)
 	return r, nil

@@ -126,9 +126,16 @@ func clusterProject(t *testing.T, extraYAML string) string {
 
 func connectURL(t *testing.T, u string, hdr http.Header) *sdk.ClientSession {
 	t.Helper()
+	return connectVersion(t, u, hdr, "")
+}
+
+// connectVersion is connectURL speaking protocol version v ("" = the
+// client's newest).
+func connectVersion(t *testing.T, u string, hdr http.Header, v string) *sdk.ClientSession {
+	t.Helper()
 	hc := &http.Client{Transport: headerRT{hdr}}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "cluster-test", Version: "1"}, nil).
-		Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: u + "/mcp", HTTPClient: hc}, nil)
+		Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: u + "/mcp", HTTPClient: hc}, &sdk.ClientSessionOptions{ProtocolVersion: v})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +188,74 @@ func TestClusterStateless(t *testing.T) {
 	}
 	lb := roundRobin(t, rs...)
 	cs := connectURL(t, lb.URL, nil)
+	tokenAndLoopGuardAcross(t, cs, dir)
 
+	// Redis goes away: degraded, still answering; back: ready again.
+	srv.Stop()
+	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "degraded" {
+		t.Fatalf("readyz without Redis = %d %v", st, body)
+	}
+	if res := callTool(t, cs, "deploy", map[string]any{"env": "dev"}); errorOf(t, res)["code"] != "CONFIRMATION_REQUIRED" {
+		t.Fatalf("call during the outage: %+v", res)
+	}
+	srv.Restart()
+	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "ready" {
+		t.Fatalf("readyz after Redis returned = %d %v", st, body)
+	}
+
+	// Every replica served and audited with its own id (read once they
+	// stopped: the audit file is buffered until shutdown or 100 ms).
+	for _, r := range rs {
+		r.kill()
+	}
+	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
+	for _, r := range rs {
+		if !strings.Contains(string(audit), `"replica":"`+r.id+`"`) {
+			t.Errorf("no audit record from %s", r.id)
+		}
+	}
+	if !strings.Contains(string(audit), `"request_id":"`) || !strings.Contains(string(audit), `"identity":"process:`) {
+		t.Errorf("audit lacks request id or identity:\n%s", audit)
+	}
+}
+
+// TestClusterPerRequestOnDefaultEndpoint: replicas serving sessions (no
+// --stateless) behind a round-robin proxy: a 2026-07-28 client needs no
+// sticky routing, its confirmation token is redeemed on another replica
+// and the loop guard counts its failures across replicas (both keyed by
+// its identity: it has no session), while a session client on each
+// replica works beside it.
+func TestClusterPerRequestOnDefaultEndpoint(t *testing.T) {
+	srv := redistest.Start(t)
+	dir := clusterProject(t, "")
+	env := map[string]string{"REDIS_URL": srv.URL}
+	rs := []*replica{startReplica(t, dir, "d1", env), startReplica(t, dir, "d2", env), startReplica(t, dir, "d3", env)}
+	var legacy []*sdk.ClientSession
+	for _, r := range rs {
+		cs := connectVersion(t, r.url, nil, "2025-11-25")
+		if !strings.HasPrefix(cs.ID(), r.id+".") {
+			t.Fatalf("session id %q does not name replica %s", cs.ID(), r.id)
+		}
+		legacy = append(legacy, cs)
+	}
+	lb := roundRobin(t, rs...)
+	cs := connectVersion(t, lb.URL, nil, "2026-07-28")
+	if cs.ID() != "" || cs.InitializeResult().ProtocolVersion != "2026-07-28" {
+		t.Fatalf("per-request client: session %q, version %s", cs.ID(), cs.InitializeResult().ProtocolVersion)
+	}
+	tokenAndLoopGuardAcross(t, cs, dir)
+	for i, l := range legacy {
+		if e := errorOf(t, callTool(t, l, "deploy", map[string]any{"env": "staging"})); e["code"] != "CONFIRMATION_REQUIRED" {
+			t.Errorf("session client on %s: %v", rs[i].id, e)
+		}
+	}
+}
+
+// tokenAndLoopGuardAcross: through cs, whose calls a round-robin proxy
+// spreads over replicas, a confirmation token is redeemed once on another
+// replica, and identical failures are refused from the third on.
+func tokenAndLoopGuardAcross(t *testing.T, cs *sdk.ClientSession, dir string) {
+	t.Helper()
 	// A token from one replica, redeemed on whichever answers next, once.
 	e := errorOf(t, callTool(t, cs, "deploy", map[string]any{"env": "prod"}))
 	tok, _ := e["confirm_token"].(string)
@@ -210,34 +284,6 @@ func TestClusterStateless(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "broken.count"))
 	if n := strings.Count(string(b), "run"); n != 6 {
 		t.Errorf("the backend ran %d times, want 6 (refused from the 7th)", n)
-	}
-
-	// Redis goes away: degraded, still answering; back: ready again.
-	srv.Stop()
-	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "degraded" {
-		t.Fatalf("readyz without Redis = %d %v", st, body)
-	}
-	if res := callTool(t, cs, "deploy", map[string]any{"env": "dev"}); errorOf(t, res)["code"] != "CONFIRMATION_REQUIRED" {
-		t.Fatalf("call during the outage: %+v", res)
-	}
-	srv.Restart()
-	if st, body := readyz(t, rs[0].url); st != 200 || body["status"] != "ready" {
-		t.Fatalf("readyz after Redis returned = %d %v", st, body)
-	}
-
-	// Every replica served and audited with its own id (read once they
-	// stopped: the audit file is buffered until shutdown or 100 ms).
-	for _, r := range rs {
-		r.kill()
-	}
-	audit, _ := os.ReadFile(filepath.Join(dir, "audit.jsonl"))
-	for _, r := range rs {
-		if !strings.Contains(string(audit), `"replica":"`+r.id+`"`) {
-			t.Errorf("no audit record from %s", r.id)
-		}
-	}
-	if !strings.Contains(string(audit), `"request_id":"`) || !strings.Contains(string(audit), `"identity":"process:`) {
-		t.Errorf("audit lacks request id or identity:\n%s", audit)
 	}
 }
 
@@ -297,7 +343,8 @@ func TestClusterSessions(t *testing.T) {
 	s1 := startReplica(t, dir, "s1", env)
 	s2 := startReplica(t, dir, "s2", env)
 
-	cs := connectURL(t, s1.url, nil)
+	cs := connectVersion(t, s1.url, nil, "2025-11-25") // a session version: 2026-07-28 has no session
+
 	id := cs.ID()
 	if !strings.HasPrefix(id, "s1.") {
 		t.Fatalf("session id %q does not name its replica", id)

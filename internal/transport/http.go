@@ -107,7 +107,7 @@ type HTTPOptions struct {
 type HTTP struct {
 	opts    HTTPOptions
 	log     *slog.Logger
-	mcp     *sdk.StreamableHTTPHandler // /mcp's; profiles have their own (endpoints)
+	mcp     sdkHandlers // /mcp's; profiles have their own (endpoints)
 	eps     endpoints
 	mux     *http.ServeMux
 	auth    *authenticator
@@ -156,7 +156,7 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	if o.RatePerSecond > 0 {
 		h.limits = newLimiter(o.RatePerSecond, o.RateBurst, o.Now)
 	}
-	h.mcp = h.newSDKHandler(o.Server)
+	h.mcp = h.newSDKHandlers(o.Server)
 	mux := http.NewServeMux()
 	mux.Handle(MCPPath, h.route("mcp", h.guard(h.authenticate(h.serveMCP))))
 	mux.Handle(ProfilePath, h.route("mcp_profile", h.guard(h.authenticate(h.serveProfile))))
@@ -190,7 +190,9 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHT
 // AuthEnabled reports whether inbound auth is configured.
 func (h *HTTP) AuthEnabled() bool { return h.auth.enabled() }
 
-// Sessions counts the connected MCP sessions.
+// Sessions counts the connected MCP sessions of /mcp, and the 2026-07-28
+// requests in flight there (each has a session object while it runs, a
+// subscriptions/listen stream for as long as it listens).
 func (h *HTTP) Sessions() int {
 	n := 0
 	for range h.opts.Server.Sessions() {
@@ -209,6 +211,7 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "invalid Mcp-Session-Id header: want visible ASCII characters only")
 		return
 	}
+	perRequest := h.opts.Stateless || h.perRequest(r)
 	if r.Method == http.MethodPost {
 		if !h.batchAllowed(w, r) {
 			return
@@ -222,19 +225,29 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
 			return
 		}
-		if !h.sessionRequired(w, r) { // http_session.go
-			return
+		if !perRequest {
+			ok, pr := h.sessionRequired(w, r) // http_session.go
+			if !ok {
+				return
+			}
+			perRequest = pr
 		}
 		h.inPosts.Add(1)
 		defer h.inPosts.Add(-1)
 	}
-	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.routeSession(w, r, id) {
-		return
-	}
 	if c := h.opts.Cluster; c != nil && c.Node != nil {
 		w.Header().Set(HeaderReplica, c.Node.ID)
 	}
-	h.handlerFor(r).ServeHTTP(w, r) // http_profiles.go: each endpoint its own sessions
+	hs := h.handlerFor(r) // http_profiles.go: each endpoint its own sessions
+	if perRequest {
+		// No session: any replica serves it, nothing to route or register.
+		hs.perRequest.ServeHTTP(w, r)
+		return
+	}
+	if id := r.Header.Get("Mcp-Session-Id"); id != "" && !h.routeSession(w, r, id) {
+		return
+	}
+	hs.sessions.ServeHTTP(w, r)
 	h.registerSession(w, r)
 }
 

@@ -139,13 +139,46 @@ func (h *HTTP) guard(next http.HandlerFunc) http.HandlerFunc {
 		hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate, Retry-After")
 		if r.Method == http.MethodOptions {
 			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
-			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			hd.Set("Access-Control-Allow-Headers", allowHeaders(r.Header.Values("Access-Control-Request-Headers")))
 			hd.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
 		next(w, r)
 	}
+}
+
+// corsHeaders are the request headers a browser client may send: the
+// session versions' and the per-request version's (Mcp-Method, Mcp-Name,
+// and an Mcp-Param-<name> per tool argument its schema maps to a header).
+const corsHeaders = "Authorization, Content-Type, Accept, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+
+// allowHeaders answers a preflight's Access-Control-Request-Headers:
+// corsHeaders, plus the Mcp-Param-* headers it asks for (their names depend
+// on the tools, so they cannot be listed ahead).
+func allowHeaders(requested []string) string {
+	out, n := corsHeaders, 0
+	for _, v := range requested {
+		for _, name := range strings.Split(v, ",") {
+			name = strings.TrimSpace(name)
+			if len(name) > len("mcp-param-") && len(name) <= 128 && strings.EqualFold(name[:len("mcp-param-")], "mcp-param-") && token(name) && n < 64 {
+				out += ", " + name
+				n++
+			}
+		}
+	}
+	return out
+}
+
+// token reports whether s is an HTTP header name (RFC 9110 token).
+func token(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // clipHeader makes a header value safe to echo in an error: printable ASCII,

@@ -16,8 +16,8 @@ const ProfilePath = MCPPath + "/p/"
 // SDK handler's getServer.
 type profileServerKey struct{}
 
-// endpoints are the SDK handlers of the profile endpoints, one per MCP
-// server. Each endpoint has a handler of its own, so its own session table:
+// endpoints are the SDK handlers of the profile endpoints, one pair per MCP
+// server. Each endpoint has handlers of its own, so its own session table:
 // a session created on /mcp/p/ops is unknown to /mcp (and the other way
 // round), and a request carrying it there gets the SDK's 404 "session not
 // found", which the MCP spec prescribes for an unknown session (the client
@@ -25,25 +25,46 @@ type profileServerKey struct{}
 // the request to the session's own server: another profile's view.
 type endpoints struct {
 	mu sync.Mutex
-	m  map[*sdk.Server]*sdk.StreamableHTTPHandler
+	m  map[*sdk.Server]sdkHandlers
 }
 
-// newSDKHandler is the SDK's Streamable HTTP handler serving srv's sessions.
-func (h *HTTP) newSDKHandler(srv *sdk.Server) *sdk.StreamableHTTPHandler {
+// sdkHandlers are one endpoint's two SDK handlers (docs/protocol.md):
+// sessions serves the protocol versions up to 2025-11-25 (initialize, then
+// Mcp-Session-Id on every request); perRequest serves 2026-07-28 and later,
+// where each POST carries its protocol version and capabilities and no
+// session exists. With HTTPOptions.Stateless both are the per-request one.
+type sdkHandlers struct {
+	sessions, perRequest *sdk.StreamableHTTPHandler
+}
+
+// newSDKHandlers are the SDK's Streamable HTTP handlers serving srv.
+func (h *HTTP) newSDKHandlers(srv *sdk.Server) sdkHandlers {
+	perRequest := h.newSDKHandler(srv, true)
+	if h.opts.Stateless {
+		return sdkHandlers{sessions: perRequest, perRequest: perRequest}
+	}
+	return sdkHandlers{sessions: h.newSDKHandler(srv, false), perRequest: perRequest}
+}
+
+func (h *HTTP) newSDKHandler(srv *sdk.Server, stateless bool) *sdk.StreamableHTTPHandler {
 	o := h.opts
 	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, &sdk.StreamableHTTPOptions{
-		Stateless:      o.Stateless,
+		Stateless:      stateless,
 		JSONResponse:   o.JSONResponse,
 		Logger:         o.Logger,
 		SessionTimeout: o.SessionTimeout,
 		// The Host check (guard) replaces the SDK's (same rule, plus AllowedHosts).
 		DisableLocalhostProtection: true,
 		MaxRequestBodyBytes:        o.BodyLimit,
+		// A 2026-07-28 request lives as long as its POST: a client that
+		// hung up can no longer get the result, so its call is cancelled
+		// (older versions are unaffected: their calls belong to the session).
+		PropagateRequestCancellation: true,
 	})
 }
 
-// handlerFor is the SDK handler of r's endpoint: its profile's, else /mcp's.
-func (h *HTTP) handlerFor(r *http.Request) *sdk.StreamableHTTPHandler {
+// handlerFor is the SDK handlers of r's endpoint: its profile's, else /mcp's.
+func (h *HTTP) handlerFor(r *http.Request) sdkHandlers {
 	srv, ok := r.Context().Value(profileServerKey{}).(*sdk.Server)
 	if !ok || srv == h.opts.Server {
 		return h.mcp
@@ -54,9 +75,9 @@ func (h *HTTP) handlerFor(r *http.Request) *sdk.StreamableHTTPHandler {
 		return sh
 	}
 	if h.eps.m == nil {
-		h.eps.m = map[*sdk.Server]*sdk.StreamableHTTPHandler{}
+		h.eps.m = map[*sdk.Server]sdkHandlers{}
 	}
-	sh := h.newSDKHandler(srv)
+	sh := h.newSDKHandlers(srv)
 	h.eps.m[srv] = sh
 	return sh
 }

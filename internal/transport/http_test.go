@@ -202,6 +202,9 @@ func TestHTTPClientWithAndWithoutAuth(t *testing.T) {
 			if err != nil || res.IsError || res.Content[0].(*sdk.TextContent).Text != "hi" {
 				t.Fatalf("call: %v %+v", err, res)
 			}
+			if cs.InitializeResult().ProtocolVersion >= PerRequestVersion {
+				return // ping is gone from the per-request protocol
+			}
 			if err := cs.Ping(ctx, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -474,7 +477,8 @@ func TestIsLoopbackAddr(t *testing.T) {
 }
 
 // TestHTTPJSONResponse: with JSONResponse, POSTs are answered with one JSON
-// body, and the go-sdk client still gets progress (on the GET stream).
+// body, and a go-sdk client on a session still gets progress (on the GET
+// stream); at 2026-07-28 there is no GET stream, so only the result.
 func TestHTTPJSONResponse(t *testing.T) {
 	_, srv, _ := start(t, HTTPOptions{JSONResponse: true})
 	resp := post(t, srv.URL, initBody, nil)
@@ -482,17 +486,25 @@ func TestHTTPJSONResponse(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") || !strings.HasPrefix(body, "{") {
 		t.Fatalf("initialize: %d %s %q", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
-	var progress atomic.Int32
-	cs := connect(t, srv.URL, nil, &sdk.ClientOptions{
-		ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
-	})
-	p := &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
-	p.SetProgressToken("p1")
-	if _, err := cs.CallTool(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
-	if progress.Load() == 0 {
-		t.Error("no progress with JSON responses")
+	for _, v := range []string{"2025-11-25", PerRequestVersion} {
+		var progress atomic.Int32
+		c := sdk.NewClient(&sdk.Implementation{Name: "go-client", Version: "1"}, &sdk.ClientOptions{
+			ProgressNotificationHandler: func(context.Context, *sdk.ProgressNotificationClientRequest) { progress.Add(1) },
+		})
+		cs, err := c.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: srv.URL + MCPPath, MaxRetries: -1}, &sdk.ClientSessionOptions{ProtocolVersion: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"ms": 200}}
+		p.SetProgressToken("p1")
+		res, err := cs.CallTool(context.Background(), p)
+		if err != nil || res.Content[0].(*sdk.TextContent).Text != "done" {
+			t.Fatalf("%s: %v %+v", v, err, res)
+		}
+		if progress.Load() == 0 && v < PerRequestVersion {
+			t.Errorf("%s: no progress with JSON responses", v)
+		}
+		cs.Close()
 	}
 }
 
