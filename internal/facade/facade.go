@@ -417,6 +417,10 @@ func identityOf(mreq *sdk.CallToolRequest) string {
 	return processIdentity
 }
 
+// perRequestProtocol is the first protocol version without sessions
+// (server/discover, per-request _meta): no server-to-client requests.
+const perRequestProtocol = "2026-07-28"
+
 var processIdentity = "process:" + strconv.Itoa(os.Getpid())
 
 func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
@@ -442,9 +446,9 @@ func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 			req.Client = ip.ClientInfo.Name
 		}
 		// Elicitation needs a session to send the request on: a per-request
-		// (2026-07-28 or stateless) call has none, so a person is asked
+		// call of the 2026-07-28 protocol has none, so a person is asked
 		// out of band (the console) or the agent confirms.
-		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ss.ID() != "" {
+		if ip.Capabilities != nil && ip.Capabilities.Elicitation != nil && ip.ProtocolVersion < perRequestProtocol {
 			req.AskHuman = func(ctx context.Context, message string) (policy.Approval, error) {
 				res, err := ss.Elicit(ctx, &sdk.ElicitParams{Message: message, RequestedSchema: approvalSchema})
 				if err != nil {
