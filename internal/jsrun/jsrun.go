@@ -62,6 +62,10 @@ const (
 	DefaultMaxConsole    = 200
 	DefaultMaxCallStack  = 10000
 	DefaultMaxHeapGrowth = 512 << 20
+	// DefaultMemory and DefaultCPU bound an isolated run (code.memory,
+	// code.cpu).
+	DefaultMemory = 256 << 20
+	DefaultCPU    = 10 * time.Second
 	// MaxSourceLen bounds a program, an eval or a new Function source (bytes).
 	MaxSourceLen = 512 << 10
 	// MaxNesting bounds bracket nesting in a source.
@@ -98,8 +102,14 @@ type Limits struct {
 	MaxConsole   int // console entries
 	MaxCallStack int // JavaScript frames
 	// MaxHeapGrowth interrupts the run when the process heap grows this many
-	// bytes over its size at the start; negative disables the sampler.
-	MaxHeapGrowth int64
+	// bytes over its size at the start; negative disables the sampler. Only
+	// the in-process runner uses it: an isolated run has Memory instead.
+	MaxHeapGrowth int64 `json:"-"`
+	// Memory bounds an isolated run's process (address space, or the
+	// cgroup's memory.max where delegated); 0: DefaultMemory.
+	Memory int64
+	// CPU bounds an isolated run's processor time; 0: DefaultCPU.
+	CPU time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -117,6 +127,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeapGrowth == 0 {
 		l.MaxHeapGrowth = DefaultMaxHeapGrowth
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPU
 	}
 	return l
 }
@@ -149,7 +165,8 @@ const (
 	KindLimit     Kind = "limit"     // the code is too large or too nested to parse safely
 	KindException Kind = "exception" // an uncaught exception or a rejected Promise
 	KindTimeout   Kind = "timeout"   // the watchdog fired
-	KindMemory    Kind = "memory"    // the heap sampler fired
+	KindMemory    Kind = "memory"    // the script's process reached its memory limit (in process: the heap sampler fired)
+	KindCPU       Kind = "cpu"       // the script's process used its processor time
 	KindCancelled Kind = "cancelled" // the caller's context ended
 	KindInternal  Kind = "internal"  // a bug: a panic in the interpreter or the host
 )
@@ -167,6 +184,10 @@ type Error struct {
 	Truncated bool
 	// Cause is the context error for KindCancelled and KindTimeout caused by the context.
 	Cause error
+	// Host is what the script's installer added about the failure (such as
+	// the envelope of a tool call the script did not catch); see
+	// [Session.Annotate].
+	Host json.RawMessage
 
 	thrown goja.Value // for hosts that recognise their own errors
 }

@@ -51,6 +51,7 @@ type Session struct {
 	encode, describe, errText goja.Callable
 	console                   *sink
 	used                      bool
+	annotate                  func(*Error) json.RawMessage
 
 	// The event loop for host work started with Go: settled carries each
 	// finished piece back to the VM goroutine; pending counts what is still
@@ -126,6 +127,11 @@ func (s *Session) Go(work func() (settle func() error)) {
 	}()
 }
 
+// Annotate sets what a failed run adds to its *Error's Host field: f runs on
+// the VM goroutine when the body (or its Promise) failed, so it may read the
+// thrown value (e.Thrown()). Call it from the body or before Exec.
+func (s *Session) Annotate(f func(e *Error) json.RawMessage) { s.annotate = f }
+
 // Body is the work of one Exec, run on the VM goroutine. It returns the
 // value to report; a Promise is awaited (its jobs run when the body returns).
 type Body func(ctx context.Context, vm *goja.Runtime) (goja.Value, error)
@@ -160,6 +166,12 @@ func (s *Session) Exec(ctx context.Context, body Body) (*Output, error) {
 			done <- o
 		}()
 		o.result, o.err = s.run(runCtx, body)
+		if o.err != nil && s.annotate != nil {
+			func() {
+				defer func() { _ = recover() }() // a hostile getter: no annotation
+				o.err.Host = s.annotate(o.err)
+			}()
+		}
 	}()
 
 	var (
