@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -70,7 +69,6 @@ func ChildMain(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "jsrun child: cannot set limits:", err)
 		return exitProtocol
 	}
-	debug.SetMemoryLimit(sc.Limits.Memory * 3 / 4) // collect hard before the hard limit
 	watchMemory(sc.Limits.Memory)
 
 	c := &childConn{w: out, waiting: map[uint64]chan *message{}}

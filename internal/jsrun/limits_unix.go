@@ -14,12 +14,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// asSlack is the address space the backstop allows beyond twice the limit.
+const asSlack = 128 << 20
+
 // childFiles bounds the descriptors a child may hold: it opens none itself.
 const childFiles = 32
 
 // limitSelf applies the script's limits to this (child) process before the
 // script runs: processor time counted from now, no new descriptors beyond a
-// few, and the address space mapped now plus the memory limit.
+// few, and an address-space backstop. The memory limit itself is
+// watchMemory's: Go's runtime maps its heap in large steps (a 40 MiB string
+// may need a fresh 64 MiB arena), so an address-space limit set at the
+// memory limit fails scripts well below it. The backstop (the space mapped
+// now, twice the limit, and asSlack) stops what the watcher cannot see in
+// time: one native call allocating far past the limit.
 func limitSelf(l Limits) error {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
@@ -40,7 +48,7 @@ func limitSelf(l Limits) error {
 		return err
 	}
 	if base := mappedBytes(); base > 0 {
-		as := uint64(base) + uint64(l.Memory)
+		as := uint64(base) + 2*uint64(l.Memory) + asSlack
 		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package jsrun
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -108,7 +109,17 @@ func decodeMessage(b []byte) (*message, error) {
 	return &m, nil
 }
 
-func encodeMessage(m *message) ([]byte, error) { return json.Marshal(m) }
+// encodeMessage is the JSON of m, with no HTML escaping: a result's JSON
+// crosses the wire byte for byte.
+func encodeMessage(m *message) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 // wireError is an *Error on the wire (its thrown value stays in the child:
 // the host's annotation travels instead).
