@@ -159,6 +159,9 @@ func startChild() (*child, error) {
 	}
 	c := &child{in: inW, outF: outR, out: bufio.NewReaderSize(outR, 64<<10), stderr: &tail{max: 4 << 10}, exited: make(chan struct{})}
 	cmd := exec.Command(exe, ChildArg)
+	// The name this process was started by: a binary that dispatches on it
+	// (a test binary standing in for agent-tools) reaches the same entry.
+	cmd.Args[0] = os.Args[0]
 	cmd.Env = []string{} // nothing of the server's environment
 	cmd.Dir = os.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr

@@ -31,6 +31,7 @@ func mappedBytes() int64 {
 func setDeathSignal(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
 
 func limitKinds() string {
-	return "an address-space limit (RLIMIT_AS) of code.memory over its start, RLIMIT_CPU of code.cpu, " +
-		"RLIMIT_NOFILE, an empty environment and no descriptors but its pipes; the server kills it at the deadline"
+	return "a memory watcher of code.memory backed by an address-space limit (RLIMIT_AS), RLIMIT_CPU of code.cpu, " +
+		"RLIMIT_NOFILE, an empty environment and no descriptors but its pipes; the server kills it at the deadline " +
+		"(cgroup memory.max is not used)"
 }
