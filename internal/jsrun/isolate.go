@@ -336,7 +336,7 @@ func (c *child) death(lim Limits, cause error) *Error {
 	switch {
 	case code == exitCPU || sig == "SIGXCPU" || (sig == "SIGKILL" && cpu >= lim.CPU-100*time.Millisecond):
 		return &Error{Kind: KindCPU, Message: fmt.Sprintf("the script used more than %s of CPU", lim.CPU)}
-	case code == exitMemory || strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "address space") ||
+	case code == exitMemory || strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "address space") || strings.Contains(text, "failed to allocate") ||
 		code == 2 && strings.Contains(text, "memory"):
 		return &Error{Kind: KindMemory, Message: fmt.Sprintf("the script used more than %s", sizeText(lim.Memory))}
 	case sig != "":
