@@ -225,6 +225,10 @@ func CallError(ctx context.Context, name string, err error, whose string) *toole
 	return toolerr.New(toolerr.BackendError, "", "call to %q failed: %v", name, err)
 }
 
+// BackendError mirrors the pipeline's envelope for a tool's own failure
+// (the error tools.call throws for a result the tool marked as an error).
+func BackendError(res *provider.Result) *toolerr.Error { return backendError(res) }
+
 // backendError mirrors the pipeline's envelope for a tool's own failure.
 func backendError(res *provider.Result) *toolerr.Error {
 	e := toolerr.New(toolerr.BackendError, "The tool ran and reported a failure; read `output`.", "the tool reported an error")

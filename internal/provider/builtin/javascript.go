@@ -100,11 +100,15 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	if timeout > 0 {
 		sc.Limits.Timeout = timeout
 	}
-	var host jsrun.HostFunc
+	var (
+		host jsrun.HostFunc
+		srv  *scriptServer
+	)
 	if h := scriptHostFrom(ctx); h != nil {
 		opts := p.opts.Code.withDefaults()
 		sc.Kind, sc.Config = scriptKind, mustJSON(scriptConfig{MaxCalls: opts.MaxCalls})
-		host = newScriptServer(h, opts).serve()
+		srv = newScriptServer(h, opts)
+		host = srv.serve()
 	}
 	out, err := p.runner().Run(ctx, sc, host)
 	if err == nil {
@@ -138,10 +142,10 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	}
 	details := map[string]any{"js_error": jsErrorDetails(je)}
 	var u uncaught
-	if len(je.Host) > 0 && json.Unmarshal(je.Host, &u) == nil && u.Tool != "" {
+	if srv != nil && len(je.Host) > 0 && json.Unmarshal(je.Host, &u) == nil && u.Tool != "" {
 		// A tool call the script did not catch: its envelope, so the model
 		// sees the code, hint and correct shape as for a direct call.
-		details["tool"], details["tool_error"] = u.Tool, u.ToolError
+		details["tool"], details["tool_error"] = u.Tool, srv.uncaught(u)
 	}
 	if len(je.Console) > 0 || je.Truncated {
 		details["console"] = je.Console

@@ -63,6 +63,8 @@ type hostAnswer struct {
 	Error  *wireToolError  `json:"error,omitempty"`
 	// Budget marks the refusal of a call past the script's budget.
 	Budget bool `json:"budget,omitempty"`
+	// Ref names Error among the server's issued errors (1-based).
+	Ref int `json:"ref,omitempty"`
 }
 
 type wireResult struct {
@@ -91,6 +93,7 @@ func (w *wireToolError) toolerr() *toolerr.Error {
 type uncaught struct {
 	Tool      string `json:"tool"`
 	ToolError any    `json:"tool_error"`
+	Ref       int    `json:"ref,omitempty"`
 }
 
 // scriptServer is the server's half of one script.
@@ -101,6 +104,28 @@ type scriptServer struct {
 	mu       sync.Mutex // calls and admitted: host calls are served concurrently
 	calls    int
 	admitted map[string]int // admitted calls not yet made, by name
+	// issued are the errors the script was handed, by Ref - 1: a failure
+	// reports the server's own copy, not what came back.
+	issued []*toolerr.Error
+}
+
+// issue records te for the script and returns the answer that carries it.
+func (r *scriptServer) issue(te *toolerr.Error, budget bool) hostAnswer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.issued = append(r.issued, te)
+	return hostAnswer{Error: wireErr(te), Budget: budget, Ref: len(r.issued)}
+}
+
+// uncaught is the server's envelope of the call a failed script did not
+// catch (from the script's annotation).
+func (r *scriptServer) uncaught(u uncaught) any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if u.Ref > 0 && u.Ref <= len(r.issued) {
+		return r.issued[u.Ref-1].Body()["error"]
+	}
+	return u.ToolError
 }
 
 func newScriptServer(host ScriptHost, opts CodeOptions) *scriptServer {
@@ -134,8 +159,8 @@ func (r *scriptServer) serve() jsrun.HostFunc {
 			}
 			t, ok := r.host.Describe(ctx, p.Name)
 			if !ok {
-				ans = hostAnswer{Error: wireErr(toolerr.New(toolerr.UnknownTool, "Find the tool's exact name with tools.search(query).",
-					"no tool named %q", p.Name))}
+				ans = r.issue(toolerr.New(toolerr.UnknownTool, "Find the tool's exact name with tools.search(query).",
+					"no tool named %q", p.Name), false)
 				break
 			}
 			b, err := json.Marshal(Info(t, true))
@@ -185,14 +210,14 @@ func (r *scriptServer) admit(ctx context.Context, name string) hostAnswer {
 	n := r.calls
 	r.mu.Unlock()
 	if n > r.opts.MaxCalls {
-		return hostAnswer{Budget: true, Error: wireErr(toolerr.New(toolerr.Denied,
+		return r.issue(toolerr.New(toolerr.Denied,
 			"The script made more tool calls than one run allows. Do fewer calls per script (search once, then call what you need), or split the work across scripts.",
-			"the script exceeded its budget of %d tool calls (call to %q refused)", r.opts.MaxCalls, name).With("budget", r.opts.MaxCalls))}
+			"the script exceeded its budget of %d tool calls (call to %q refused)", r.opts.MaxCalls, name).With("budget", r.opts.MaxCalls), true)
 	}
 	if t, ok := r.host.Describe(ctx, name); ok && !t.ReadOnly && !r.opts.AllowMutations {
-		return hostAnswer{Error: wireErr(toolerr.New(toolerr.Denied,
+		return r.issue(toolerr.New(toolerr.Denied,
 			"Scripts may only call read-only tools here (code.allowMutations is false). Call this tool directly, outside the script, if the user wants the change.",
-			"%q changes state, and scripts are read-only", name))}
+			"%q changes state, and scripts are read-only", name), false)
 	}
 	r.mu.Lock()
 	r.admitted[name]++
@@ -214,13 +239,15 @@ func (r *scriptServer) call(ctx context.Context, p callParams) hostAnswer {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	if err != nil {
-		return hostAnswer{Error: wireErr(skills.CallError(ctx, p.Name, err, "the script's"))}
-	}
-	if res == nil {
+	switch {
+	case err != nil:
+		return r.issue(skills.CallError(ctx, p.Name, err, "the script's"), false)
+	case res == nil:
 		res = &provider.Result{}
+	case res.IsError:
+		return r.issue(skills.BackendError(res), false)
 	}
-	return hostAnswer{Result: &wireResult{Text: res.Text, IsError: res.IsError, Details: res.Details}}
+	return hostAnswer{Result: &wireResult{Text: res.Text}}
 }
 
 // scriptRun is the interpreter's half: the `tools` object. Its state is
@@ -231,11 +258,19 @@ type scriptRun struct {
 	sess   *jsrun.Session
 	vm     *goja.Runtime
 	bridge *skills.Bridge
+	refs   map[*toolerr.Error]int // the server's Ref of each error it sent
+}
+
+// toolerr is an answer's error, remembered with its Ref.
+func (r *scriptRun) toolerr(a hostAnswer) *toolerr.Error {
+	te := a.Error.toolerr()
+	r.refs[te] = a.Ref
+	return te
 }
 
 // installTools is the jsrun installer: `tools`, then the script.
 func installTools(ctx context.Context, s *jsrun.Session, vm *goja.Runtime, sc *jsrun.Script, host *jsrun.Host) (goja.Value, error) {
-	r := &scriptRun{host: host, sess: s, vm: vm}
+	r := &scriptRun{host: host, sess: s, vm: vm, refs: map[*toolerr.Error]int{}}
 	if err := json.Unmarshal(sc.Config, &r.cfg); err != nil {
 		return nil, err
 	}
@@ -249,7 +284,7 @@ func installTools(ctx context.Context, s *jsrun.Session, vm *goja.Runtime, sc *j
 		if !ok || je.Thrown() == nil {
 			return nil
 		}
-		out, _ := json.Marshal(uncaught{Tool: t.Tool, ToolError: t.Err.Body()["error"]})
+		out, _ := json.Marshal(uncaught{Tool: t.Tool, ToolError: t.Err.Body()["error"], Ref: r.refs[t.Err]})
 		return out
 	})
 	tools := vm.NewObject()
@@ -316,7 +351,7 @@ func (r *scriptRun) describe(ctx context.Context) func(goja.FunctionCall) goja.V
 		var a hostAnswer
 		r.ask(ctx, hostDescribe, nameParams{Name: name}, &a)
 		if a.Error != nil {
-			r.bridge.Throw(name, a.Error.toolerr(), false)
+			r.bridge.Throw(name, r.toolerr(a), false)
 		}
 		return r.parse(a.Value)
 	}
@@ -343,7 +378,7 @@ func (r *scriptRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value
 		var adm hostAnswer
 		r.ask(ctx, hostAdmit, nameParams{Name: name}, &adm)
 		if adm.Error != nil {
-			r.bridge.Throw(name, adm.Error.toolerr(), adm.Budget)
+			r.bridge.Throw(name, r.toolerr(adm), adm.Budget)
 		}
 		p, resolve, reject := r.vm.NewPromise()
 		r.sess.Go(func() func() error {
@@ -354,9 +389,9 @@ func (r *scriptRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value
 				switch {
 				case err != nil:
 				case a.Error != nil:
-					err = a.Error.toolerr()
+					err = r.toolerr(a)
 				case a.Result != nil:
-					res = &provider.Result{Text: a.Result.Text, IsError: a.Result.IsError, Details: a.Result.Details}
+					res = &provider.Result{Text: a.Result.Text}
 				}
 				v, thrown := r.bridge.Settle(name, res, err, func(err error) *toolerr.Error {
 					return skills.CallError(ctx, name, err, "the script's")
