@@ -58,7 +58,8 @@ func Shutdown() {
 }
 
 // Pool runs scripts in child processes of this executable, keeping up to
-// size started and waiting. Children start lazily, on the first Run.
+// size started and waiting. Children start lazily, after the first Run;
+// the pool refills after each run.
 type Pool struct {
 	size int
 
@@ -66,10 +67,39 @@ type Pool struct {
 	idle     []*child
 	starting int
 	closed   bool
+	changed  chan struct{} // closed (and replaced) when a child joins idle
 }
 
 // NewPool makes a pool of size warm children (at least 0).
-func NewPool(size int) *Pool { return &Pool{size: max(0, size)} }
+func NewPool(size int) *Pool { return &Pool{size: max(0, size), changed: make(chan struct{})} }
+
+// Warm starts the pool's children and waits until they are all ready (or
+// ctx ends).
+func (p *Pool) Warm(ctx context.Context) error {
+	p.refill()
+	for {
+		p.mu.Lock()
+		full, changed := len(p.idle) >= p.size || p.closed, p.changed
+		p.mu.Unlock()
+		if full {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Warm starts the server's pool and waits until its children are ready
+// (a no-op where scripts run in process).
+func Warm(ctx context.Context) error {
+	if ok, _ := Isolation(); !ok {
+		return nil
+	}
+	return defaultPool().Warm(ctx)
+}
 
 // Close kills the waiting children; later runs start their own.
 func (p *Pool) Close() {
@@ -93,15 +123,12 @@ func (p *Pool) get() (*child, error) {
 		c := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		p.refill()
 		if c.alive() {
 			return c, nil
 		}
 		c.kill()
 	}
-	c, err := startChild()
-	p.refill()
-	return c, err
+	return startChild()
 }
 
 func (p *Pool) refill() {
@@ -121,6 +148,8 @@ func (p *Pool) refill() {
 			if err == nil && !p.closed {
 				p.idle = append(p.idle, c)
 				c = nil
+				close(p.changed)
+				p.changed = make(chan struct{})
 			}
 			p.mu.Unlock()
 			if c != nil {
@@ -180,8 +209,33 @@ func startChild() (*child, error) {
 		c.state = cmd.ProcessState
 		close(c.exited)
 	}()
+	// The child says when its interpreter is ready; until then it is not
+	// handed a script.
+	ready := make(chan error, 1)
+	go func() {
+		b, err := readFrame(c.out, MaxFrame)
+		if err == nil {
+			var m *message
+			if m, err = decodeMessage(b); err == nil && m.T != msgReady {
+				err = fmt.Errorf("jsrun: %q before ready", m.T)
+			}
+		}
+		ready <- err
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(childStartTimeout):
+		err = errors.New("jsrun: the script's process did not get ready in time")
+	}
+	if err != nil {
+		c.kill()
+		return nil, err
+	}
 	return c, nil
 }
+
+// childStartTimeout bounds a child's start (its interpreter made and warm).
+const childStartTimeout = 10 * time.Second
 
 func (c *child) alive() bool {
 	select {
@@ -227,7 +281,15 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 	if err != nil {
 		return nil, &Error{Kind: KindInternal, Message: "jsrun: cannot start the script's process: " + err.Error()}
 	}
-	defer c.kill()
+	// After the script, off its caller's path: the child is killed and
+	// reaped, then the pool refills (a starting child would have competed
+	// with the script for the processor).
+	defer func() {
+		go func() {
+			c.kill()
+			p.refill()
+		}()
+	}()
 	hostCtx, cancelHost := context.WithCancel(ctx)
 	defer cancelHost()
 

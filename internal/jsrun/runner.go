@@ -116,11 +116,12 @@ func (inProcess) Run(ctx context.Context, sc Script, host HostFunc) (*Output, er
 	if host == nil {
 		h = nil
 	}
-	return execScript(ctx, &sc, h)
+	return execScript(ctx, &sc, h, nil)
 }
 
-// execScript runs sc in a fresh session of this process.
-func execScript(ctx context.Context, sc *Script, host *Host) (*Output, error) {
+// execScript runs sc in a fresh session of this process: warm, when not
+// nil, is one made ahead of time and not used yet.
+func execScript(ctx context.Context, sc *Script, host *Host, warm *Session) (*Output, error) {
 	name := sc.Name
 	if name == "" {
 		name = ScriptName
@@ -132,9 +133,14 @@ func execScript(ctx context.Context, sc *Script, host *Host) (*Output, error) {
 			return nil, &Error{Kind: KindInternal, Message: fmt.Sprintf("jsrun: no installer for %q in this binary", sc.Kind)}
 		}
 	}
-	s, err := NewSession(name, sc.Limits)
-	if err != nil {
-		return nil, &Error{Kind: KindInternal, Message: err.Error()}
+	s := warm
+	if s != nil {
+		s.configure(name, sc.Limits)
+	} else {
+		var err error
+		if s, err = NewSession(name, sc.Limits); err != nil {
+			return nil, &Error{Kind: KindInternal, Message: err.Error()}
+		}
 	}
 	return s.Exec(ctx, func(ctx context.Context, vm *goja.Runtime) (goja.Value, error) {
 		if in == nil {

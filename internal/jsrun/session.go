@@ -102,6 +102,15 @@ func NewSession(name string, l Limits) (*Session, error) {
 	return s, nil
 }
 
+// configure gives a session made ahead of its script (a warm child's) the
+// script's name and limits; call it before anything else uses the session.
+func (s *Session) configure(name string, l Limits) {
+	l = l.withDefaults()
+	s.name, s.lim = name, l
+	s.vm.SetMaxCallStackSize(l.MaxCallStack)
+	s.console.maxEntries, s.console.maxChars = l.MaxConsole, l.MaxOutput
+}
+
 // Runtime is the VM, for injecting host functions before Exec. Host
 // functions run on the VM goroutine and must honour the context Exec passes
 // to the body.

@@ -14,7 +14,8 @@ import (
 // of a 4-byte big-endian length followed by that many bytes of one JSON
 // message. It is not MCP nor JSON-RPC; both ends are this binary.
 //
-//	parent → child  {"t":"run","run":{...}}                 once, first
+//	child  → parent {"t":"ready"}                           once its interpreter is made
+//	parent → child  {"t":"run","run":{...}}                 once
 //	child  → parent {"t":"req","id":1,"m":"search","d":...} a host call
 //	parent → child  {"t":"res","id":1,"d":...}              its answer ("e" on failure)
 //	child  → parent {"t":"done","out":{...}} or {"t":"done","fail":{...}}, then it exits
@@ -74,10 +75,11 @@ type message struct {
 
 // Message types.
 const (
-	msgRun  = "run"
-	msgReq  = "req"
-	msgRes  = "res"
-	msgDone = "done"
+	msgReady = "ready"
+	msgRun   = "run"
+	msgReq   = "req"
+	msgRes   = "res"
+	msgDone  = "done"
 )
 
 // decodeMessage parses a frame and checks that it is well formed.
@@ -87,6 +89,7 @@ func decodeMessage(b []byte) (*message, error) {
 		return nil, fmt.Errorf("jsrun: bad frame: %w", err)
 	}
 	switch m.T {
+	case msgReady:
 	case msgRun:
 		if m.Run == nil {
 			return nil, errors.New("jsrun: bad frame: run without a script")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -236,4 +237,57 @@ func runScriptErr(o Options, h *fakeHost, code string, timeoutMS int) (*provider
 	}
 	args, _ := json.Marshal(a)
 	return p.Call(WithScriptHost(context.Background(), h), p.tools[0], args)
+}
+
+// BenchmarkScriptTwoCalls: a script that makes two tool calls, in process
+// (the fallback) and isolated (a child process from the pool), side by
+// side. p50-ms and p90-ms are per-script wall times (docs/measured.md).
+// "isolated" waits, off the clock, until the pool is warm before each
+// script (the server's steady state); "isolated-back-to-back" does not, so
+// each script competes with the start of the child that replaces the last.
+//
+//	go test -run '^$' -bench ScriptTwoCalls -benchtime 300x ./internal/provider/builtin/
+func BenchmarkScriptTwoCalls(b *testing.B) {
+	const code = `const a = await tools.call("geo_lookup", {place: "Munich"}); const w = await tools.call("weather_forecast", {city: "Munich"}); return [a.lat, w.temp]`
+	args, _ := json.Marshal(map[string]any{"code": code})
+	for _, bc := range []struct {
+		name   string
+		runner jsrun.Runner
+		warm   bool
+	}{{"in-process", jsrun.InProcess, false}, {"isolated", nil, true}, {"isolated-back-to-back", nil, false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.runner == nil {
+				if ok, why := jsrun.Isolation(); !ok {
+					b.Skip(why)
+				}
+			}
+			p := New(Options{Runner: bc.runner})
+			ctx := WithScriptHost(context.Background(), &fakeHost{})
+			run := func() time.Duration {
+				start := time.Now()
+				res, err := p.Call(ctx, p.tools[0], args)
+				if err != nil || res.IsError || !strings.Contains(res.Text, `"result":[48.1,21]`) {
+					b.Fatalf("%v %+v", err, res)
+				}
+				return time.Since(start)
+			}
+			run() // the pool starts on first use
+			took := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				if bc.warm {
+					b.StopTimer()
+					if err := jsrun.Warm(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				took = append(took, run())
+			}
+			b.StopTimer()
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
+		})
+	}
 }
