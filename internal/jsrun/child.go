@@ -60,6 +60,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	// once.
 	debug.SetGCPercent(400) // a script's process is short-lived; the memory watcher bounds it
 	warmUp()
+	prepareLimits()
 	warm, err := NewSession(ScriptName, Limits{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jsrun child:", err)

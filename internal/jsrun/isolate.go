@@ -300,12 +300,38 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 	frames := make(chan frame, 1)
 	stop := make(chan struct{})
 	defer close(stop)
+	// The reader serves host calls as they come (each on its own goroutine,
+	// at most maxPending at once) and hands everything else to the loop.
+	slots := make(chan struct{}, maxPending)
+	serve := func(m *message) {
+		defer func() { <-slots }()
+		ans := &message{T: msgRes, ID: m.ID}
+		if host == nil {
+			ans.E = "this script has no host"
+		} else if d, err := host(hostCtx, m.M, m.D); err != nil {
+			ans.E = err.Error()
+		} else {
+			ans.D = d
+		}
+		if err := c.send(ans); errors.Is(err, errFrameTooLarge) {
+			_ = c.send(&message{T: msgRes, ID: m.ID, E: "the answer is too large"})
+		}
+	}
 	go func() {
 		for {
 			b, err := readFrame(c.out, MaxFrame)
 			var m *message
 			if err == nil {
 				m, err = decodeMessage(b)
+			}
+			if err == nil && m.T == msgReq {
+				select {
+				case slots <- struct{}{}:
+					go serve(m)
+					continue
+				default:
+					err = fmt.Errorf("jsrun: the script had more than %d host calls in flight", maxPending)
+				}
 			}
 			select {
 			case frames <- frame{m, err}:
@@ -325,8 +351,6 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 	}
 	timer := time.NewTimer(limit + killSlack)
 	defer timer.Stop()
-	pending := 0
-	answered := make(chan struct{}, maxPending)
 	for {
 		select {
 		case f := <-frames:
@@ -344,31 +368,9 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 					out.Console = []Entry{}
 				}
 				return out, nil
-			case msgReq:
-				if pending >= maxPending {
-					return nil, &Error{Kind: KindInternal, Message: fmt.Sprintf("jsrun: the script had more than %d host calls in flight", maxPending)}
-				}
-				pending++
-				m := f.m
-				go func() {
-					defer func() { answered <- struct{}{} }()
-					ans := &message{T: msgRes, ID: m.ID}
-					if host == nil {
-						ans.E = "this script has no host"
-					} else if d, err := host(hostCtx, m.M, m.D); err != nil {
-						ans.E = err.Error()
-					} else {
-						ans.D = d
-					}
-					if err := c.send(ans); errors.Is(err, errFrameTooLarge) {
-						_ = c.send(&message{T: msgRes, ID: m.ID, E: "the answer is too large"})
-					}
-				}()
 			default:
 				return nil, c.death(lim, fmt.Errorf("jsrun: unexpected %q from the script's process", f.m.T))
 			}
-		case <-answered:
-			pending--
 		case <-timer.C:
 			return nil, &Error{Kind: KindTimeout, Message: fmt.Sprintf("the code did not finish within %s", limit.Round(10*time.Millisecond)),
 				Cause: context.DeadlineExceeded}

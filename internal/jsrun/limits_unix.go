@@ -35,12 +35,6 @@ func limitSelf(l Limits) error {
 	}
 	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	soft := uint64(math.Ceil((used + l.CPU).Seconds()))
-	xcpu := make(chan os.Signal, 1)
-	signal.Notify(xcpu, unix.SIGXCPU)
-	go func() {
-		<-xcpu
-		os.Exit(exitCPU)
-	}()
 	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: soft, Max: soft + 1}); err != nil {
 		return err
 	}
@@ -56,11 +50,28 @@ func limitSelf(l Limits) error {
 	return nil
 }
 
+// prepareLimits does, while the child waits for its script, what need not
+// wait for the script's limits: the SIGXCPU handler (exit with exitCPU) and
+// the runtime metrics' first read (which builds their tables).
+func prepareLimits() {
+	xcpu := make(chan os.Signal, 1)
+	signal.Notify(xcpu, unix.SIGXCPU)
+	go func() {
+		<-xcpu
+		os.Exit(exitCPU)
+	}()
+	metrics.Read(memorySamples())
+}
+
+func memorySamples() []metrics.Sample {
+	return []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+}
+
 // watchMemory ends the process with exitMemory once the runtime holds more
 // than limit bytes over what it held at the start. The address-space limit
 // is the hard bound; this turns most overruns into a clean exit before it.
 func watchMemory(limit int64) {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	s := memorySamples()
 	held := func() int64 {
 		metrics.Read(s)
 		return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
