@@ -55,10 +55,10 @@ type answer struct {
 	Ref int `json:"ref,omitempty"`
 }
 
+// wireResult is a successful call's result (a result the tool marked as an
+// error travels as the error the script throws).
 type wireResult struct {
-	Text    string         `json:"text"`
-	IsError bool           `json:"isError,omitempty"`
-	Details map[string]any `json:"details,omitempty"`
+	Text string `json:"text"`
 }
 
 // wireError is a *toolerr.Error crossing the process boundary.

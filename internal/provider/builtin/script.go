@@ -67,10 +67,10 @@ type hostAnswer struct {
 	Ref int `json:"ref,omitempty"`
 }
 
+// wireResult is a successful call's result (a result the tool marked as an
+// error travels as the error the script throws).
 type wireResult struct {
-	Text    string         `json:"text"`
-	IsError bool           `json:"isError,omitempty"`
-	Details map[string]any `json:"details,omitempty"`
+	Text string `json:"text"`
 }
 
 type wireToolError struct {
@@ -132,8 +132,9 @@ func newScriptServer(host ScriptHost, opts CodeOptions) *scriptServer {
 	return &scriptServer{host: host, opts: opts, sem: make(chan struct{}, opts.Concurrency), admitted: map[string]int{}}
 }
 
-// serve answers one host call. Calls come one at a time but for hostCall,
-// which runs concurrently (up to the concurrency bound) after its admit.
+// serve answers one host call. Calls may come concurrently (a script's
+// Promise.all): the budget and the admissions are under mu, and a call runs
+// only after its admission, at most Concurrency at once.
 func (r *scriptServer) serve() jsrun.HostFunc {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		var ans any
