@@ -54,6 +54,7 @@ func MaybeChild() {
 // instruction), answers on out and returns the exit status. Host calls go
 // to the parent as requests on out; their answers come on in.
 func ChildMain(in io.Reader, out io.Writer) int {
+	closeInherited()
 	// The interpreter is made while the child waits for its script, after
 	// a throwaway run that takes the first-use costs of a new process
 	// (code pages, lazily built tables): a warm child's script starts at

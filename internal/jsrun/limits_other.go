@@ -18,6 +18,8 @@ func watchMemory(int64) {}
 
 func prepareLimits() {}
 
+func closeInherited() {}
+
 func childAttr(*exec.Cmd) {}
 
 func killChild(cmd *exec.Cmd) {

@@ -88,10 +88,11 @@ func watchMemory(limit int64) {
 }
 
 // childAttr puts the child in its own process group, so the parent kills
-// the whole group.
+// the whole group. A child whose server died reads the end of its stdin and
+// exits (no Pdeathsig: it fires when the forking thread ends, not the
+// process).
 func childAttr(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	setDeathSignal(cmd.SysProcAttr)
 }
 
 // killChild kills the child's process group.
