@@ -270,7 +270,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	g.withEmbeddings(cfg.Index.Embeddings, cfg.Index.Semantic)
 	if !o.Explicit || o.BuiltIns {
 		g.add(builtin.New(builtin.Options{Status: a.status, Code: builtin.CodeOptions{ // code mode
-			AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration}}))
+			AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration,
+			Memory: cfg.Code.Memory, CPU: cfg.Code.CPU.Duration}}))
 	}
 	if cfg.Local.Enabled {
 		g.add(local.New(local.Options{
@@ -353,7 +354,8 @@ func (g *generation) withSkills(p provider.Provider, dir string, files []string,
 		}
 		return g.reg.Scheme().Canonical(info.ID, tool, info.HostLocal)
 	}
-	return skills.Wrap(p, dir, skills.Options{Files: files, Logger: log, Canonical: canonical})
+	return skills.Wrap(p, dir, skills.Options{Files: files, Logger: log, Canonical: canonical,
+		Memory: g.cfg.Code.Memory, CPU: g.cfg.Code.CPU.Duration}) // a skill's process has a script's limits
 }
 
 // start starts the providers that have a start phase, loads every tool, and

@@ -76,6 +76,9 @@ func commands() []command {
 
 // Main runs the command line and returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if code, ok := scriptChild(args, stdin, stdout); ok { // jsrun.go
+		return code
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		fmt.Fprintln(stderr, "agent-tools:", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/console"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/metrics"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
@@ -73,7 +74,8 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	if rt == nil {
 		return code
 	}
-	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
+	defer proc.SweepAll()  // runs after Close: no process a call started survives the runtime
+	defer jsrun.Shutdown() // the warm script processes
 	defer rt.Close()
 	a := rt.App()
 	applyGC(a.Config().Server.GC, os.LookupEnv)
@@ -149,7 +151,8 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		return code
 	}
 	a := rt.App()
-	defer proc.SweepAll() // runs after Close: no process a call started survives the runtime
+	defer proc.SweepAll()  // runs after Close: no process a call started survives the runtime
+	defer jsrun.Shutdown() // the warm script processes
 	defer a.Close()
 
 	sh := a.Shared()

@@ -252,10 +252,22 @@ type Code struct {
 	MaxCalls int `json:"maxCalls,omitempty" yaml:"maxCalls,omitempty"`
 	// Concurrency bounds the calls in flight at once (default 4).
 	Concurrency int `json:"concurrency,omitempty" yaml:"concurrency,omitempty"`
-	// Timeout is a script's wall time when the call sets no timeout_ms
-	// (default 30s; tool calls count).
+	// Timeout is a script's wall time when the call sets no timeout_ms,
+	// and the most timeout_ms may ask for (default 30s; tool calls count).
 	Timeout Duration `json:"timeout,omitzero" yaml:"timeout,omitempty"`
+	// Memory bounds each script's process in bytes, written as a number or
+	// with a unit ("256MiB"); 0 = DefaultCodeMemory. At least MinCodeMemory.
+	Memory int64 `json:"memory,omitempty" yaml:"memory,omitempty"`
+	// CPU bounds each script's processor time (default 10s; whole seconds
+	// count, so at least 1s).
+	CPU Duration `json:"cpu,omitzero" yaml:"cpu,omitempty"`
 }
+
+// Code-mode process limits (docs/modes.md, "Code mode").
+const (
+	DefaultCodeMemory = 256 << 20
+	MinCodeMemory     = 32 << 20
+)
 
 // LoopGuard is the repeated-failure guard (internal/policy): from the
 // RepeatAfter-th identical failure the error says so, after RefuseAfter the

@@ -55,7 +55,13 @@ func TestErrors(t *testing.T) {
 			`agent-tools.yaml:3:13: code.maxCalls: must not be negative, got -2`,
 			`agent-tools.yaml:4:16: code.concurrency: want an integer, got "lots"`,
 			`agent-tools.yaml:5:12: code.timeout: want a duration such as "30s" or "1m30s", got number 5 (add a unit: 5s)`,
-			`agent-tools.yaml:6:3: code: unknown key "budget" (want allowMutations, maxCalls, concurrency or timeout)`}},
+			`agent-tools.yaml:6:3: code: unknown key "budget" (want allowMutations, maxCalls, concurrency, timeout, memory or cpu)`}},
+		{"code limits malformed", "code:\n  memory: lots\n  cpu: 500ms\n", []string{
+			`agent-tools.yaml:2:11: code.memory: invalid size "lots": want a whole number of bytes, optionally with a unit (e.g. "256MiB")`,
+			`agent-tools.yaml:3:8: code.cpu: want at least 1s (processor time is limited in whole seconds), got 500ms`}},
+		{"code memory too small", "code:\n  memory: 1MiB\n  cpu: -1s\n", []string{
+			`agent-tools.yaml:2:11: code.memory: want at least 32 MiB (a script's process needs room for the interpreter), got 1048576 bytes`,
+			`agent-tools.yaml:3:8: code.cpu: must not be negative, got -1s`}},
 		{"code block not a mapping", "code: true\n", []string{
 			`agent-tools.yaml:1:7: code: want a mapping, got boolean true`}},
 		{"unknown top key", "mdoe: flat\n", []string{
@@ -628,11 +634,12 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestCodeBlock(t *testing.T) {
-	c, err := parse(t, "mode: code\ncode:\n  allowMutations: true\n  maxCalls: 7\n  concurrency: 2\n  timeout: 45s\n")
+	c, err := parse(t, "mode: code\ncode:\n  allowMutations: true\n  maxCalls: 7\n  concurrency: 2\n  timeout: 45s\n  memory: 512MiB\n  cpu: 20s\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := config.Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: config.Duration{45 * time.Second}}
+	want := config.Code{AllowMutations: true, MaxCalls: 7, Concurrency: 2, Timeout: config.Duration{45 * time.Second},
+		Memory: 512 << 20, CPU: config.Duration{20 * time.Second}}
 	if c.Mode != "code" || c.Code != want {
 		t.Fatalf("mode %q code %+v, want %+v", c.Mode, c.Code, want)
 	}

@@ -128,6 +128,13 @@ func (c *Config) validate() []Error {
 	v.nonNeg("code.maxCalls", c.Code.MaxCalls)
 	v.nonNeg("code.concurrency", c.Code.Concurrency)
 	v.duration("code.timeout", c.Code.Timeout)
+	v.duration("code.cpu", c.Code.CPU)
+	if cpu := c.Code.CPU.Duration; cpu > 0 && cpu < time.Second {
+		v.errf("code.cpu", "want at least 1s (processor time is limited in whole seconds), got %s", c.Code.CPU)
+	}
+	if m := c.Code.Memory; m != 0 && m < MinCodeMemory {
+		v.errf("code.memory", "want at least %d MiB (a script's process needs room for the interpreter), got %d bytes", MinCodeMemory>>20, m)
+	}
 	l := c.Limits
 	v.nonNeg("limits.maxResultChars", l.MaxResultChars)
 	v.nonNeg("limits.loopGuard.repeatAfter", l.LoopGuard.RepeatAfter)

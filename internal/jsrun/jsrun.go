@@ -2,6 +2,19 @@
 // built-in and by skills (docs/providers/builtins.md). It runs ECMAScript on
 // goja, a pure-Go interpreter, in a fresh VM per run.
 //
+// Where it runs: the server's scripts go through [Isolated], which runs each
+// in its own child process (this binary started with [ChildArg]; isolate.go,
+// child.go) from a small pool of warm children, each used for one script
+// and discarded. The child holds only the interpreter, under the operating
+// system's limits (Limits.Memory and Limits.CPU, no environment, no
+// descriptors but its pipes), and the parent kills it at the deadline; the
+// host's functions ([Installer], registered by kind) reach the server only
+// through [Host] calls over the pipe (wire.go), which the parent answers
+// with the run's [HostFunc]. A child's death is its script's error in words
+// (KindMemory, KindCPU, KindTimeout). [InProcess] runs the same [Script] in
+// this process: the fallback where a child cannot be limited (see
+// [Isolation]), and the benchmark's baseline.
+//
 // What the code can reach: the ECMAScript built-ins, a captured console
 // (log/info/warn/error/debug), and whatever the host injects through
 // [Session.Runtime] (skills and execute_javascript inject `tools`; a host
@@ -13,11 +26,13 @@
 // program, and eval is always indirect (global scope).
 //
 // Bounds:
-//   - Time: a watchdog interrupts the VM at the deadline (default 2.5 s) or when
+//   - Time: a watchdog interrupts the VM at the deadline (Limits.Timeout) or when
 //     the context ends; goja checks the interrupt between instructions, so it
 //     stops infinite loops and deep recursion. A single native built-in call is
-//     not interruptible: the run then returns at the deadline plus a short
-//     grace and the VM goroutine is abandoned; it stops at its next instruction.
+//     not interruptible: in process the run then returns at the deadline plus
+//     a short grace and the VM goroutine is abandoned; isolated, the parent
+//     kills the child shortly after the deadline. Isolated, Limits.CPU bounds
+//     the processor time too (RLIMIT_CPU).
 //   - Output: at most MaxOutput characters (result and console together, the
 //     result first) and MaxConsole console entries; the rest is dropped and
 //     Truncated is set. Results are encoded by a budgeted encoder that stops
@@ -31,13 +46,12 @@
 //     allocations that would otherwise be unbounded (String repeat/padStart/
 //     padEnd past 16 Mi characters; arrays past 8 Mi elements through the
 //     constructor, species creation, Array.from, fill, join; typed arrays and
-//     buffers past 128 MiB), and a sampler interrupts the run when the
-//     process's heap grows more than MaxHeapGrowth (default 512 MiB) since the
-//     run started. The sampler is process-wide (concurrent runs and other
-//     allocations count) and cannot stop a native call in progress, so
-//     composed native operations (a replaceAll whose output is a billion
-//     characters) can still exhaust memory. Hard isolation needs a separate
-//     process with an OS memory limit.
+//     buffers past 128 MiB). Isolated, the child's memory watcher and its
+//     address-space limit end the process past Limits.Memory, whatever
+//     native call is running. In process only, a sampler interrupts the run
+//     when the process's heap grows more than MaxHeapGrowth (default 512
+//     MiB): it is process-wide (concurrent runs count) and cannot stop a
+//     native call in progress, which is why the server isolates.
 //   - Regular expressions: patterns goja cannot give to Go's linear-time
 //     engine (backreferences, lookaround) run on a backtracking engine; each
 //     match is bounded by RegexpMatchTimeout, after which it silently fails
@@ -62,6 +76,10 @@ const (
 	DefaultMaxConsole    = 200
 	DefaultMaxCallStack  = 10000
 	DefaultMaxHeapGrowth = 512 << 20
+	// DefaultMemory and DefaultCPU bound an isolated run (code.memory,
+	// code.cpu).
+	DefaultMemory = 256 << 20
+	DefaultCPU    = 10 * time.Second
 	// MaxSourceLen bounds a program, an eval or a new Function source (bytes).
 	MaxSourceLen = 512 << 10
 	// MaxNesting bounds bracket nesting in a source.
@@ -98,8 +116,14 @@ type Limits struct {
 	MaxConsole   int // console entries
 	MaxCallStack int // JavaScript frames
 	// MaxHeapGrowth interrupts the run when the process heap grows this many
-	// bytes over its size at the start; negative disables the sampler.
-	MaxHeapGrowth int64
+	// bytes over its size at the start; negative disables the sampler. Only
+	// the in-process runner uses it: an isolated run has Memory instead.
+	MaxHeapGrowth int64 `json:"-"`
+	// Memory bounds an isolated run's process (address space, or the
+	// cgroup's memory.max where delegated); 0: DefaultMemory.
+	Memory int64
+	// CPU bounds an isolated run's processor time; 0: DefaultCPU.
+	CPU time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -117,6 +141,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxHeapGrowth == 0 {
 		l.MaxHeapGrowth = DefaultMaxHeapGrowth
+	}
+	if l.Memory <= 0 {
+		l.Memory = DefaultMemory
+	}
+	if l.CPU <= 0 {
+		l.CPU = DefaultCPU
 	}
 	return l
 }
@@ -149,7 +179,8 @@ const (
 	KindLimit     Kind = "limit"     // the code is too large or too nested to parse safely
 	KindException Kind = "exception" // an uncaught exception or a rejected Promise
 	KindTimeout   Kind = "timeout"   // the watchdog fired
-	KindMemory    Kind = "memory"    // the heap sampler fired
+	KindMemory    Kind = "memory"    // the script's process reached its memory limit (in process: the heap sampler fired)
+	KindCPU       Kind = "cpu"       // the script's process used its processor time
 	KindCancelled Kind = "cancelled" // the caller's context ended
 	KindInternal  Kind = "internal"  // a bug: a panic in the interpreter or the host
 )
@@ -167,6 +198,10 @@ type Error struct {
 	Truncated bool
 	// Cause is the context error for KindCancelled and KindTimeout caused by the context.
 	Cause error
+	// Host is what the script's installer added about the failure (such as
+	// the envelope of a tool call the script did not catch); see
+	// [Session.Annotate].
+	Host json.RawMessage
 
 	thrown goja.Value // for hosts that recognise their own errors
 }

@@ -51,6 +51,7 @@ type Session struct {
 	encode, describe, errText goja.Callable
 	console                   *sink
 	used                      bool
+	annotate                  func(*Error) json.RawMessage
 
 	// The event loop for host work started with Go: settled carries each
 	// finished piece back to the VM goroutine; pending counts what is still
@@ -101,6 +102,15 @@ func NewSession(name string, l Limits) (*Session, error) {
 	return s, nil
 }
 
+// configure gives a session made ahead of its script (a warm child's) the
+// script's name and limits; call it before anything else uses the session.
+func (s *Session) configure(name string, l Limits) {
+	l = l.withDefaults()
+	s.name, s.lim = name, l
+	s.vm.SetMaxCallStackSize(l.MaxCallStack)
+	s.console.maxEntries, s.console.maxChars = l.MaxConsole, l.MaxOutput
+}
+
 // Runtime is the VM, for injecting host functions before Exec. Host
 // functions run on the VM goroutine and must honour the context Exec passes
 // to the body.
@@ -125,6 +135,11 @@ func (s *Session) Go(work func() (settle func() error)) {
 		}
 	}()
 }
+
+// Annotate sets what a failed run adds to its *Error's Host field: f runs on
+// the VM goroutine when the body (or its Promise) failed, so it may read the
+// thrown value (e.Thrown()). Call it from the body or before Exec.
+func (s *Session) Annotate(f func(e *Error) json.RawMessage) { s.annotate = f }
 
 // Body is the work of one Exec, run on the VM goroutine. It returns the
 // value to report; a Promise is awaited (its jobs run when the body returns).
@@ -160,6 +175,12 @@ func (s *Session) Exec(ctx context.Context, body Body) (*Output, error) {
 			done <- o
 		}()
 		o.result, o.err = s.run(runCtx, body)
+		if o.err != nil && s.annotate != nil {
+			func() {
+				defer func() { _ = recover() }() // a hostile getter: no annotation
+				o.err.Host = s.annotate(o.err)
+			}()
+		}
 	}()
 
 	var (

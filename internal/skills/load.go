@@ -27,6 +27,7 @@ type Skill struct {
 	Warnings []string
 
 	file    string
+	code    string // the transformed source, for the process that runs it
 	program *goja.Program
 }
 
@@ -101,7 +102,7 @@ func ParseSkill(ctx context.Context, name, file string, src []byte) (*Skill, err
 	if !hasRun {
 		return nil, loadErr("no run function: define `export async function run(tools, args) { ... }`")
 	}
-	s := &Skill{file: file, program: prg, Meta: catalog.Skill{Name: name}}
+	s := &Skill{file: file, code: code, program: prg, Meta: catalog.Skill{Name: name}}
 	switch metaType {
 	case "undefined":
 		s.Warnings = append(s.Warnings, "no meta: it runs, but discover cannot find it by text; add `export const meta = {description, args}`")

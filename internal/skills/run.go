@@ -5,19 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"reflect"
 	"strings"
+	"sync"
 	"time"
-
-	"github.com/dop251/goja"
 
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
-
-var promiseType = reflect.TypeFor[*goja.Promise]()
 
 // skillCodes are the envelope codes a skill may fail with on purpose.
 var skillCodes = map[string]toolerr.Code{}
@@ -56,15 +52,12 @@ func (d *Dir) RunSkill(ctx context.Context, name string, args json.RawMessage, t
 			"the arguments of skill %q must be a JSON object", name)
 	}
 	r := &runner{d: d, skill: name, tools: tools, max: d.opts.MaxCalls}
-	sess, err := jsrun.NewSession(sk.file, jsrun.Limits{Timeout: d.opts.Timeout, MaxOutput: d.opts.MaxOutput})
-	if err != nil {
-		return nil, toolerr.New(toolerr.BackendError, "", "skill %q: %v", name, err)
-	}
+	sc := jsrun.Script{Kind: skillKind, Name: sk.file, Code: sk.code,
+		Config: mustJSON(skillConfig{Skill: name, Provider: d.info.ID, Args: args}),
+		Limits: jsrun.Limits{Timeout: d.opts.Timeout, MaxOutput: d.opts.MaxOutput, Memory: d.opts.Memory, CPU: d.opts.CPU}}
 	start := time.Now()
-	out, err := sess.Exec(ctx, func(ctx context.Context, vm *goja.Runtime) (goja.Value, error) {
-		return r.body(ctx, vm, sk, args)
-	})
-	d.log.Debug("skill ran", "skill", name, "calls", r.calls, "duration", time.Since(start), "ok", err == nil)
+	out, err := d.runner().Run(ctx, sc, r.serve)
+	d.log.Debug("skill ran", "skill", name, "calls", r.callCount(), "duration", time.Since(start), "ok", err == nil)
 	if err != nil {
 		// A tool call cut by the skill's deadline fails before the watchdog
 		// fires: that is still the skill's timeout.
@@ -110,116 +103,80 @@ func result(out *jsrun.Output) *provider.Result {
 	return res
 }
 
-// runner is one run's state. Its fields are touched only on the VM
-// goroutine until Exec returns.
+// runner is one run's server side: it answers the script's host calls
+// (skill.go's installer runs the script, in its own process) and maps a
+// failure to run_skill's error.
 type runner struct {
 	d     *Dir
 	skill string
 	tools provider.ToolCaller
 	max   int
+
+	mu    sync.Mutex
 	calls int
-
-	bridge *Bridge // the JS side of tools.call (bridge.go)
-	// declared is the code and hint of an error the skill threw on purpose.
-	declared *toolerr.Error
-	own      map[string]bool // the provider's own tool names, loaded on the first call
+	own   map[string]bool // the provider's own tool names, loaded on the first call
+	// issued are the errors the script was handed, by answer Ref - 1: the
+	// failure reports the server's own copy, not what came back.
+	issued []*toolerr.Error
 }
 
-// body runs on the VM goroutine: the file's top level, then run(tools, args).
-func (r *runner) body(ctx context.Context, vm *goja.Runtime, sk *Skill, args json.RawMessage) (goja.Value, error) {
-	// Capture the built-ins before the skill's code can replace them.
-	b, err := NewBridge(vm)
-	if err != nil {
-		return nil, err
-	}
-	r.bridge = b
-	argv, err := b.Parse(string(args))
-	if err != nil {
-		return nil, err
-	}
-	tools := vm.NewObject()
-	for k, v := range map[string]any{
-		"call":      r.call(ctx, vm),
-		"canonical": r.canonical(vm),
-		"provider":  r.d.info.ID,
-	} {
-		if err := tools.DefineDataProperty(k, vm.ToValue(v), goja.FLAG_FALSE, goja.FLAG_FALSE, goja.FLAG_TRUE); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := vm.RunProgram(sk.program); err != nil {
-		return nil, err
-	}
-	fnv, err := vm.RunString(`typeof run === "function" ? run : undefined`)
-	if err != nil {
-		return nil, err
-	}
-	fn, ok := goja.AssertFunction(fnv)
-	if !ok {
-		return nil, &jsrun.Error{Kind: jsrun.KindException, Message: "TypeError: the skill no longer defines a run function"}
-	}
-	v, err := fn(goja.Undefined(), tools, argv)
-	if err != nil {
-		var ex *goja.Exception
-		if errors.As(err, &ex) {
-			r.declare(vm, ex.Value())
-		}
-		return nil, err
-	}
-	if o, ok := v.(*goja.Object); ok && o.ExportType() == promiseType {
-		if p, ok := o.Export().(*goja.Promise); ok && p.State() == goja.PromiseStateRejected {
-			r.declare(vm, p.Result())
-		}
-	}
-	return v, nil
+// issue records te for the script and returns the answer that carries it.
+func (r *runner) issue(name string, te *toolerr.Error, budget bool) answer {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.issued = append(r.issued, te)
+	return answer{Name: name, Budget: budget, Error: toWire(te), Ref: len(r.issued)}
 }
 
-// declare records an error the skill threw on purpose: an Error whose
-// `code` is one of skillCodes, with an optional `hint`.
-func (r *runner) declare(vm *goja.Runtime, v goja.Value) {
-	defer func() { _ = recover() }() // a hostile getter; the generic failure stands
-	o, ok := v.(*goja.Object)
-	if !ok || !vm.InstanceOf(o, r.bridge.ErrorCtor()) {
-		return
-	}
-	if _, ours := r.bridge.Find(o); ours {
-		return
-	}
-	code, ok := skillCodes[str(o.Get("code"))]
-	if !ok {
-		return
-	}
-	hint := str(o.Get("hint"))
-	if hint == "" {
-		hint = "The skill refused the call; read the message, fix the arguments, then retry."
-	}
-	r.declared = toolerr.New(code, hint, "skill %q: %s", r.skill, str(o.Get("message")))
+func (r *runner) callCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.calls
 }
 
-func str(v goja.Value) string {
-	if v == nil || !goja.IsString(v) {
-		return ""
+// serve answers the script's host calls: tools.call through the caller (the
+// pipeline) within the budget, and tools.canonical.
+func (r *runner) serve(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var p nameArgs
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
 	}
-	return v.String()
-}
-
-// call is tools.call(name, args).
-func (r *runner) call(ctx context.Context, vm *goja.Runtime) func(goja.FunctionCall) goja.Value {
-	return func(c goja.FunctionCall) goja.Value {
-		name := r.bridge.Name("tools.call", c.Argument(0))
-		raw := r.bridge.Args("tools.call", c.Argument(1))
-		name = r.resolve(ctx, name)
+	switch method {
+	case hostCall:
+		r.mu.Lock()
+		name := r.resolve(ctx, p.Name)
 		r.calls++
-		if r.max >= 0 && r.calls > r.max {
+		over := r.max >= 0 && r.calls > r.max
+		r.mu.Unlock()
+		if over {
 			te := toolerr.New(toolerr.BackendError,
 				"The skill made more tool calls than one run allows; it likely loops. Report it, or do the task with individual calls.",
 				"skill %q exceeded its budget of %d tool calls (call to %q refused)", r.skill, r.max, name).
 				With("budget", r.max)
-			r.bridge.Throw(name, te, true)
+			return json.Marshal(r.issue(name, te, true))
 		}
-		res, err := r.tools.CallTool(ctx, name, json.RawMessage(raw))
-		return r.bridge.Outcome(name, res, err, func(err error) *toolerr.Error { return CallError(ctx, name, err, "the skill's") })
+		args := p.Args
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := r.tools.CallTool(ctx, name, args)
+		switch {
+		case err != nil:
+			return json.Marshal(r.issue(name, CallError(ctx, name, err, "the skill's"), false))
+		case res == nil:
+			res = &provider.Result{}
+		case res.IsError:
+			return json.Marshal(r.issue(name, backendError(res), false))
+		}
+		return json.Marshal(answer{Name: name, Result: &wireResult{Text: res.Text}})
+	case hostCanonical:
+		c, err := r.toolCanonical(p.Name)
+		if err != nil {
+			return json.Marshal(answer{Message: err.Error()})
+		}
+		return json.Marshal(answer{Name: c})
 	}
+	return nil, errors.New("unknown host call")
 }
 
 // resolve maps an own tool name of the skill's provider to its canonical
@@ -268,6 +225,10 @@ func CallError(ctx context.Context, name string, err error, whose string) *toole
 	return toolerr.New(toolerr.BackendError, "", "call to %q failed: %v", name, err)
 }
 
+// BackendError mirrors the pipeline's envelope for a tool's own failure
+// (the error tools.call throws for a result the tool marked as an error).
+func BackendError(res *provider.Result) *toolerr.Error { return backendError(res) }
+
 // backendError mirrors the pipeline's envelope for a tool's own failure.
 func backendError(res *provider.Result) *toolerr.Error {
 	e := toolerr.New(toolerr.BackendError, "The tool ran and reported a failure; read `output`.", "the tool reported an error")
@@ -277,30 +238,18 @@ func backendError(res *provider.Result) *toolerr.Error {
 	return e.With("output", res.Text)
 }
 
-// canonical is tools.canonical(toolName): the canonical name of a tool of
-// the skill's own provider.
-func (r *runner) canonical(vm *goja.Runtime) func(goja.FunctionCall) goja.Value {
-	return func(c goja.FunctionCall) goja.Value {
-		n := c.Argument(0)
-		if !goja.IsString(n) {
-			panic(vm.NewTypeError("tools.canonical(name): name must be a string"))
-		}
-		s, err := r.toolCanonical(n.String())
-		if err != nil {
-			panic(vm.NewTypeError(err.Error()))
-		}
-		return vm.ToValue(s)
-	}
-}
-
 // failure maps a failed run to the error run_skill returns.
 func (r *runner) failure(err error, expired bool) error {
 	var je *jsrun.Error
 	if !errors.As(err, &je) {
 		return toolerr.New(toolerr.BackendError, "", "skill %q failed: %v", r.skill, err)
 	}
+	var fail skillFailure
+	if len(je.Host) > 0 {
+		_ = json.Unmarshal(je.Host, &fail)
+	}
 	withConsole := func(te *toolerr.Error) *toolerr.Error {
-		te.With("tool_calls", r.calls)
+		te.With("tool_calls", r.callCount())
 		if n := len(je.Console); n > 0 {
 			tail := je.Console
 			if n > 20 {
@@ -318,13 +267,17 @@ func (r *runner) failure(err error, expired bool) error {
 	case je.Kind == jsrun.KindCancelled:
 		return withConsole(toolerr.New(toolerr.Cancelled, "The call was cancelled by the client.", "skill %q was cancelled", r.skill))
 	}
-	if th := je.Thrown(); th != nil && r.bridge != nil {
-		if t, ok := r.bridge.Find(th); ok {
-			return withConsole(r.toolFailure(t))
+	if t := fail.Thrown; t != nil && t.Error != nil {
+		te := t.Error.toolerr()
+		r.mu.Lock()
+		if t.Ref > 0 && t.Ref <= len(r.issued) {
+			te = r.issued[t.Ref-1]
 		}
+		r.mu.Unlock()
+		return withConsole(r.toolFailure(Thrown{Tool: t.Tool, Err: te, Budget: t.Budget}))
 	}
-	if r.declared != nil {
-		return withConsole(r.declared)
+	if fail.Declared != nil {
+		return withConsole(fail.Declared.toolerr())
 	}
 	te := toolerr.New(toolerr.BackendError,
 		"The skill itself failed: check its arguments against `args` in discover; if they are right, the skill has a bug: report it.",
@@ -351,4 +304,13 @@ func (r *runner) toolFailure(t Thrown) *toolerr.Error {
 	return toolerr.New(t.Err.Code, hint, "skill %q: call to %q failed: %s", r.skill, t.Tool, t.Err.Message).
 		With("tool", t.Tool).
 		With("tool_error", t.Err.Body()["error"])
+}
+
+// runner is where skills run: Options.Runner, else each in its own limited
+// process (jsrun.Isolated).
+func (d *Dir) runner() jsrun.Runner {
+	if d.opts.Runner != nil {
+		return d.opts.Runner
+	}
+	return jsrun.Isolated()
 }

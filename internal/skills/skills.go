@@ -100,6 +100,13 @@ type Options struct {
 	// (the naming scheme in force and the provider's renames; the app sets
 	// it from the registry). Nil: the default scheme.
 	Canonical func(tool string) (string, error)
+	// Runner runs the skills (nil: jsrun.Isolated, each run in its own
+	// limited process where the system allows).
+	Runner jsrun.Runner
+	// Memory and CPU bound a run's process, as code.memory and code.cpu
+	// bound a script's (0: jsrun.DefaultMemory, jsrun.DefaultCPU).
+	Memory int64
+	CPU    time.Duration
 }
 
 func (o Options) withDefaults() Options {

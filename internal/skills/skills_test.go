@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 	"github.com/agent-tools/agent-tools/internal/tests/testutil"
@@ -563,5 +564,31 @@ export async function run(adapter, args) {
 	if got["skill skills/find.mjs"] != "ok " || !strings.HasPrefix(got["skill skills/missing.mjs"], "skipped cannot stat") ||
 		got["skill notes.txt"] != "skipped not a .js or .mjs file" || len(got) != 3 {
 		t.Errorf("diagnostics %v", got)
+	}
+}
+
+// A skill that exhausts its process's memory fails alone with the cause in
+// words; the next run of another skill works (in both runners' wiring: the
+// server's isolated one here).
+func TestSkillMemoryBomb(t *testing.T) {
+	if ok, why := jsrun.Isolation(); !ok {
+		t.Skip(why)
+	}
+	d, _, _ := newDir(t, Options{Memory: 64 << 20, CPU: 2 * time.Second, Timeout: 10 * time.Second}, map[string]string{
+		"bomb.js": `function run() { const s = "x".repeat(1 << 24); return new Array(1 << 22).join(s).length }`,
+		"ok.js":   `function run(tools, args) { return tools.call("t", {n: args.n}) }`,
+	})
+	start := time.Now()
+	_, err := d.RunSkill(context.Background(), "bomb", nil, &fakeCaller{})
+	te, ok := toolerr.As(err)
+	if !ok || te.Code != toolerr.BackendError || !strings.Contains(te.Message, `skill "bomb" failed: the script used more than 64 MiB`) {
+		t.Fatalf("bomb: %v", err)
+	}
+	if took := time.Since(start); took > 11*time.Second {
+		t.Fatalf("bomb took %s", took)
+	}
+	tc := &fakeCaller{}
+	if _, err := d.RunSkill(context.Background(), "ok", json.RawMessage(`{"n": 1}`), tc); err != nil || len(tc.Calls()) != 1 {
+		t.Fatalf("after the bomb: %v %v", err, tc.Calls())
 	}
 }

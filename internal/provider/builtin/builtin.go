@@ -10,6 +10,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
@@ -24,10 +25,13 @@ type Options struct {
 	// Status returns the runtime's state (providers, mode, version). It must
 	// never include credentials.
 	Status func(ctx context.Context) any
-	// JavaScript bounds execute_javascript; zero fields take jsrun's defaults
-	// (2.5 s, 30,000 characters, 200 console entries). A call's timeout_ms
-	// overrides Timeout, up to MaxJavaScriptTimeout.
+	// JavaScript bounds execute_javascript; zero fields take Code's limits
+	// (Timeout, Memory, CPU) and jsrun's defaults (30,000 characters, 200
+	// console entries). A call's timeout_ms may set less than Timeout.
 	JavaScript JavaScriptLimits
+	// Runner runs the scripts (nil: jsrun.Isolated, each in its own
+	// limited process where the system allows).
+	Runner jsrun.Runner
 	// Code bounds the tool calls a script makes through `tools` (code mode).
 	Code CodeOptions
 }
@@ -43,7 +47,7 @@ var _ provider.Provider = (*Provider)(nil)
 // New returns the built-in provider.
 func New(o Options) *Provider {
 	return &Provider{opts: o, tools: []catalog.Tool{
-		javaScriptTool(o.Code),
+		javaScriptTool(o),
 		{
 			Provider:    ID,
 			Name:        StatusTool,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +51,34 @@ func TestTools(t *testing.T) {
 			t.Errorf("description lacks %q", word)
 		}
 	}
-	if js.Timeout <= MaxJavaScriptTimeout {
-		t.Errorf("tool timeout %v would cut a %v run", js.Timeout, MaxJavaScriptTimeout)
+	if js.Timeout <= DefaultCodeTimeout {
+		t.Errorf("tool timeout %v would cut a %v run", js.Timeout, DefaultCodeTimeout)
+	}
+	// One timeout, stated truthfully: the schema's default and maximum,
+	// the description and the pipeline's deadline agree with code.timeout.
+	for _, o := range []Options{{}, {Code: CodeOptions{Timeout: 7 * time.Second, Memory: 64 << 20, CPU: 2 * time.Second}}} {
+		js := tool(t, New(o), JavaScriptTool)
+		want := o.scriptLimits()
+		var schema struct {
+			Properties struct {
+				TimeoutMS struct {
+					Maximum     int64  `json:"maximum"`
+					Description string `json:"description"`
+				} `json:"timeout_ms"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(js.InputSchema, &schema); err != nil {
+			t.Fatal(err)
+		}
+		tm := schema.Properties.TimeoutMS
+		if tm.Maximum != want.Timeout.Milliseconds() || !strings.Contains(tm.Description, fmt.Sprintf("default and maximum %d", want.Timeout.Milliseconds())) ||
+			!strings.Contains(js.Description, want.Timeout.String()+" of wall time") || !strings.Contains(js.Description, want.CPU.String()+" of CPU") ||
+			!strings.Contains(js.Description, sizeText(want.Memory)+" of memory") || js.Timeout != want.Timeout+2*jsrun.Grace {
+			t.Errorf("%+v: schema %s, description %q, deadline %v", o.Code, js.InputSchema, js.Description, js.Timeout)
+		}
+	}
+	if l := (Options{}).scriptLimits(); l.Timeout != 30*time.Second || l.Memory != 256<<20 || l.CPU != 10*time.Second {
+		t.Errorf("defaults %+v", l)
 	}
 	if !p.Info().HostLocal || p.Info().ID != ID {
 		t.Errorf("info %+v", p.Info())
@@ -143,7 +170,7 @@ func TestExecuteJavaScriptArguments(t *testing.T) {
 	p := New(Options{})
 	for _, args := range []string{
 		``, `{}`, `{"code": ""}`, `{"code": 5}`, `{"code": "1", "extra": 1}`, `{"code": "1", "timeout_ms": 0}`,
-		`{"code": "1", "timeout_ms": 10001}`, `{"code": "1", "timeout_ms": 1.5}`, `{"code": "1", "timeout_ms": "5"}`, `[]`,
+		`{"code": "1", "timeout_ms": 30001}`, `{"code": "1", "timeout_ms": 1.5}`, `{"code": "1", "timeout_ms": "5"}`, `[]`,
 	} {
 		_, err := callJS(t, p, context.Background(), args)
 		te, ok := toolerr.As(err)

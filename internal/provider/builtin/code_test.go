@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
@@ -127,23 +130,31 @@ func TestScriptTools(t *testing.T) {
 		{"describe unknown", `try { tools.describe("nope") } catch (e) { return e.code }`, CodeOptions{}, `UNKNOWN_TOOL`, false, 0},
 		{"bad arguments", `try { tools.call("geo_lookup", 5) } catch (e) { return String(e) }`, CodeOptions{}, `TypeError: tools.call(name, args): args must be an object`, false, 0},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			h := &fakeHost{}
-			res := runScript(t, Options{Code: tc.opts}, h, tc.code)
-			if res.IsError != tc.isErr || !strings.Contains(res.Text, tc.want) {
-				t.Fatalf("isError=%v text=%s\nwant isError=%v with %s (details %v)", res.IsError, res.Text, tc.isErr, tc.want, res.Details)
+	// Both runners: a child process per script (the server's), and in
+	// process (the fallback); the script sees the same `tools`.
+	for _, runner := range []jsrun.Runner{nil, jsrun.InProcess} {
+		for _, tc := range tests {
+			name := tc.name
+			if runner != nil {
+				name += " in process"
 			}
-			if len(h.calls) != tc.calls {
-				t.Fatalf("host saw %d calls %v, want %d", len(h.calls), h.calls, tc.calls)
-			}
-			if tc.isErr {
-				te, _ := res.Details["tool_error"].(map[string]any)
-				if fmt.Sprint(te["code"]) != "BACKEND_ERROR" || res.Details["tool"] != "broken" {
-					t.Fatalf("details %v", res.Details)
+			t.Run(name, func(t *testing.T) {
+				h := &fakeHost{}
+				res := runScript(t, Options{Code: tc.opts, Runner: runner}, h, tc.code)
+				if res.IsError != tc.isErr || !strings.Contains(res.Text, tc.want) {
+					t.Fatalf("isError=%v text=%s\nwant isError=%v with %s (details %v)", res.IsError, res.Text, tc.isErr, tc.want, res.Details)
 				}
-			}
-		})
+				if len(h.calls) != tc.calls {
+					t.Fatalf("host saw %d calls %v, want %d", len(h.calls), h.calls, tc.calls)
+				}
+				if tc.isErr {
+					te, _ := res.Details["tool_error"].(map[string]any)
+					if fmt.Sprint(te["code"]) != "BACKEND_ERROR" || res.Details["tool"] != "broken" {
+						t.Fatalf("details %v", res.Details)
+					}
+				}
+			})
+		}
 	}
 }
 
@@ -192,5 +203,106 @@ func TestScriptWithoutHost(t *testing.T) {
 	res, err := p.Call(context.Background(), tool(t, p, JavaScriptTool), json.RawMessage(`{"code":"typeof tools"}`))
 	if err != nil || !strings.Contains(res.Text, `"undefined"`) {
 		t.Fatalf("%v %v", res, err)
+	}
+}
+
+// A script that tries to exhaust the server through its tools or its own
+// memory fails alone, with the cause in words, and the next script runs.
+func TestScriptHostile(t *testing.T) {
+	if ok, why := jsrun.Isolation(); !ok {
+		t.Skip(why)
+	}
+	if raceEnabled {
+		t.Skip("the race detector multiplies the bombs' time and memory; the bounds are checked without it")
+	}
+	o := Options{Code: CodeOptions{Memory: 64 << 20, CPU: 2 * time.Second, Timeout: 5 * time.Second}}
+	start := time.Now()
+	big := o
+	big.Code.Memory = 192 << 20
+	res := runScript(t, big, &fakeHost{}, `const q = "x".repeat(12 << 20) + "y".repeat(12 << 20); try { tools.search(q) } catch (e) { return String(e) }`)
+	if res.IsError || !strings.Contains(res.Text, "TypeError: tools.search(query, {limit}): the query has 25165824 characters; describe the capability in at most 2000") {
+		t.Fatalf("24 MB query: %s", res.Text)
+	}
+	if took := time.Since(start); took > o.Code.Timeout+time.Second {
+		t.Fatalf("24 MB query took %s", took)
+	}
+	res = runScript(t, o, &fakeHost{}, `const s = "x".repeat(1<<24); return new Array(1<<22).join(s).length`)
+	je, _ := res.Details["js_error"].(map[string]any)
+	if !res.IsError || je["kind"] != jsrun.KindMemory || res.Text != "the script used more than 64 MiB" {
+		t.Fatalf("join bomb: %+v", res)
+	}
+	// A loop runs into its CPU limit or, on a loaded machine, its deadline.
+	res, err := runScriptErr(o, &fakeHost{}, `for (;;) {}`, 0)
+	if te, ok := toolerr.As(err); ok && te.Code == toolerr.Timeout {
+		t.Logf("busy loop: %v", te)
+	} else if err != nil || !res.IsError || res.Text != "the script used more than 2s of CPU" {
+		t.Fatalf("busy loop: %v %+v", err, res)
+	}
+	res = runScript(t, o, &fakeHost{}, `const r = await tools.call("weather_forecast", {city: "Rome"}); return r.temp`)
+	if res.IsError || !strings.Contains(res.Text, `"result":21`) {
+		t.Fatalf("after the bombs: %s", res.Text)
+	}
+}
+
+func runScriptErr(o Options, h *fakeHost, code string, timeoutMS int) (*provider.Result, error) {
+	p := New(o)
+	a := map[string]any{"code": code}
+	if timeoutMS > 0 {
+		a["timeout_ms"] = timeoutMS
+	}
+	args, _ := json.Marshal(a)
+	return p.Call(WithScriptHost(context.Background(), h), p.tools[0], args)
+}
+
+// BenchmarkScriptTwoCalls: a script that makes two tool calls, in process
+// (the fallback) and isolated (a child process from the pool), side by
+// side. p50-ms and p90-ms are per-script wall times (docs/measured.md).
+// "isolated" waits, off the clock, until the pool is warm before each
+// script (the server's steady state); "isolated-back-to-back" does not, so
+// each script competes with the start of the child that replaces the last.
+//
+//	go test -run '^$' -bench ScriptTwoCalls -benchtime 300x ./internal/provider/builtin/
+func BenchmarkScriptTwoCalls(b *testing.B) {
+	const code = `const a = await tools.call("geo_lookup", {place: "Munich"}); const w = await tools.call("weather_forecast", {city: "Munich"}); return [a.lat, w.temp]`
+	args, _ := json.Marshal(map[string]any{"code": code})
+	for _, bc := range []struct {
+		name   string
+		runner jsrun.Runner
+		warm   bool
+	}{{"in-process", jsrun.InProcess, false}, {"isolated", nil, true}, {"isolated-back-to-back", nil, false}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if bc.runner == nil {
+				if ok, why := jsrun.Isolation(); !ok {
+					b.Skip(why)
+				}
+			}
+			p := New(Options{Runner: bc.runner})
+			ctx := WithScriptHost(context.Background(), &fakeHost{})
+			run := func() time.Duration {
+				start := time.Now()
+				res, err := p.Call(ctx, p.tools[0], args)
+				if err != nil || res.IsError || !strings.Contains(res.Text, `"result":[48.1,21]`) {
+					b.Fatalf("%v %+v", err, res)
+				}
+				return time.Since(start)
+			}
+			run() // the pool starts on first use
+			took := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				if bc.warm {
+					b.StopTimer()
+					if err := jsrun.Warm(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				took = append(took, run())
+			}
+			b.StopTimer()
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
+		})
 	}
 }

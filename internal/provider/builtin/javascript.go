@@ -19,9 +19,6 @@ import (
 // JavaScriptTool is the sandboxed interpreter (docs/providers/builtins.md).
 const JavaScriptTool = "execute_javascript"
 
-// MaxJavaScriptTimeout is the largest timeout_ms a call may ask for.
-const MaxJavaScriptTimeout = 10 * time.Second
-
 // JavaScriptLimits bound execute_javascript (zero fields: jsrun's defaults).
 type JavaScriptLimits = jsrun.Limits
 
@@ -30,31 +27,63 @@ const javaScriptDescription = "Run JavaScript in an isolated sandbox and get bac
 	"parsing and reshaping JSON or text you already have (filter, sort, group, aggregate), and checking a small algorithm. " +
 	"It cannot read or write files, reach the network, run commands, or see anything but the code you pass: " +
 	"there is no require/import, fetch, process or setTimeout. Top-level await and return work. " +
-	"Limits: 2.5 s by default (timeout_ms up to 10000), 30,000 characters of output, 200 console entries, " +
+	"Limits: %s of wall time by default (timeout_ms may set less), %s of CPU, %s of memory, 30,000 characters of output, 200 console entries, " +
 	"strings of 16M characters and arrays of 8M elements. A thrown exception or syntax error comes back as an error with its line. " +
 	"The one way out is `tools`: tools.search(query), tools.describe(name) and await tools.call(name, args) reach this server's other tools " +
 	"through the same checks as a direct call (read-only tools only, unless the server allows more)."
 
-var javaScriptSchema = json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
-	`"code":{"type":"string","minLength":1,"maxLength":%d,"description":"JavaScript source (a script, not a module). The value of its last expression statement, or of a top-level return, is the result."},`+
-	`"timeout_ms":{"type":"integer","minimum":1,"maximum":%d,"description":"Watchdog in milliseconds (default %d)."}},`+
-	`"required":["code"],"additionalProperties":false}`,
-	jsrun.MaxSourceLen, MaxJavaScriptTimeout.Milliseconds(), jsrun.DefaultTimeout.Milliseconds()))
+// javaScriptSchema states the one timeout a script has: the default is
+// also the most timeout_ms may ask for (code.timeout).
+func javaScriptSchema(timeout time.Duration) json.RawMessage {
+	return json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{`+
+		`"code":{"type":"string","minLength":1,"maxLength":%d,"description":"JavaScript source (a script, not a module). The value of its last expression statement, or of a top-level return, is the result."},`+
+		`"timeout_ms":{"type":"integer","minimum":1,"maximum":%d,"description":"Wall-time limit in milliseconds (default and maximum %d)."}},`+
+		`"required":["code"],"additionalProperties":false}`,
+		jsrun.MaxSourceLen, timeout.Milliseconds(), timeout.Milliseconds()))
+}
 
-func javaScriptTool(code CodeOptions) catalog.Tool {
+// scriptLimits are a script's limits before its timeout_ms: the timeout
+// is code.timeout unless the embedding set JavaScript.Timeout.
+func (o Options) scriptLimits() jsrun.Limits {
+	c := o.Code.withDefaults()
+	l := o.JavaScript
+	if l.Timeout <= 0 {
+		l.Timeout = c.Timeout
+	}
+	if l.Memory <= 0 {
+		l.Memory = c.Memory
+	}
+	if l.CPU <= 0 {
+		l.CPU = c.CPU
+	}
+	return l
+}
+
+func javaScriptTool(o Options) catalog.Tool {
+	l := o.scriptLimits()
 	return catalog.Tool{
 		Provider:    ID,
 		Name:        JavaScriptTool,
 		Title:       "Run JavaScript in a sandbox",
-		Description: javaScriptDescription,
-		InputSchema: javaScriptSchema,
+		Description: fmt.Sprintf(javaScriptDescription, l.Timeout, l.CPU, sizeText(l.Memory)),
+		InputSchema: javaScriptSchema(l.Timeout),
 		// No side effects by construction: the sandbox reaches nothing outside itself.
 		ReadOnly: true,
 		// The watchdog ends every run first; this only keeps the pipeline's
-		// default deadline from cutting a 10 s run short.
-		// A script with tools may run for code.timeout.
-		Timeout: max(MaxJavaScriptTimeout, code.withDefaults().Timeout) + 2*jsrun.Grace,
+		// default deadline from cutting a run short.
+		Timeout: l.Timeout + 2*jsrun.Grace,
 	}
+}
+
+// sizeText writes a byte count as people read it.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 type javaScriptArgs struct {
@@ -67,21 +96,21 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	if err != nil {
 		return nil, err
 	}
-	lim := p.opts.JavaScript
+	sc := jsrun.Script{Code: code, Limits: p.opts.scriptLimits()}
 	if timeout > 0 {
-		lim.Timeout = timeout
+		sc.Limits.Timeout = timeout
 	}
 	var (
-		run   *scriptRun
-		setup jsrun.Setup
+		host jsrun.HostFunc
+		srv  *scriptServer
 	)
-	if host := scriptHostFrom(ctx); host != nil {
-		run, setup = p.installTools(host)
-		if timeout == 0 {
-			lim.Timeout = run.opts.Timeout
-		}
+	if h := scriptHostFrom(ctx); h != nil {
+		opts := p.opts.Code.withDefaults()
+		sc.Kind, sc.Config = scriptKind, mustJSON(scriptConfig{MaxCalls: opts.MaxCalls})
+		srv = newScriptServer(h, opts)
+		host = srv.serve()
 	}
-	out, err := jsrun.RunWith(ctx, code, lim, setup)
+	out, err := p.runner().Run(ctx, sc, host)
 	if err == nil {
 		b, err := jsonscan.Marshal(out)
 		if err != nil {
@@ -97,7 +126,7 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 	case jsrun.KindTimeout:
 		te := toolerr.New(toolerr.Timeout,
 			"The code ran past its time limit: an endless loop, or too much work. Fix the loop or do less; timeout_ms can go up to "+
-				fmt.Sprint(MaxJavaScriptTimeout.Milliseconds())+".",
+				fmt.Sprint(p.opts.scriptLimits().Timeout.Milliseconds())+".",
 			"%s: %s", JavaScriptTool, je.Message)
 		if len(je.Console) > 0 {
 			te.With("console", je.Console)
@@ -112,24 +141,26 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 		return nil, je
 	}
 	details := map[string]any{"js_error": jsErrorDetails(je)}
-	if t, ok := run.toolErrorOf(je); ok && t.Err.Code != toolerr.BackendError {
-		// A refusal the script did not catch (DENIED, CONFIRMATION_REQUIRED,
-		// PROVIDER_NEEDS_LOGIN, UNKNOWN_TOOL...): the script's answer is
-		// that refusal in its own words and code, not "the tool ran and
-		// reported a failure".
-		te := toolerr.New(t.Err.Code, t.Err.Hint, "the script did not catch a refusal of tools.call(%q): %s", t.Tool, t.Err.Message)
-		for k, v := range t.Err.Details {
-			te.With(k, v)
+	var u uncaught
+	if srv != nil && len(je.Host) > 0 && json.Unmarshal(je.Host, &u) == nil && u.Tool != "" {
+		if te, ok := srv.issuedError(u); ok && te.Code != toolerr.BackendError {
+			// A refusal the script did not catch (DENIED, CONFIRMATION_REQUIRED,
+			// PROVIDER_NEEDS_LOGIN, UNKNOWN_TOOL...): the script's answer is
+			// that refusal in its own words and code, not "the tool ran and
+			// reported a failure".
+			out := toolerr.New(te.Code, te.Hint, "the script did not catch a refusal of tools.call(%q): %s", u.Tool, te.Message)
+			for k, v := range te.Details {
+				out.With(k, v)
+			}
+			out.With("tool", u.Tool).With("js_error", jsErrorDetails(je))
+			if len(je.Console) > 0 {
+				out.With("console", je.Console)
+			}
+			return nil, out
 		}
-		te.With("tool", t.Tool).With("js_error", jsErrorDetails(je))
-		if len(je.Console) > 0 {
-			te.With("console", je.Console)
-		}
-		return nil, te
-	} else if ok {
 		// A tool's own failure the script did not catch: its envelope, so
 		// the model sees the output as for a direct call.
-		details["tool"], details["tool_error"] = t.Tool, t.Err.Body()["error"]
+		details["tool"], details["tool_error"] = u.Tool, srv.uncaught(u)
 	}
 	if len(je.Console) > 0 || je.Truncated {
 		details["console"] = je.Console
@@ -152,9 +183,10 @@ func jsErrorDetails(je *jsrun.Error) map[string]any {
 // parseJavaScriptArgs checks the arguments again: Call may be reached
 // without the pipeline's schema validation.
 func (p *Provider) parseJavaScriptArgs(raw json.RawMessage) (string, time.Duration, error) {
+	most := p.opts.scriptLimits().Timeout
 	bad := func(format string, a ...any) error {
-		return toolerr.New(toolerr.InvalidArguments, `Pass {"code": "<JavaScript>", "timeout_ms"?: <1..10000>}.`, format, a...).
-			With("expected_schema", javaScriptSchema)
+		return toolerr.New(toolerr.InvalidArguments, fmt.Sprintf(`Pass {"code": "<JavaScript>", "timeout_ms"?: <1..%d>}.`, most.Milliseconds()), format, a...).
+			With("expected_schema", javaScriptSchema(most))
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
@@ -174,10 +206,27 @@ func (p *Provider) parseJavaScriptArgs(raw json.RawMessage) (string, time.Durati
 	var timeout time.Duration
 	if a.TimeoutMS != nil {
 		var ms float64
-		if err := json.Unmarshal(a.TimeoutMS, &ms); err != nil || ms != math.Trunc(ms) || ms < 1 || ms > float64(MaxJavaScriptTimeout.Milliseconds()) {
-			return "", 0, bad("%s: timeout_ms must be an integer from 1 to %d, not %s", JavaScriptTool, MaxJavaScriptTimeout.Milliseconds(), a.TimeoutMS)
+		if err := json.Unmarshal(a.TimeoutMS, &ms); err != nil || ms != math.Trunc(ms) || ms < 1 || ms > float64(most.Milliseconds()) {
+			return "", 0, bad("%s: timeout_ms must be an integer from 1 to %d, not %s", JavaScriptTool, most.Milliseconds(), a.TimeoutMS)
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
 	return *a.Code, timeout, nil
+}
+
+// runner is where scripts run: Options.Runner, else each in its own
+// limited process (jsrun.Isolated).
+func (p *Provider) runner() jsrun.Runner {
+	if p.opts.Runner != nil {
+		return p.opts.Runner
+	}
+	return jsrun.Isolated()
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

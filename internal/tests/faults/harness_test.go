@@ -23,10 +23,12 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/cli"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 func TestMain(m *testing.M) {
+	jsrun.MaybeChild() // execute_javascript's scripts run in children of this binary
 	if mode := os.Getenv("FAULTS_UPSTREAM"); mode != "" {
 		runUpstream(mode)
 		os.Exit(0)

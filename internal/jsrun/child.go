@@ -1,0 +1,189 @@
+package jsrun
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ChildArg is the hidden command line argument that makes this binary a
+// script's child process: `agent-tools __jsrun` (internal/cli) or a test
+// binary whose TestMain calls [MaybeChild].
+const ChildArg = "__jsrun"
+
+// Exit statuses of a child that ended itself (the runtime's own fatal
+// errors exit 2).
+const (
+	exitOK       = 0
+	exitCPU      = 3 // SIGXCPU: the soft CPU limit passed
+	exitMemory   = 4 // the memory watcher saw the limit pass
+	exitProtocol = 5 // the parent sent something unreadable, or left
+)
+
+// childCapable is set when this binary can serve as a script's child: its
+// entry point routes ChildArg to ChildMain.
+var childCapable atomic.Bool
+
+// EnableChild declares that running this executable with ChildArg as its
+// first argument reaches [ChildMain] (internal/cli does so for the real
+// binary). Without it, [Isolated] runs scripts in process.
+func EnableChild() { childCapable.Store(true) }
+
+// MaybeChild is for a test binary's TestMain, first thing: when the binary
+// was started as a script's child it serves the script and exits; otherwise
+// it enables isolation (the pool re-executes the test binary) and returns.
+//
+//	func TestMain(m *testing.M) { jsrun.MaybeChild(); os.Exit(m.Run()) }
+func MaybeChild() {
+	if len(os.Args) > 1 && os.Args[1] == ChildArg {
+		os.Exit(ChildMain(os.Stdin, os.Stdout))
+	}
+	EnableChild()
+}
+
+// ChildMain is a script's child process: it reads one script from in, runs
+// it under the limits it carries (applied to this process before the first
+// instruction), answers on out and returns the exit status. Host calls go
+// to the parent as requests on out; their answers come on in.
+func ChildMain(in io.Reader, out io.Writer) int {
+	closeInherited()
+	// The interpreter is made while the child waits for its script, after
+	// a throwaway run that takes the first-use costs of a new process
+	// (code pages, lazily built tables): a warm child's script starts at
+	// once.
+	debug.SetGCPercent(400) // a script's process is short-lived; the memory watcher bounds it
+	warmUp()
+	prepareLimits()
+	warm, err := NewSession(ScriptName, Limits{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "jsrun child:", err)
+		return exitProtocol
+	}
+	c := &childConn{w: out, waiting: map[uint64]chan *message{}}
+	if err := c.send(&message{T: msgReady}); err != nil {
+		return exitProtocol
+	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	b, err := readFrame(r, MaxFrame)
+	if err != nil {
+		return exitProtocol
+	}
+	m, err := decodeMessage(b)
+	if err != nil || m.T != msgRun {
+		return exitProtocol
+	}
+	sc := m.Run
+	sc.Limits = sc.Limits.withDefaults()
+	sc.Limits.MaxHeapGrowth = -1 // the process limit replaces the sampler
+	if err := limitSelf(sc.Limits); err != nil {
+		// An unlimited child must not run hostile code.
+		fmt.Fprintln(os.Stderr, "jsrun child: cannot set limits:", err)
+		return exitProtocol
+	}
+	watchMemory(sc.Limits.Memory)
+
+	go c.readLoop(r)
+	host := &Host{call: c.call}
+	o, err := execScript(context.Background(), sc, host, warm)
+	done := &message{T: msgDone, Out: o}
+	if err != nil {
+		var e *Error
+		if !errors.As(err, &e) {
+			e = &Error{Kind: KindInternal, Message: err.Error()}
+		}
+		done = &message{T: msgDone, Fail: toWire(e)}
+	}
+	if err := c.send(done); err != nil {
+		small := &message{T: msgDone, Fail: &wireError{Kind: KindInternal, Message: "jsrun: the script's answer did not fit the pipe: " + err.Error()}}
+		if c.send(small) != nil {
+			return exitProtocol
+		}
+	}
+	return exitOK
+}
+
+// warmUpCode exercises what most scripts use: compiling a wrapped program,
+// closures, JSON, a Promise, the console and the result encoder.
+const warmUpCode = `const xs = JSON.parse('[{"a":1,"b":"x"},{"a":2,"b":"y"}]'); ` +
+	`console.log("w", xs.length); const r = await Promise.all(xs.map(async x => ({...x, c: String(x.a).padStart(3, "0")}))); ` +
+	`return r.filter(x => x.a > 0).map(x => [x.b, x.c].join(":"))`
+
+func warmUp() {
+	_, _ = execScript(context.Background(), &Script{Code: warmUpCode, Limits: Limits{Timeout: 2 * time.Second}}, nil, nil)
+}
+
+// childConn is the child's end of the wire.
+type childConn struct {
+	wmu sync.Mutex
+	w   io.Writer
+
+	mu      sync.Mutex
+	next    uint64
+	waiting map[uint64]chan *message
+}
+
+func (c *childConn) send(m *message) error {
+	b, err := encodeMessage(m)
+	if err != nil {
+		return err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return writeFrame(c.w, b)
+}
+
+// call is one host call: a request, then the answer with its id.
+func (c *childConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	ch := make(chan *message, 1)
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.waiting[id] = ch
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.waiting, id)
+		c.mu.Unlock()
+	}()
+	if err := c.send(&message{T: msgReq, ID: id, M: method, D: params}); err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	select {
+	case m := <-ch:
+		if m.E != "" {
+			return nil, errors.New(m.E)
+		}
+		return m.D, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readLoop hands each answer to its caller. The parent closing the pipe
+// (it went away, or gave up on this script) ends the process.
+func (c *childConn) readLoop(r io.Reader) {
+	for {
+		b, err := readFrame(r, MaxFrame)
+		if err != nil {
+			os.Exit(exitProtocol)
+		}
+		m, err := decodeMessage(b)
+		if err != nil || m.T != msgRes {
+			os.Exit(exitProtocol)
+		}
+		c.mu.Lock()
+		ch := c.waiting[m.ID]
+		c.mu.Unlock()
+		if ch != nil {
+			ch <- m
+		}
+	}
+}

@@ -1,0 +1,127 @@
+//go:build unix
+
+package jsrun
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/metrics"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// asSlack is the address space the backstop allows beyond twice the limit.
+const asSlack = 128 << 20
+
+// childFiles bounds the descriptors a child may hold: it opens none itself.
+const childFiles = 32
+
+// limitSelf applies the script's limits to this (child) process before the
+// script runs: processor time counted from now, no new descriptors beyond a
+// few, and an address-space backstop. The memory limit itself is
+// watchMemory's: Go's runtime maps its heap in large steps (a 40 MiB string
+// may need a fresh 64 MiB arena), so an address-space limit set at the
+// memory limit fails scripts well below it. The backstop (the space mapped
+// now, twice the limit, and asSlack) stops what the watcher cannot see in
+// time: one native call allocating far past the limit.
+func limitSelf(l Limits) error {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return err
+	}
+	used := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	soft := uint64(math.Ceil((used + l.CPU).Seconds()))
+	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: soft, Max: soft + 1}); err != nil {
+		return err
+	}
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: childFiles, Max: childFiles}); err != nil {
+		return err
+	}
+	if base := mappedBytes(); base > 0 {
+		as := uint64(base) + 2*uint64(l.Memory) + asSlack
+		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepareLimits does, while the child waits for its script, what need not
+// wait for the script's limits: the SIGXCPU handler (exit with exitCPU) and
+// the runtime metrics' first read (which builds their tables).
+func prepareLimits() {
+	xcpu := make(chan os.Signal, 1)
+	signal.Notify(xcpu, unix.SIGXCPU)
+	go func() {
+		<-xcpu
+		os.Exit(exitCPU)
+	}()
+	metrics.Read(memorySamples())
+}
+
+func memorySamples() []metrics.Sample {
+	return []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+}
+
+// watchMemory ends the process with exitMemory once the runtime holds more
+// than limit bytes over what it held at the start. The address-space limit
+// is the hard bound; this turns most overruns into a clean exit before it.
+func watchMemory(limit int64) {
+	s := memorySamples()
+	held := func() int64 {
+		metrics.Read(s)
+		return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+	}
+	base := held()
+	go func() {
+		t := time.NewTicker(2 * time.Millisecond)
+		for range t.C {
+			if held()-base > limit {
+				os.Exit(exitMemory)
+			}
+		}
+	}()
+}
+
+// childAttr puts the child in its own process group, so the parent kills
+// the whole group. A child whose server died reads the end of its stdin and
+// exits (no Pdeathsig: it fires when the forking thread ends, not the
+// process).
+func childAttr(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+}
+
+// killChild kills the child's process group.
+func killChild(cmd *exec.Cmd) {
+	if cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Process.Kill()
+}
+
+// exitCause describes how a child ended: its exit status, or the signal
+// that killed it ("" when it exited).
+func exitCause(st *os.ProcessState) (code int, signal string) {
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	if ok && ws.Signaled() {
+		sig := ws.Signal()
+		switch sig {
+		case syscall.SIGKILL:
+			return -1, "SIGKILL"
+		case unix.SIGXCPU:
+			return -1, "SIGXCPU"
+		}
+		return -1, sig.String()
+	}
+	return st.ExitCode(), ""
+}
+
+// isolation says whether scripts can run in a limited child process here.
+func isolation() (bool, string) {
+	return true, "each script runs in its own process with " + limitKinds()
+}
