@@ -229,7 +229,7 @@ func TestPass(t *testing.T) {
 	insert := secretstest.Pass(t)
 	insert("team/github", "pass-canary-R2\nurl: https://github.com\n")
 	r, set := newResolver(t)
-	r.Env = nil // the runtime's environment: GNUPGHOME, PASSWORD_STORE_DIR
+	r.Env = nil                                                  // the runtime's environment: GNUPGHOME, PASSWORD_STORE_DIR
 	resolves(t, r, set, "${pass:team/github}", "pass-canary-R2") // the first line only
 	fails(t, r, "${pass:team/gitlab}", "pass store:", `"pass show team/gitlab" exited with status 1`, "is not in the password store")
 }
