@@ -27,6 +27,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/local"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/skills"
 	"github.com/agent-tools/agent-tools/internal/state"
@@ -224,6 +225,13 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	cfg, err := LoadConfig(o)
 	if err != nil {
 		return nil, err
+	}
+	// Secret-store references are resolved now that the config is put to
+	// use (config validate only checks them): those outside providers here,
+	// each provider's when it is built (buildProvider).
+	cfg.ConfigureResolver(secrets.Default)
+	if err := cfg.ResolveSecrets(ctx, secrets.Default); err != nil {
+		return nil, &ConfigError{err}
 	}
 	modeName := cfg.Mode
 	if o.Mode != "" {
