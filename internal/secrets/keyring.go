@@ -25,9 +25,26 @@ var ErrNotFound = keyring.ErrNotFound
 
 type osKeyring struct{}
 
-func (osKeyring) Get(s, a string) (string, error) { return keyring.Get(s, a) }
-func (osKeyring) Set(s, a, v string) error        { return keyring.Set(s, a, v) }
-func (osKeyring) Delete(s, a string) error        { return keyring.Delete(s, a) }
+func (osKeyring) Get(s, a string) (string, error) {
+	if err := sessionBus(); err != nil {
+		return "", err
+	}
+	return keyring.Get(s, a)
+}
+
+func (osKeyring) Set(s, a, v string) error {
+	if err := sessionBus(); err != nil {
+		return err
+	}
+	return keyring.Set(s, a, v)
+}
+
+func (osKeyring) Delete(s, a string) error {
+	if err := sessionBus(); err != nil {
+		return err
+	}
+	return keyring.Delete(s, a)
+}
 
 var (
 	osMu sync.RWMutex
@@ -86,3 +103,7 @@ func resolveKeyring(_ context.Context, _ *Resolver, key string) (string, error) 
 	}
 	return v, nil
 }
+
+// KeyringService is the keyring service of agent-tools' own items (the
+// upstream token store's key, the age identity).
+const KeyringService = "agent-tools"

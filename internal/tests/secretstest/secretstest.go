@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/zalando/go-keyring"
 )
 
 var (
@@ -98,6 +100,11 @@ func startKeyring() {
 		return
 	}
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
+	// A first write creates the login collection (the default alias),
+	// which reads need.
+	if err := keyring.Set("agent-tools-probe", "probe", "probe-value"); err != nil {
+		keyringErr = fmt.Errorf("a first write to the keyring: %v", err)
+	}
 }
 
 // firstLine reads lines until one starts with prefix (within 20 s), then
