@@ -17,15 +17,74 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zalando/go-keyring"
+	"github.com/godbus/dbus/v5"
 )
+
+// waitLoginCollection waits, on D-Bus signals, until the Secret Service
+// has its default collection, unlocked: gnome-keyring --unlock creates the
+// login keyring after it starts serving, then unlocks it.
+func waitLoginCollection() error {
+	conn, err := dbus.SessionBus()
+	if err != nil {
+		return err
+	}
+	ch := make(chan *dbus.Signal, 16)
+	conn.Signal(ch)
+	defer conn.RemoveSignal(ch)
+	for _, m := range [][]dbus.MatchOption{
+		{dbus.WithMatchInterface("org.freedesktop.Secret.Service")},
+		{dbus.WithMatchInterface("org.freedesktop.DBus.Properties"), dbus.WithMatchMember("PropertiesChanged")},
+		{dbus.WithMatchInterface("org.freedesktop.DBus"), dbus.WithMatchMember("NameOwnerChanged")},
+	} {
+		if err := conn.AddMatchSignal(m...); err != nil {
+			return err
+		}
+	}
+	ready := func() bool {
+		var path dbus.ObjectPath
+		err := conn.Object("org.freedesktop.secrets", "/org/freedesktop/secrets").
+			Call("org.freedesktop.Secret.Service.ReadAlias", dbus.FlagNoAutoStart, "default").Store(&path)
+		if err != nil || path == "/" {
+			return false
+		}
+		locked, err := conn.Object("org.freedesktop.secrets", path).GetProperty("org.freedesktop.Secret.Collection.Locked")
+		return err == nil && locked.Value() == false
+	}
+	deadline := time.After(20 * time.Second)
+	for !ready() {
+		select {
+		case <-ch: // a collection or the service's owner changed: look again
+		case <-deadline:
+			return fmt.Errorf("the Secret Service has no default collection after 20s")
+		}
+	}
+	return nil
+}
 
 var (
 	keyringOnce sync.Once
 	keyringErr  error
 	keyringDir  string
 	keyringCmds []*exec.Cmd
+	gkErr       syncBuffer
 )
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
 
 // Keyring makes the OS keyring of this test process a fresh, unlocked
 // gnome-keyring on a private session bus (DBUS_SESSION_BUS_ADDRESS is set
@@ -62,7 +121,14 @@ func startKeyring() {
 		}
 	}
 	env = append(env, "HOME="+dir, "XDG_DATA_HOME="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-	bus := exec.Command("dbus-daemon", "--session", "--nofork", "--print-address=1")
+	// A session bus without service activation: a call made before our
+	// gnome-keyring owns its name must not start another (locked) one.
+	conf := filepath.Join(dir, "bus.conf")
+	if err := os.WriteFile(conf, []byte(busConf), 0o600); err != nil {
+		keyringErr = err
+		return
+	}
+	bus := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
 	bus.Env = env
 	out, err := bus.StdoutPipe()
 	if err != nil {
@@ -83,6 +149,7 @@ func startKeyring() {
 	gk := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
 	gk.Env = env
 	gk.Stdin = strings.NewReader("agent-tools-test")
+	gk.Stderr = &gkErr
 	gout, err := gk.StdoutPipe()
 	if err != nil {
 		keyringErr = err
@@ -100,12 +167,23 @@ func startKeyring() {
 		return
 	}
 	os.Setenv("DBUS_SESSION_BUS_ADDRESS", addr)
-	// A first write creates the login collection (the default alias),
-	// which reads need.
-	if err := keyring.Set("agent-tools-probe", "probe", "probe-value"); err != nil {
-		keyringErr = fmt.Errorf("a first write to the keyring: %v", err)
+	if keyringErr = waitLoginCollection(); keyringErr != nil {
+		keyringErr = fmt.Errorf("%v (gnome-keyring-daemon: %s)", keyringErr, strings.TrimSpace(gkErr.String()))
 	}
 }
+
+const busConf = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:tmpdir=/tmp</listen>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+`
 
 // firstLine reads lines until one starts with prefix (within 20 s), then
 // drains the rest in the background.
