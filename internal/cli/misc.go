@@ -45,6 +45,7 @@ func runInit(_ context.Context, env *Env, args []string) int {
 		return ExitFailed
 	}
 	fmt.Fprintf(env.Stdout, "wrote %s\nnext: put executable scripts in .agents/tools/ or uncomment a provider example (mcp, openapi, cli, workers), then run 'agent-tools doctor'\n", path)
+	fmt.Fprintln(env.Stdout, "secrets: where the config says ${VAR}, a token can stay out of your shell: agent-tools secrets set SERVICE/ACCOUNT, then ${keyring:SERVICE/ACCOUNT}")
 	return ExitOK
 }
 
