@@ -93,18 +93,27 @@ func (s *syncBuffer) String() string {
 // keyring is not the Secret Service. Call [Stop] from TestMain.
 func Keyring(t testing.TB) {
 	t.Helper()
+	if err := TryKeyring(); err != nil {
+		t.Skip(err)
+	}
+}
+
+// TryKeyring is Keyring for a test that goes on without it: nil, or why
+// there is no keyring.
+func TryKeyring() error {
 	if runtime.GOOS != "linux" {
-		t.Skipf("the keyring test starts gnome-keyring, the Linux Secret Service; %s's own keyring is not touched by tests", runtime.GOOS)
+		return fmt.Errorf("the keyring test starts gnome-keyring, the Linux Secret Service; %s's own keyring is not touched by tests", runtime.GOOS)
 	}
 	for _, p := range []string{"dbus-daemon", "gnome-keyring-daemon"} {
 		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not installed (apt-get install dbus gnome-keyring): %v", p, err)
+			return fmt.Errorf("%s is not installed (apt-get install dbus gnome-keyring): %v", p, err)
 		}
 	}
 	keyringOnce.Do(startKeyring)
 	if keyringErr != nil {
-		t.Skipf("could not start gnome-keyring on a private D-Bus: %v", keyringErr)
+		return fmt.Errorf("could not start gnome-keyring on a private D-Bus: %v", keyringErr)
 	}
+	return nil
 }
 
 func startKeyring() {
@@ -233,10 +242,8 @@ func Stop() {
 // test. It returns a function that inserts an entry.
 func Pass(t testing.TB) (insert func(path, value string)) {
 	t.Helper()
-	for _, p := range []string{"pass", "gpg", "gpgconf"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not installed (apt-get install pass gnupg): %v", p, err)
-		}
+	if err := PassMissing(); err != nil {
+		t.Skip(err)
 	}
 	// A short path: gpg-agent's socket path must fit in sun_path.
 	home, err := os.MkdirTemp("", "gpg")
@@ -282,4 +289,14 @@ func Pass(t testing.TB) (insert func(path, value string)) {
 		t.Helper()
 		run(value+"\n", "pass", "insert", "--multiline", "--force", path)
 	}
+}
+
+// PassMissing says why Pass would skip (nil: pass and gpg are installed).
+func PassMissing() error {
+	for _, p := range []string{"pass", "gpg", "gpgconf"} {
+		if _, err := exec.LookPath(p); err != nil {
+			return fmt.Errorf("%s is not installed (apt-get install pass gnupg): %v", p, err)
+		}
+	}
+	return nil
 }
