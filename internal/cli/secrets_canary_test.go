@@ -39,23 +39,31 @@ func TestSecretCanaries(t *testing.T) {
 	env := map[string]string{}      // the cli tool's variable → reference
 	skipped := map[string]string{}
 	// file
-	os.WriteFile(filepath.Join(dir, "f.txt"), []byte("cnry-file-U7i8O9\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "f.txt"), []byte("cnry-file-U7i8O9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	canaries["file"], env["F"] = "cnry-file-U7i8O9", "${file:f.txt}"
 	// cmd
-	os.WriteFile(filepath.Join(dir, "vault.sh"), []byte("#!/bin/sh\necho cnry-cmd-D3f4G5\n"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, "vault.sh"), []byte("#!/bin/sh\necho cnry-cmd-D3f4G5\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	canaries["cmd"], env["C"] = "cnry-cmd-D3f4G5", "${cmd:vault}"
 	// age
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "age.key"), []byte(id.String()+"\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "age.key"), []byte(id.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("AGE_IDENTITY_FILE", filepath.Join(dir, "age.key"))
 	var enc bytes.Buffer
 	w, _ := age.Encrypt(&enc, id.Recipient())
 	io.WriteString(w, `{"tok": "cnry-age-P0a1S2"}`)
 	w.Close()
-	os.WriteFile(filepath.Join(dir, "s.enc.json"), enc.Bytes(), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "s.enc.json"), enc.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	canaries["age"], env["A"] = "cnry-age-P0a1S2", "${age:s.enc.json#tok}"
 	// keyring
 	if err := secretstest.TryKeyring(); err != nil {
@@ -63,7 +71,7 @@ func TestSecretCanaries(t *testing.T) {
 	} else if err := secrets.OS().Set("canary-svc", "acct", "cnry-keyring-Q1w2E3"); err != nil {
 		skipped["keyring"] = err.Error()
 	} else {
-		t.Cleanup(func() { secrets.OS().Delete("canary-svc", "acct") })
+		t.Cleanup(func() { _ = secrets.OS().Delete("canary-svc", "acct") })
 		canaries["keyring"], env["K"] = "cnry-keyring-Q1w2E3", "${keyring:canary-svc/acct}"
 	}
 	// pass
@@ -103,7 +111,9 @@ secrets:
 audit:
   path: %s
 `, strings.Join(envYAML, "\n"), strings.Join(vars, " "), strings.Join(vars, " "), strings.Join(vars, " "), audit)
-	os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	surfaces := map[string]string{}
 	var logs syncBuf

@@ -39,8 +39,12 @@ func TestSecretRefErrors(t *testing.T) {
 
 func TestSecretRefsKeptUntilUse(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "hdr"), []byte("file-hdr-canary-8Jq\n"), 0o600)
-	os.WriteFile(filepath.Join(dir, "tok"), []byte("file-tok-canary-3Pz\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(dir, "hdr"), []byte("file-hdr-canary-8Jq\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tok"), []byte("file-tok-canary-3Pz\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	doc := `
 secrets:
   cacheFor: 1m
@@ -58,7 +62,9 @@ server:
     tokens: ["${file:tok}"]
 `
 	path := filepath.Join(dir, "agent-tools.yaml")
-	os.WriteFile(path, []byte(doc), 0o600)
+	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	c, err := config.Load(path, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)

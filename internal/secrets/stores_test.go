@@ -82,9 +82,15 @@ func fails(t *testing.T, r *secrets.Resolver, ref string, words ...string) {
 
 func TestFile(t *testing.T) {
 	r, set := newResolver(t)
-	os.WriteFile(filepath.Join(r.Dir, "tok"), []byte("file-canary-Q7x2\n"), 0o600)
-	os.WriteFile(filepath.Join(r.Dir, "crlf"), []byte("crlf-value-1\r\n\n"), 0o600)
-	os.WriteFile(filepath.Join(r.Dir, "empty"), []byte("\n"), 0o600)
+	if err := os.WriteFile(filepath.Join(r.Dir, "tok"), []byte("file-canary-Q7x2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, "crlf"), []byte("crlf-value-1\r\n\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.Dir, "empty"), []byte("\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	resolves(t, r, set, "${file:tok}", "file-canary-Q7x2")
 	resolves(t, r, set, "${file:"+filepath.Join(r.Dir, "tok")+"}", "file-canary-Q7x2")
 	resolves(t, r, set, "${file:crlf}", "crlf-value-1\r\n") // only one newline is trimmed
@@ -99,7 +105,9 @@ func TestCmd(t *testing.T) {
 	r, set := newResolver(t)
 	script := filepath.Join(r.Dir, "vault")
 	count := filepath.Join(r.Dir, "count")
-	os.WriteFile(script, []byte("#!/bin/sh\necho run >> "+count+"\nif [ \"$1\" = fail ]; then echo 'permission denied for secret/gh' >&2; exit 3; fi\nprintf '%s\\n' \"cmd-canary-$1\"\n"), 0o755)
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho run >> "+count+"\nif [ \"$1\" = fail ]; then echo 'permission denied for secret/gh' >&2; exit 3; fi\nprintf '%s\\n' \"cmd-canary-$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	r.Commands = map[string][]string{"gh": {script, "Z9k4"}, "bad": {script, "fail"}, "nope": {filepath.Join(r.Dir, "absent")}}
 	resolves(t, r, set, "${cmd:gh}", "cmd-canary-Z9k4")
 	resolves(t, r, set, "${cmd:gh}", "cmd-canary-Z9k4") // cached: one run
@@ -117,7 +125,9 @@ func TestCacheTTLAndInvalidate(t *testing.T) {
 	r.Now = func() time.Time { return now }
 	r.CacheFor = time.Minute
 	p := filepath.Join(r.Dir, "tok")
-	os.WriteFile(p, []byte("first-value"), 0o600)
+	if err := os.WriteFile(p, []byte("first-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	ref := mustRef(t, "${file:tok}")
 	get := func() string {
 		v, err := r.Resolve(context.Background(), ref)
@@ -127,7 +137,9 @@ func TestCacheTTLAndInvalidate(t *testing.T) {
 		return v
 	}
 	get()
-	os.WriteFile(p, []byte("second-value"), 0o600)
+	if err := os.WriteFile(p, []byte("second-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if v := get(); v != "first-value" {
 		t.Errorf("within cacheFor: %q", v)
 	}
@@ -135,7 +147,9 @@ func TestCacheTTLAndInvalidate(t *testing.T) {
 	if v := get(); v != "second-value" {
 		t.Errorf("after cacheFor: %q", v)
 	}
-	os.WriteFile(p, []byte("third-value"), 0o600)
+	if err := os.WriteFile(p, []byte("third-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r.Invalidate(ref)
 	if v := get(); v != "third-value" {
 		t.Errorf("after Invalidate: %q", v)
@@ -143,7 +157,9 @@ func TestCacheTTLAndInvalidate(t *testing.T) {
 	r.CacheFor = 0
 	now = now.Add(time.Hour)
 	get()
-	os.WriteFile(p, []byte("fourth-value"), 0o600)
+	if err := os.WriteFile(p, []byte("fourth-value"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if v := get(); v != "fourth-value" {
 		t.Errorf("cacheFor 0 must resolve at every use: %q", v)
 	}
@@ -173,7 +189,9 @@ func TestAge(t *testing.T) {
 	}
 	other, _ := age.GenerateX25519Identity()
 	idFile := filepath.Join(r.Dir, "key.txt")
-	os.WriteFile(idFile, []byte("# created: test\n"+id.String()+"\n"), 0o600)
+	if err := os.WriteFile(idFile, []byte("# created: test\n"+id.String()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	r.Env = append(os.Environ(), "AGE_IDENTITY_FILE="+idFile)
 	writeAge(t, filepath.Join(r.Dir, "secrets.enc.yaml"), id.Recipient(), "github:\n  token: age-yaml-canary-P3\ndb: {port: 5432}\n")
 	writeAge(t, filepath.Join(r.Dir, "secrets.json.age"), id.Recipient(), `{"api": {"key": "age-json-canary-W8"}, "n": null}`)
@@ -200,7 +218,7 @@ func TestAgeIdentityFromKeyring(t *testing.T) {
 	if err := secrets.OS().Set(secrets.AgeKeyringService, secrets.AgeKeyringAccount, id.String()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { secrets.OS().Delete(secrets.AgeKeyringService, secrets.AgeKeyringAccount) })
+	t.Cleanup(func() { _ = secrets.OS().Delete(secrets.AgeKeyringService, secrets.AgeKeyringAccount) })
 	writeAge(t, filepath.Join(r.Dir, "s.json"), id.Recipient(), `{"k": "age-kr-canary-D4"}`)
 	resolves(t, r, set, "${age:s.json#k}", "age-kr-canary-D4")
 }
@@ -217,7 +235,9 @@ func TestKeyring(t *testing.T) {
 	resolves(t, r, set, "${keyring:agent-tools-test/gh/ci@example.com}", "keyring-canary-M6")
 	fails(t, r, "${keyring:agent-tools-test/none}", `no item for service "agent-tools-test" account "none"`, "agent-tools secrets set agent-tools-test/none")
 	// A rotated item is read after Invalidate (the 401 path).
-	secrets.OS().Set("agent-tools-test/gh", "ci@example.com", "keyring-canary-M7")
+	if err := secrets.OS().Set("agent-tools-test/gh", "ci@example.com", "keyring-canary-M7"); err != nil {
+		t.Fatal(err)
+	}
 	ref := mustRef(t, "${keyring:agent-tools-test/gh/ci@example.com}")
 	r.Invalidate(ref)
 	if v, _ := r.Resolve(context.Background(), ref); v != "keyring-canary-M7" {
@@ -252,7 +272,9 @@ func TestTransportRefreshOn401(t *testing.T) {
 	r, _ := newResolver(t)
 	r.CacheFor = time.Hour
 	p := filepath.Join(r.Dir, "tok")
-	os.WriteFile(p, []byte("rotating-token-A1"), 0o600)
+	if err := os.WriteFile(p, []byte("rotating-token-A1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	var want atomic.Value
 	want.Store("Bearer rotating-token-A1")
 	var seen atomic.Int32
@@ -281,13 +303,15 @@ func TestTransportRefreshOn401(t *testing.T) {
 		}
 		defer resp.Body.Close()
 		var b bytes.Buffer
-		b.ReadFrom(resp.Body)
+		_, _ = b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.String()
 	}
 	if code, body := do(); code != 200 || body != "ok payload" {
 		t.Fatalf("first call: %d %q", code, body)
 	}
-	os.WriteFile(p, []byte("rotating-token-B2"), 0o600)
+	if err := os.WriteFile(p, []byte("rotating-token-B2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	want.Store("Bearer rotating-token-B2")
 	seen.Store(0)
 	if code, body := do(); code != 200 || body != "ok payload" {

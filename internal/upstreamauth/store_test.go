@@ -47,7 +47,9 @@ func entry(p string) *Entry {
 func TestDamagedStoreMovedAside(t *testing.T) {
 	dir := t.TempDir()
 	s, warns := fileStore(t, dir)
-	os.WriteFile(s.Path(), []byte("{not json"), 0o600)
+	if err := os.WriteFile(s.Path(), []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Save(entry("gh")); err != nil {
 		t.Fatalf("Save over a damaged file: %v", err)
 	}
@@ -71,7 +73,9 @@ func TestDamagedStoreMovedAside(t *testing.T) {
 func TestWriteFailureNamesPathAndRemedy(t *testing.T) {
 	parent := t.TempDir()
 	blocker := filepath.Join(parent, "state")
-	os.WriteFile(blocker, []byte("a file where the directory should be"), 0o600)
+	if err := os.WriteFile(blocker, []byte("a file where the directory should be"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	s, _ := fileStore(t, filepath.Join(blocker, "agent-tools"))
 	err := s.Save(entry("gh"))
 	if err == nil {
@@ -89,8 +93,12 @@ func TestWriteFailureNamesPathAndRemedy(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.Remove(s2.Path())
-	os.Mkdir(s2.Path(), 0o700)
-	os.WriteFile(filepath.Join(s2.Path(), "x"), nil, 0o600)
+	if err := os.Mkdir(s2.Path(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s2.Path(), "x"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	err = s2.Save(entry("b"))
 	if err == nil || !strings.Contains(err.Error(), s2.Path()) {
 		t.Errorf("Save over a directory: %v", err)
@@ -108,7 +116,9 @@ func TestLooseKeyFileRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	kf := filepath.Join(dir, keyFile)
-	os.Chmod(kf, 0o644)
+	if err := os.Chmod(kf, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, err := s.Load("gh")
 	want := "run chmod 600 " + kf
 	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "0644") {
@@ -117,7 +127,9 @@ func TestLooseKeyFileRefused(t *testing.T) {
 	if err := s.Save(entry("x")); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("Save with a 0644 key: %v", err)
 	}
-	os.Chmod(kf, 0o600)
+	if err := os.Chmod(kf, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if e, err := s.Load("gh"); err != nil || e == nil {
 		t.Errorf("after chmod 600: %v", err)
 	}
