@@ -38,6 +38,11 @@ func IsRef(body string) bool {
 // Parse parses the body of a reference (between "${" and "}"): store:key.
 // Errors say what is wrong and, for an unknown store, which one was meant.
 func Parse(body string) (Ref, error) {
+	for i := 0; i < len(body); i++ {
+		if c := body[i]; c < 0x20 || c == 0x7f {
+			return Ref{}, fmt.Errorf("malformed secret reference %q: control characters are not allowed", clip(body))
+		}
+	}
 	name, key, ok := strings.Cut(body, ":")
 	if !ok {
 		return Ref{}, fmt.Errorf("malformed secret reference %q: want ${STORE:KEY} with STORE one of %s", clip(body), storeList())
@@ -57,7 +62,7 @@ func Parse(body string) (Ref, error) {
 		return Ref{}, fmt.Errorf("malformed secret reference ${%s}: the key after ':' is empty; want ${%s:%s}", clip(body), name, st.Syntax)
 	}
 	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c == 0x7f || c == '$' || c == '{' || c == '}' {
+		if c := key[i]; c == '$' || c == '{' || c == '}' {
 			return Ref{}, fmt.Errorf("malformed secret reference ${%s}: the key may not contain %q", clip(body), string(c))
 		}
 	}

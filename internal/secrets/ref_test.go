@@ -35,7 +35,8 @@ func TestParse(t *testing.T) {
 		{body: "cmd:a b", err: `not " "`},
 		{body: "cmd:a/b", err: "a command name is letters"},
 		{body: "file: spaced", err: "leading or trailing spaces"},
-		{body: "file:a\x00b", err: "may not contain"},
+		{body: "file:a\x00b", err: "control characters"},
+		{body: "\n:", err: `"\n:": control characters`},
 		{body: "file:a$b", err: "may not contain"},
 		{body: "nocolon", err: "want ${STORE:KEY}"},
 	} {
