@@ -82,7 +82,7 @@ func ParseRef(s string) (Ref, error) {
 
 // Find returns the store references in s (a config value after ${VAR}
 // expansion), in order; malformed ones are skipped (the config reported
-// them at parse). $$ is a literal $ and starts no reference.
+// them at parse).
 func Find(s string) []Ref {
 	var out []Ref
 	for i := 0; i < len(s); i++ {

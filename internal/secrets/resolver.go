@@ -135,15 +135,11 @@ func (r *Resolver) Resolve(ctx context.Context, ref Ref) (string, error) {
 }
 
 func (r *Resolver) register(ref Ref, v string) {
+	// The process-wide set, which every output boundary applies, always;
+	// a caller's own set too.
+	redact.Add(ref.String(), v)
 	if r.Redact != nil {
 		r.Redact(ref.String(), v)
-	} else {
-		redact.Add(ref.String(), v)
-	}
-	// A value registered in a test's own set also goes to the process set:
-	// every output boundary scrubs with redact.Default.
-	if r.Redact != nil {
-		redact.Add(ref.String(), v)
 	}
 	valuesMu.Lock()
 	values[v] = valueOf{r: r, ref: ref}
@@ -159,12 +155,22 @@ func (r *Resolver) Invalidate(ref Ref) {
 	e.mu.Unlock()
 }
 
-// Fresh reports whether ref has a cached value that has not expired.
-func (r *Resolver) Fresh(ref Ref) bool {
-	e := r.entry(ref)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ok && r.now().Before(e.expires)
+// dir and command read the settings Configure may change while a
+// reference resolves (a config reload).
+func (r *Resolver) dir() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.Dir
+}
+
+func (r *Resolver) command(name string) (argv []string, names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for n := range r.Commands {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return r.Commands[name], names
 }
 
 // Expand replaces every store reference in s by its value. The first

@@ -161,7 +161,7 @@ func (r *Resolver) run(ctx context.Context, argv []string, stdin []byte) (*proc.
 		timeout = DefaultCommandTimeout
 	}
 	return proc.Run(ctx, proc.Spec{
-		Path: argv[0], Args: argv[1:], Dir: r.Dir, Env: r.environ(),
+		Path: argv[0], Args: argv[1:], Dir: r.dir(), Env: r.environ(),
 		Stdin: stdin, Timeout: timeout, MaxOutput: maxValue,
 	})
 }
@@ -205,13 +205,9 @@ func resolvePass(ctx context.Context, r *Resolver, key string) (string, error) {
 }
 
 func resolveCmd(ctx context.Context, r *Resolver, name string) (string, error) {
-	argv, ok := r.Commands[name]
-	if !ok || len(argv) == 0 {
+	argv, names := r.command(name)
+	if len(argv) == 0 {
 		msg := fmt.Sprintf("cmd store: no command %q under secrets.commands", name)
-		names := make([]string, 0, len(r.Commands))
-		for n := range r.Commands {
-			names = append(names, n)
-		}
 		if s := text.Suggest(name, names); s != "" {
 			msg += fmt.Sprintf("; did you mean %q?", s)
 		}
@@ -234,8 +230,9 @@ func (r *Resolver) path(p string) string {
 			return filepath.Join(h, p[2:])
 		}
 	}
-	if filepath.IsAbs(p) || r.Dir == "" {
+	dir := r.dir()
+	if filepath.IsAbs(p) || dir == "" {
 		return p
 	}
-	return filepath.Join(r.Dir, p)
+	return filepath.Join(dir, p)
 }
