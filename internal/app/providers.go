@@ -22,7 +22,11 @@ func buildProvider(pc config.Provider, deps provider.Deps) (provider.Provider, e
 	}
 	// Its secret references (${keyring:…}, ${pass:…}, …) are resolved now:
 	// one that does not resolve skips this provider with the store's words.
-	pc, err := config.ResolveProvider(context.Background(), pc, secrets.Default)
+	r := deps.Secrets
+	if r == nil {
+		r = secrets.Default
+	}
+	pc, err := config.ResolveProvider(context.Background(), pc, r)
 	if err != nil {
 		return nil, err
 	}

@@ -31,7 +31,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
-	diags = append(diags, secretDiags(ctx, a.Config())...) // doctor_secrets.go
+	diags = append(diags, secretDiags(ctx, a.Config(), a.Secrets())...) // doctor_secrets.go
 	diags = append(diags, tokenKeyDiag(env)...)
 	traces, tracesCheck := tracesDiag(env)
 	diags = append(diags, tracesCheck)

@@ -16,7 +16,7 @@ import (
 
 // secretDiags: one line per secret reference of the config, its store and
 // whether it resolves (the store's words when not); never its value.
-func secretDiags(ctx context.Context, cfg *config.Config) []provider.Diagnostic {
+func secretDiags(ctx context.Context, cfg *config.Config, r *secrets.Resolver) []provider.Diagnostic {
 	var out []provider.Diagnostic
 	seen := map[secrets.Ref]bool{}
 	for _, u := range cfg.SecretRefs() {
@@ -27,7 +27,7 @@ func secretDiags(ctx context.Context, cfg *config.Config) []provider.Diagnostic 
 		d := provider.Diagnostic{Provider: "secrets", Item: u.Ref.String(), Status: "ok"}
 		where := fmt.Sprintf("%s:%d (%s)", filepath.Base(cfg.Path), u.Pos.Line, u.Path)
 		rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := secrets.Default.Resolve(rctx, u.Ref)
+		_, err := r.Resolve(rctx, u.Ref)
 		cancel()
 		if err != nil {
 			d.Status = "failed"
