@@ -54,8 +54,9 @@ func NewResolver() *Resolver {
 	return &Resolver{CacheFor: DefaultCacheFor}
 }
 
-// Default is the process-wide resolver the runtime configures from the
-// config it serves (secrets: in agent-tools.yaml).
+// Default is the resolver of callers without one of their own (a provider
+// built outside an app); each app has its own, configured from the config
+// it serves (secrets: in agent-tools.yaml).
 var Default = NewResolver()
 
 // Configure updates the resolver's settings from a (re)loaded config. A
