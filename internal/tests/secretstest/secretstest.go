@@ -139,6 +139,7 @@ func startKeyring() {
 	}
 	bus := exec.Command("dbus-daemon", "--config-file="+conf, "--nofork", "--print-address=1")
 	bus.Env = env
+	dieWithUs(bus)
 	out, err := bus.StdoutPipe()
 	if err != nil {
 		keyringErr = err
@@ -157,6 +158,7 @@ func startKeyring() {
 	env = append(env, "DBUS_SESSION_BUS_ADDRESS="+addr)
 	gk := exec.Command("gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets")
 	gk.Env = env
+	dieWithUs(gk)
 	gk.Stdin = strings.NewReader("agent-tools-test")
 	gk.Stderr = &gkErr
 	gout, err := gk.StdoutPipe()
