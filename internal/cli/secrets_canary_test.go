@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -25,8 +26,9 @@ import (
 )
 
 // TestSecretCanaries: a canary secret from every store (keyring, pass,
-// file, age, cmd) is resolved, sent to a real process, echoed back in a
-// result and in an error, and must appear on no output surface: results,
+// file, age, cmd) is resolved, sent to a real process (its environment) and
+// to an HTTP API (its headers), echoed back by both in a result and in an
+// error, and must appear on no output surface: results,
 // errors, logs, audit, doctor (text and JSON), metrics. Each surface shows
 // the reference's name instead. A store whose backend is missing is
 // skipped with the reason; the table is logged (go test -v).
@@ -82,6 +84,33 @@ func TestSecretCanaries(t *testing.T) {
 		canaries["pass"], env["P"] = "cnry-pass-R4t5Y6", "${pass:canary/p}"
 	}
 
+	// An HTTP API that echoes the credential headers it receives, in a
+	// result (/echo) and in an error (/fail, 500).
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var got []string
+		for _, k := range []string{"X-K", "X-P", "X-F", "X-A", "X-C"} {
+			got = append(got, k+"="+r.Header.Get(k))
+		}
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.Marshal(map[string]any{"received": got})
+		_, _ = w.Write(b)
+	}))
+	defer api.Close()
+	spec := "openapi: 3.0.0\ninfo: {title: echo, version: \"1\"}\npaths:\n" +
+		"  /echo: {get: {operationId: echo, responses: {\"200\": {description: ok}}}}\n" +
+		"  /fail: {get: {operationId: fail, responses: {\"200\": {description: ok}}}}\n"
+	if err := os.WriteFile(filepath.Join(dir, "api.yaml"), []byte(spec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var hdrYAML []string
+	for k, ref := range env {
+		hdrYAML = append(hdrYAML, fmt.Sprintf("        X-%s: %q", k, ref))
+	}
+	sort.Strings(hdrYAML)
+
 	var vars, envYAML []string
 	for k, ref := range env {
 		vars = append(vars, `"$$`+k+`"`)
@@ -105,12 +134,20 @@ func TestSecretCanaries(t *testing.T) {
       - name: fail
         description: Prints the secrets on stderr and fails.
         argv: [sh, -c, 'echo %s >&2; echo out %s; exit 3']
+  - id: web
+    kind: openapi
+    spec: ./api.yaml
+    baseURL: %s
+    requireConfirm: false
+    auth:
+      header:
+%s
 secrets:
   commands:
     vault: [./vault.sh]
 audit:
   path: %s
-`, strings.Join(envYAML, "\n"), strings.Join(vars, " "), strings.Join(vars, " "), strings.Join(vars, " "), audit)
+`, strings.Join(envYAML, "\n"), strings.Join(vars, " "), strings.Join(vars, " "), strings.Join(vars, " "), api.URL, strings.Join(hdrYAML, "\n"), audit)
 	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -143,6 +180,19 @@ audit:
 		t.Fatalf("sx_fail did not fail: %s", errText)
 	}
 	surfaces["errors"] = errText
+	webRes, failed := call("web_echo")
+	if failed || !strings.Contains(webRes, "X-F=${file:f.txt}") {
+		t.Fatalf("web_echo: %s (failed %v)", webRes, failed)
+	}
+	surfaces["results"] += "\n" + webRes
+	webErr, failed := call("web_fail")
+	if !failed {
+		t.Fatalf("web_fail did not fail: %s", webErr)
+	}
+	if !strings.Contains(webErr, "X-F=${file:f.txt}") {
+		t.Errorf("web_fail's error does not carry the echoed headers (the test proves less): %s", webErr)
+	}
+	surfaces["errors"] += "\n" + webErr
 	a.Close()
 	srv := httptest.NewServer(m.Handler())
 	resp, err := srv.Client().Get(srv.URL)
