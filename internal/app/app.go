@@ -28,6 +28,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider/local"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 	"github.com/agent-tools/agent-tools/internal/skills"
 	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/text"
@@ -92,6 +93,7 @@ type App struct {
 
 	opts     Options
 	ctx      context.Context               // New's, for providers started by a reload
+	secrets  *secrets.Resolver             // this app's secret references (cache kept across reloads)
 	fac      atomic.Pointer[facade.Facade] // Facade, for providers reporting from their own goroutines
 	shared   *Shared                       // outlives reloads: see shared.go
 	live     liveState
@@ -175,7 +177,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	if o.AuditDefault == nil {
 		o.AuditDefault = os.Stderr
 	}
-	a := &App{opts: o, ctx: ctx, log: o.Logger}
+	a := &App{opts: o, ctx: ctx, log: o.Logger, secrets: secrets.NewResolver()}
 	a.enabled.init(o.Disabled)
 	g, err := a.build(ctx)
 	if err != nil {
@@ -226,6 +228,13 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Secret-store references are resolved now that the config is put to
+	// use (config validate only checks them): those outside providers here,
+	// each provider's when it is built (buildProvider).
+	cfg.ConfigureResolver(a.secrets)
+	if err := cfg.ResolveSecrets(ctx, a.secrets); err != nil {
+		return nil, &ConfigError{err}
+	}
 	modeName := cfg.Mode
 	if o.Mode != "" {
 		modeName = o.Mode
@@ -263,7 +272,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env, Logins: a.shared.Logins}
+	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env, Logins: a.shared.Logins, Secrets: a.secrets}
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
@@ -473,3 +482,7 @@ func growOnCall(next sdk.MethodHandler) sdk.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
+// Secrets is the resolver of this app's secret references (doctor asks it
+// whether each resolves).
+func (a *App) Secrets() *secrets.Resolver { return a.secrets }

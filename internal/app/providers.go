@@ -11,6 +11,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/plugin"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 )
 
 // buildProvider constructs a configured provider with its kind's builder.
@@ -18,6 +19,16 @@ import (
 func buildProvider(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	if len(pc.Unresolved) > 0 {
 		return nil, fmt.Errorf("environment variables not set: %s", strings.Join(pc.Unresolved, ", "))
+	}
+	// Its secret references (${keyring:…}, ${pass:…}, …) are resolved now:
+	// one that does not resolve skips this provider with the store's words.
+	r := deps.Secrets
+	if r == nil {
+		r = secrets.Default
+	}
+	pc, err := config.ResolveProvider(context.Background(), pc, r)
+	if err != nil {
+		return nil, err
 	}
 	if deps.Log != nil {
 		deps.Log = deps.Log.With("provider", pc.ID)

@@ -170,8 +170,16 @@ func authLogin(ctx context.Context, env *Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "agent-tools: login to %s failed: %v\n", pc.ID, err)
 		return ExitFailed
 	}
+	if err := h.SaveError(); err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: login to %s succeeded, but its tokens could not be saved: %v\n", pc.ID, err)
+		return ExitFailed
+	}
 	e, err := store.Load(pc.ID)
-	if err != nil || e == nil {
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "agent-tools: login to %s: reading the saved tokens back: %v\n", pc.ID, err)
+		return ExitFailed
+	}
+	if e == nil {
 		fmt.Fprintf(env.Stderr, "agent-tools: %s: the upstream answered without asking for a login; nothing stored\n", pc.ID)
 		return ExitOK
 	}

@@ -69,6 +69,7 @@ func commands() []command {
 		{"auth", "auth login|status|logout: logins of upstreams that need one (OAuth)", runAuth},
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"pins", "pins list|approve NAME: pinned tool definitions and the upstream changes to approve", runPins},
+		{"secrets", "secrets set|get --reveal|list|rm SERVICE/ACCOUNT: secrets in the OS keyring, for ${keyring:…}", runSecrets},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}

@@ -36,6 +36,8 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
 	diags = append(diags, unusedAuthDiags(env, f, a.Config(), diags)...)
 	diags = append(diags, sharedStateDiag(ctx, a.Shared()))
+	diags = append(diags, secretDiags(ctx, a.Config(), a.Secrets())...) // doctor_secrets.go
+	diags = append(diags, tokenKeyDiag(env)...)
 	traces, tracesCheck := tracesDiag(env)
 	diags = append(diags, tracesCheck)
 	failed := false

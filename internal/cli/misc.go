@@ -58,6 +58,7 @@ func runInit(_ context.Context, env *Env, args []string) int {
 	fmt.Fprintf(env.Stdout, "state: pinned tool definitions go to %s (outside the repository)\n"+
 		"       \"always allow\" answers, once given, to %s (commit it to share them, or add it to .gitignore)\n",
 		pins.PathFor(dec, true, env.LookupEnv), dec)
+	fmt.Fprintln(env.Stdout, "secrets: where the config says ${VAR}, a token can stay out of your shell: agent-tools secrets set SERVICE/ACCOUNT, then ${keyring:SERVICE/ACCOUNT}")
 	return ExitOK
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/agent-tools/agent-tools/internal/tests/secretstest"
 	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
@@ -71,6 +72,23 @@ func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-func TestMain(m *testing.M) { os.Exit(testutil.RunIsolated(m)) }
+func TestMain(m *testing.M) {
+	code := testutil.RunIsolated(m)
+	secretstest.Stop() // the keyring TestSecretsScripts started, if any
+	os.Exit(code)
+}
+
+// TestSecretsScripts runs the scripts of `agent-tools secrets` against a
+// real Secret Service (gnome-keyring on a private D-Bus; skipped without).
+func TestSecretsScripts(t *testing.T) {
+	secretstest.Keyring(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/secrets",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"agent-tools": runScripted,
+			"status":      checkStatus,
+		},
+	})
+}
 
 func TestUserDirsIsolated(t *testing.T) { testutil.CheckIsolated(t) }

@@ -8,6 +8,7 @@ package config
 
 import (
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 
 	"errors"
 	"fmt"
@@ -80,6 +81,9 @@ type Config struct {
 	// Profiles are named views served at /mcp/p/<slug> (profiles.go).
 	Profiles map[string]Profile `json:"profiles,omitempty" yaml:"profiles,omitempty"`
 	Security Security           `json:"security,omitzero" yaml:"security,omitempty"`
+	// SecretStores is the secrets: section (secretrefs.go): cache time of
+	// resolved references and the commands ${cmd:NAME} runs.
+	SecretStores SecretsConfig `json:"secrets,omitzero" yaml:"secrets,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -326,9 +330,10 @@ func defaults() *Config {
 			Enabled:        true,
 			Timeout:        DefaultTimeout,
 		},
-		Prompts: Prompts{Dir: DefaultPromptsDir},
-		Policy:  Policy{Confirm: DefaultConfirm},
-		Server:  Server{HTTP: HTTP{Addr: DefaultAddr, SessionTimeout: Duration{DefaultSessionTimeout}}},
+		Prompts:      Prompts{Dir: DefaultPromptsDir},
+		Policy:       Policy{Confirm: DefaultConfirm},
+		SecretStores: SecretsConfig{CacheFor: Duration{secrets.DefaultCacheFor}},
+		Server:       Server{HTTP: HTTP{Addr: DefaultAddr, SessionTimeout: Duration{DefaultSessionTimeout}}},
 		Limits: Limits{
 			MaxResultChars: DefaultMaxResultChars,
 			LoopGuard: LoopGuard{

@@ -29,6 +29,8 @@ type meta struct {
 	bad  map[string]bool     // list items that failed to decode (skipped by Validate)
 	// secrets are interpolated values from secret-bearing places (secrets.go).
 	secrets []Secret
+	// refs are the secret-store references, in file order (secretrefs.go).
+	refs []RefUse
 }
 
 func newMeta(file string) *meta {
@@ -299,8 +301,14 @@ func (d *Decoder) interp(n *yaml.Node, path string) (string, bool) {
 		d.errAt(n, path, "%v", err)
 		return "", false
 	}
+	for _, r := range res.refs {
+		d.meta.refs = append(d.meta.refs, RefUse{Path: path, Pos: pos(n), Ref: r})
+	}
+	if len(res.vars)+len(res.refs) > 0 {
+		// a reference's name is shown instead of the value, as a variable's is
+		d.meta.vars[path] = append(append([]string(nil), res.vars...), refNames(res.refs)...)
+	}
 	if len(res.vars) > 0 {
-		d.meta.vars[path] = res.vars
 		d.noteSecrets(path, res)
 	} else if strings.Contains(res.value, "://") {
 		d.literalURL(res)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agent-tools/agent-tools/internal/secrets"
 	"github.com/agent-tools/agent-tools/internal/text"
 )
 
@@ -13,10 +14,14 @@ type interpolation struct {
 	vars    []string // variables referenced (set or not)
 	vals    []string // their values as substituted, parallel to vars
 	missing []string // variables not set and without default
+	// refs are the secret-store references (${keyring:…}, ${pass:…}, …):
+	// they stay in value as written and are resolved at use (secretrefs.go).
+	refs []secrets.Ref
 }
 
 // interpolate expands ${NAME} and ${NAME:-default} from env; $$ is a literal
-// $. Any other use of $ is an error, so that a $HOME meant as a reference
+// $. A secret-store reference (${STORE:KEY}, internal/secrets) is checked
+// and kept as written, to be resolved at use. Any other use of $ is an error, so that a $HOME meant as a reference
 // is never silently taken literally. Error messages quote only text taken
 // from the file, never values from env.
 func interpolate(s string, env func(string) (string, bool)) (interpolation, error) {
@@ -47,6 +52,16 @@ func interpolate(s string, env func(string) (string, bool)) (interpolation, erro
 		}
 		ref := s[i : i+end+1] // ${...}
 		body := ref[2 : len(ref)-1]
+		if secrets.IsRef(body) {
+			r, err := secrets.Parse(body)
+			if err != nil {
+				return res, err
+			}
+			res.refs = append(res.refs, r)
+			b.WriteString(ref)
+			i += end + 1
+			continue
+		}
 		name, def, hasDef := strings.Cut(body, ":-")
 		if !validVarName(name) {
 			return res, fmt.Errorf("malformed reference %q: want ${NAME} or ${NAME:-default} with NAME of letters, digits and _, not starting with a digit", clip(ref))

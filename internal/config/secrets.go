@@ -44,6 +44,7 @@ func (c *Config) Secrets() []Secret {
 var secretSections = map[string]bool{
 	"auth": true, "headers": true, "header": true, "env": true, "login": true,
 	"args": true, "argv": true, "tokens": true, "basic": true, "body": true,
+	"secrets": true, // secrets.commands: a vault CLI's argv may carry a session token
 }
 
 // secretWords mark a key as secret-bearing by its own name.

@@ -9,7 +9,10 @@ func Starter() string { return starter }
 
 const starter = `# agent-tools.yaml: what agent-tools serves to your coding agents.
 # Values may use the host environment: ${VAR}, ${VAR:-default}; $$ is a
-# literal $. Durations use Go syntax: 30s, 1m30s. Relative paths are relative
+# literal $. A secret need not be exported into your shell: store it with
+# agent-tools secrets set github/token (a prompt, no echo) and write
+# ${keyring:github/token}; also ${pass:PATH}, ${file:PATH}, ${age:FILE#KEY},
+# ${cmd:NAME} (docs/secrets.md). Durations use Go syntax: 30s, 1m30s. Relative paths are relative
 # to this file. Check it with: agent-tools config validate
 
 # How tools are shown to the agent: progressive (a few tools per provider),
@@ -52,7 +55,7 @@ providers:
 #    kind: mcp
 #    url: http://127.0.0.1:9000/mcp
 #    headers:
-#      Authorization: Bearer ${REMOTE_TOKEN}
+#      Authorization: Bearer ${REMOTE_TOKEN}   # or ${keyring:remote/token}
 #
 #  - id: ops                       # skills: JavaScript recipes in the sandbox
 #    kind: mcp

@@ -124,6 +124,7 @@ func (c *Config) validate() []Error {
 	v.tokens(h) // tokens.go
 	v.httpServer(h)
 	v.auditPath()
+	v.validateSecrets() // secretrefs.go
 	v.validateCluster(c.Server)
 	v.nonNeg("code.maxCalls", c.Code.MaxCalls)
 	v.nonNeg("code.concurrency", c.Code.Concurrency)

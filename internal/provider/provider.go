@@ -9,6 +9,7 @@ import (
 	"log/slog"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
 
@@ -180,4 +181,7 @@ type Deps struct {
 	// Logins is the upstream token store (Redis with server.redis, shared by
 	// the replicas); nil is the user's file store.
 	Logins upstreamauth.WatchStore
+	// Secrets resolves the provider's secret references (${keyring:…},
+	// ${pass:…}, ...) when it is built (nil: secrets.Default).
+	Secrets *secrets.Resolver
 }

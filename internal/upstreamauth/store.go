@@ -5,18 +5,23 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 	"golang.org/x/oauth2"
+
+	"github.com/agent-tools/agent-tools/internal/secrets"
 )
 
 // Entry is one provider's login: the client it is registered as, where its
@@ -84,9 +89,21 @@ const (
 // file is what makes the token file unreadable to a copy of it alone (a
 // backup, a bug report); it does not protect against the user's own
 // processes, which is the OS account's job.
+//
+// The key lives in the OS keyring when one answers (service "agent-tools",
+// account "upstream-tokens-key:<dir>"); the file beside the tokens is only
+// the fallback, and a key file found while the keyring answers is moved
+// into it. A key file readable by others is refused with the chmod to run.
+// A token file that does not parse is moved aside (upstream-tokens.json.
+// damaged-<time>) with a warning, so that the next login is kept.
 type FileStore struct {
 	dir string
 	mu  sync.Mutex // one read-modify-write at a time in this process
+	// NoKeyring keeps the key in the file beside the tokens (tests, and
+	// AGENT_TOOLS_TOKEN_KEY=file).
+	NoKeyring bool
+	// Warn receives warnings (a damaged file moved aside); nil: slog.Default.
+	Warn func(msg string, args ...any)
 }
 
 // NewFileStore returns the store in dir ("" = DefaultDir()).
@@ -98,7 +115,67 @@ func NewFileStore(dir string) (*FileStore, error) {
 		}
 		dir = d
 	}
-	return &FileStore{dir: dir}, nil
+	return &FileStore{dir: dir, NoKeyring: os.Getenv(KeyEnv) == "file"}, nil
+}
+
+// KeyEnv set to "file" keeps the store's key in the file beside it even
+// when an OS keyring answers.
+const KeyEnv = "AGENT_TOOLS_TOKEN_KEY"
+
+func (s *FileStore) warn(msg string, args ...any) {
+	if s.Warn != nil {
+		s.Warn(msg, args...)
+		return
+	}
+	slog.Default().Warn(msg, args...)
+}
+
+// keyAccount is the keyring account of this store's key.
+func (s *FileStore) keyAccount() string {
+	abs, err := filepath.Abs(s.dir)
+	if err != nil {
+		abs = s.dir
+	}
+	return "upstream-tokens-key:" + abs
+}
+
+// useKeyring says whether the OS keyring holds (or will hold) the key.
+func (s *FileStore) useKeyring() error {
+	if s.NoKeyring {
+		return fmt.Errorf("%s=file", KeyEnv)
+	}
+	return secrets.KeyringAvailable()
+}
+
+// KeyLocation says where the store's key is kept, for doctor: the OS
+// keyring, or the file beside the tokens and why.
+func (s *FileStore) KeyLocation() string {
+	kf := filepath.Join(s.dir, keyFile)
+	if err := s.useKeyring(); err != nil {
+		return fmt.Sprintf("file %s (fallback: %v)", kf, err)
+	}
+	if _, err := secrets.OS().Get(secrets.KeyringService, s.keyAccount()); err == nil {
+		return "OS keyring (" + secrets.KeyringName() + ")"
+	}
+	if _, err := os.Stat(kf); err == nil {
+		return fmt.Sprintf("file %s (moved into the OS keyring on the next login)", kf)
+	}
+	return "OS keyring (" + secrets.KeyringName() + "; no key yet)"
+}
+
+// checkKeyFile refuses a key file that others can read.
+func checkKeyFile(path string) error {
+	if runtime.GOOS == "windows" {
+		return nil // ACLs, not mode bits
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil // reported by the read
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("token store: the key file %s is open to other users (mode %#o); refusing to use it: run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	return nil
 }
 
 // Path is the token file's path.
@@ -110,7 +187,65 @@ type fileData struct {
 }
 
 func (s *FileStore) aead(create bool) (cipher.AEAD, error) {
+	key, err := s.key(create)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("token store: no key, neither in the OS keyring nor in %s: log in again", filepath.Join(s.dir, keyFile))
+	}
+	if err != nil {
+		return nil, err
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// key returns the store's key: from the OS keyring when it answers (a key
+// file found then is moved into it on a write), else from the file.
+func (s *FileStore) key(create bool) ([]byte, error) {
 	path := filepath.Join(s.dir, keyFile)
+	if s.useKeyring() == nil {
+		v, err := secrets.OS().Get(secrets.KeyringService, s.keyAccount())
+		switch {
+		case err == nil:
+			key, derr := base64.StdEncoding.DecodeString(v)
+			if derr != nil || len(key) != 32 {
+				return nil, fmt.Errorf("token store: the keyring item %s/%s is not a 32-byte key: delete it (agent-tools secrets rm %s/%s) and log in again", secrets.KeyringService, s.keyAccount(), secrets.KeyringService, s.keyAccount())
+			}
+			return key, nil
+		case !errors.Is(err, secrets.ErrNotFound):
+			return nil, fmt.Errorf("token store: reading the key from %s: %v", secrets.KeyringName(), err)
+		case !create:
+			// not in the keyring: a key file from before, if any
+		default:
+			key, err := s.fileKey(path, false)
+			if errors.Is(err, fs.ErrNotExist) {
+				key = make([]byte, 32)
+				rand.Read(key)
+			} else if err != nil {
+				return nil, err
+			}
+			if err := secrets.OS().Set(secrets.KeyringService, s.keyAccount(), base64.StdEncoding.EncodeToString(key)); err != nil {
+				return nil, fmt.Errorf("token store: storing the key in %s: %v (set %s=file to keep it in %s)", secrets.KeyringName(), err, KeyEnv, path)
+			}
+			if got, err := secrets.OS().Get(secrets.KeyringService, s.keyAccount()); err != nil || got != base64.StdEncoding.EncodeToString(key) {
+				return nil, fmt.Errorf("token store: the key stored in %s does not read back (%v); keeping %s", secrets.KeyringName(), err, path)
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				s.warn("token store: the key is now in the OS keyring, but the old key file could not be removed", "path", path, "error", err.Error())
+			}
+			return key, nil
+		}
+	}
+	return s.fileKey(path, create)
+}
+
+// fileKey reads (or, with create, makes) the key file beside the tokens.
+func (s *FileStore) fileKey(path string, create bool) ([]byte, error) {
+	if err := checkKeyFile(path); err != nil {
+		return nil, err
+	}
 	key, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) && create {
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {
@@ -120,29 +255,41 @@ func (s *FileStore) aead(create bool) (cipher.AEAD, error) {
 		rand.Read(key)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) { // another process made it first
-			return s.aead(false)
+			return s.fileKey(path, false)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("token store: %w", err)
+			return nil, writeErr(path, err)
 		}
 		_, werr := f.Write(key)
 		if cerr := f.Close(); werr == nil {
 			werr = cerr
 		}
 		if werr != nil {
-			return nil, fmt.Errorf("token store: writing the key: %w", werr)
+			return nil, writeErr(path, werr)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("token store: %w", err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("token store: cannot read the key %s: %v; make its directory readable and writable by you (or set XDG_STATE_HOME to a directory that is) and log in again", path, errText(err))
 	}
 	if len(key) != 32 {
 		return nil, fmt.Errorf("token store: %s is not a 32-byte key", path)
 	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
+	return key, nil
+}
+
+// writeErr is a failed write in words: the path, and what to do.
+func writeErr(path string, err error) error {
+	return fmt.Errorf("token store: cannot write %s: %v; make its directory writable by you (or set XDG_STATE_HOME to a directory that is) and log in again", path, errText(err))
+}
+
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
 	}
-	return cipher.NewGCM(block)
+	return err.Error()
 }
 
 func (s *FileStore) read() (*fileData, error) {
@@ -154,8 +301,16 @@ func (s *FileStore) read() (*fileData, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token store: %w", err)
 	}
-	if err := json.Unmarshal(b, d); err != nil {
-		return nil, fmt.Errorf("token store: %s is damaged: %v", s.Path(), err)
+	if err := json.Unmarshal(b, d); err != nil || d.Version > 1 && d.Entries == nil {
+		// Moved aside, not overwritten: nothing a person had is lost, and
+		// the next login is kept.
+		aside := s.Path() + ".damaged-" + time.Now().UTC().Format("20060102T150405Z")
+		if rerr := os.Rename(s.Path(), aside); rerr != nil {
+			return nil, fmt.Errorf("token store: %s is damaged (%v) and could not be moved aside: %v; move it away by hand and log in again", s.Path(), err, errText(rerr))
+		}
+		s.warn("token store: the file was damaged; moved aside, the logins it held must be made again",
+			"path", s.Path(), "aside", aside, "error", fmt.Sprint(err))
+		return &fileData{Version: 1, Entries: map[string][]byte{}}, nil
 	}
 	if d.Entries == nil {
 		d.Entries = map[string][]byte{}
@@ -165,7 +320,7 @@ func (s *FileStore) read() (*fileData, error) {
 
 func (s *FileStore) write(d *fileData) error {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("token store: %w", err)
+		return writeErr(s.Path(), err)
 	}
 	b, err := json.Marshal(d)
 	if err != nil {
@@ -173,21 +328,24 @@ func (s *FileStore) write(d *fileData) error {
 	}
 	tmp, err := os.CreateTemp(s.dir, storeFile+".*")
 	if err != nil {
-		return fmt.Errorf("token store: %w", err)
+		return writeErr(s.Path(), err)
 	}
 	defer os.Remove(tmp.Name())
 	if err := tmp.Chmod(0o600); err != nil {
 		tmp.Close()
-		return fmt.Errorf("token store: %w", err)
+		return writeErr(s.Path(), err)
 	}
 	_, werr := tmp.Write(b)
 	if cerr := tmp.Close(); werr == nil {
 		werr = cerr
 	}
 	if werr != nil {
-		return fmt.Errorf("token store: %w", werr)
+		return writeErr(s.Path(), werr)
 	}
-	return os.Rename(tmp.Name(), s.Path()) // atomic: a reader sees the old or the new file
+	if err := os.Rename(tmp.Name(), s.Path()); err != nil { // atomic: a reader sees the old or the new file
+		return writeErr(s.Path(), err)
+	}
+	return nil
 }
 
 // Seal and Open encrypt one entry; the provider id is the additional data,

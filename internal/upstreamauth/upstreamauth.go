@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -84,6 +85,7 @@ type Config struct {
 	RedirectURL string
 
 	Store      Store        // nil: in memory only
+	Log        *slog.Logger // where a failed write of tokens is logged (nil: slog.Default)
 	HTTPClient *http.Client // discovery, registration and token requests (nil = default)
 	// Login runs the browser part of a login. nil (serve): a missing or dead
 	// login is reported as needs_login, never started.
@@ -118,6 +120,7 @@ type Handler struct {
 	refreshed string             // the access token a 401-refresh produced, not refreshed again
 	attempts  []time.Time
 	lastErr   *Error // the last failed authorization, repeated while the budget is spent
+	saveErr   error  // the last failed write of tokens (SaveError)
 }
 
 var _ auth.OAuthHandler = (*Handler)(nil)
@@ -431,15 +434,40 @@ func (s *saving) Token() (*oauth2.Token, error) {
 	return tok, nil
 }
 
-// save stores tok as e's tokens (a failed write is not fatal to the call:
-// the tokens are still held in memory).
+// save stores tok as e's tokens. A failed write is not fatal to the call
+// (the tokens are still held in memory) but it is never silent: it is
+// logged as an error, and SaveError reports it (auth login fails with it).
 func (h *Handler) save(e *Entry, tok *oauth2.Token) {
 	n := *e
 	n.Token, n.Updated = tok, time.Now().UTC()
 	h.mu.Lock()
 	h.entry = &n
 	h.mu.Unlock()
-	_ = h.store.Save(&n)
+	err := h.store.Save(&n)
+	h.mu.Lock()
+	h.saveErr = err
+	h.mu.Unlock()
+	if err == nil {
+		return
+	}
+	rotated := e.Token != nil && e.Token.RefreshToken != "" && tok.RefreshToken != "" && tok.RefreshToken != e.Token.RefreshToken
+	msg := "upstream login: the new tokens could not be saved; they are used until this process ends, then a new login is needed"
+	if rotated {
+		msg = "upstream login: the server rotated the refresh token and the new one could not be saved; the stored one is now spent, so a new login is needed once this process ends"
+	}
+	log := h.cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	log.Error(msg, "provider", h.cfg.Provider, "error", err.Error())
+}
+
+// SaveError is the error of the last write of tokens to the store (nil
+// when it succeeded or none was made).
+func (h *Handler) SaveError() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.saveErr
 }
 
 // newCodeHandler is the go-sdk's authorization code handler, configured

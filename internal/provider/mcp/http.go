@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/agent-tools/agent-tools/internal/secrets"
 )
 
 // dialHTTP connects over Streamable HTTP, falling back to the legacy
@@ -121,7 +123,9 @@ func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 			req.Header.Set(k, v)
 		}
 	}
-	resp, err := t.base.RoundTrip(req)
+	// Header values from secret references are kept current, and resolved
+	// again on a 401 (internal/secrets).
+	resp, err := (&secrets.Transport{Base: t.base}).RoundTrip(req)
 	if err == nil {
 		t.challenged.note(resp)
 	}

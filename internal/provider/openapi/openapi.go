@@ -22,6 +22,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 )
 
 // DefaultMaxBody caps a response body read from the API (8 MiB, like a
@@ -116,6 +117,9 @@ func New(o Options) *Provider {
 		tr = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	p := &Provider{opts: o}
+	// Credentials from secret references (${keyring:…}, …) are kept current
+	// per request, and resolved again on a 401 (internal/secrets).
+	tr = &secrets.Transport{Base: tr}
 	p.client = &http.Client{Transport: tr, CheckRedirect: p.checkRedirect}
 	p.doc = &http.Client{Transport: tr}
 	p.auth = newAuthenticator(o.Auth)

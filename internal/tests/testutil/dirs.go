@@ -35,6 +35,11 @@ func IsolateUserDirs() (func(), error) {
 		os.Setenv(k, p)
 	}
 	os.Setenv(isolatedVar, dir)
+	// Nor the user's keyring: the upstream token store keeps its key in a
+	// file, and no session bus reaches the desktop's Secret Service (tests
+	// of the keyring start their own: internal/tests/secretstest).
+	os.Setenv("AGENT_TOOLS_TOKEN_KEY", "file")
+	os.Setenv("DBUS_SESSION_BUS_ADDRESS", "disabled:")
 	return func() { os.RemoveAll(dir) }, nil
 }
 
