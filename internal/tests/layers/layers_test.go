@@ -38,7 +38,7 @@ var layers = []layer{
 	// result).
 	{"libraries", []string{
 		"internal/cluster", "internal/embedding", "internal/index",
-		"internal/jsrun", "internal/policy", "internal/proc",
+		"internal/jsrun", "internal/policy", "internal/proc", "internal/scan",
 		"internal/upstreamauth",
 	}},
 	{"config", []string{"internal/config"}},
