@@ -50,14 +50,14 @@ func (p *Provider) SetCallCheck(c provider.CallCheck) {
 }
 
 // checkCall runs the installed check with the list s serves.
-func (p *Provider) checkCall(ctx context.Context, s *session, bound bool, tool catalog.Tool) error {
+func (p *Provider) checkCall(ctx context.Context, s *session, tool catalog.Tool) error {
 	p.mu.Lock()
-	check, live := p.check, p.tools
+	check, live, shared := p.check, p.tools, s == p.sess
 	p.mu.Unlock()
 	if check == nil {
 		return nil
 	}
-	if bound {
+	if !shared {
 		var err error
 		if live, err = p.sessionTools(ctx, s); err != nil {
 			return err

@@ -364,7 +364,7 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkCall(ctx, s, b != nil, tool); err != nil {
+	if err := p.checkCall(ctx, s, tool); err != nil {
 		return nil, err
 	}
 	if len(args) == 0 || string(args) == "null" {

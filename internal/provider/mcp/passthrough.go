@@ -208,6 +208,9 @@ func (p *Provider) openSession(cs *sdk.ClientSession) (*session, error) {
 	if s, ok := p.open[cs]; ok && s.ctx.Err() == nil {
 		return s, nil
 	}
+	if p.sess != nil && p.sess.cs == cs { // a client of the sessionless protocol is served by the shared session
+		return p.sess, nil
+	}
 	if p.state == stateClosed {
 		return nil, errClosed(p.opts.ID)
 	}
