@@ -12,6 +12,7 @@
 package pins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -97,6 +98,9 @@ type Record struct {
 	// Fields is 2 for a pin that covers icons and _meta too (digests
 	// before that did not); see adoptLocked.
 	Fields int `json:"fields,omitempty"`
+
+	// raw is the pin as read, while its definition is not decoded (load.go).
+	raw []byte
 }
 
 // fieldsNow is what a pin covers today (Record.Fields).
@@ -275,7 +279,7 @@ func (s *Store) loadLocked(force bool) error {
 	default:
 		return nil
 	}
-	approvals, recs, err := Parse(data)
+	approvals, recs, err := parseFast(data)
 	if err != nil {
 		return fmt.Errorf("pins file %s is unreadable (%v); keeping the pins this process has", s.Where0(), err)
 	}
@@ -296,15 +300,31 @@ func (s *Store) Where0() string {
 }
 
 func (s *Store) saveLocked() error {
-	recs := make([]Record, 0, len(s.recs))
+	if s.shared == nil && s.path == "" {
+		return nil // in memory only: nothing to write
+	}
+	recs := make([]*Record, 0, len(s.recs))
 	for _, r := range s.recs {
-		recs = append(recs, *r)
+		recs = append(recs, r)
 	}
-	slices.SortFunc(recs, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
-	data, err := json.MarshalIndent(fileV1{Version: 1, Approvals: s.approvals, Pins: recs}, "", "  ")
-	if err != nil {
-		return err
+	slices.SortFunc(recs, func(a, b *Record) int { return strings.Compare(a.Tool, b.Tool) })
+	// One pin a line: a pin not decoded since it was read is written as
+	// it was (load.go).
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "{\"version\": 1, \"approvals\": %d, \"pins\": [", s.approvals)
+	for i, r := range recs {
+		b, err := r.encode()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString("\n")
+		buf.Write(b)
 	}
+	buf.WriteString("\n]}")
+	data := buf.Bytes()
 	switch {
 	case s.shared != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*state.OpTimeout)
@@ -391,6 +411,9 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 		if ok && r.Provider != t.Provider {
 			ok = false // the name's pin was another tool's
 		}
+		if ok && r.Digest != t.Digest {
+			r.full() // its definition is compared, shown or kept below
+		}
 		if ok && r.Digest != "" && r.Digest != t.Digest && s.adoptLocked(r, t) {
 			dirty = true
 		}
@@ -458,6 +481,7 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 				r.Changed, dirty = nil, true
 			}
 			if scanned && r.Scanned != scan.Version {
+				r.full()
 				r.Findings, r.Scanned, dirty = findings, scan.Version, true
 			}
 			if suspicious && !r.Approved {
@@ -557,6 +581,7 @@ func (s *Store) Approve(tool string) (Record, error) {
 	if !ok {
 		return Record{}, fmt.Errorf("%q: no pin by that name (canonical names only; see agent-tools pins list)", tool)
 	}
+	r.full()
 	switch {
 	case r.Changed != nil:
 		r.Digest, r.Def, r.Findings, r.Changed = r.Changed.Digest, r.Changed.Def, r.Changed.Findings, nil
@@ -585,6 +610,7 @@ func (s *Store) ListErr() ([]Record, error) {
 	err := s.loadLocked(true)
 	out := make([]Record, 0, len(s.recs))
 	for _, r := range s.recs {
+		r.full()
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })

@@ -3,6 +3,7 @@ package scan
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,4 +194,25 @@ func FuzzText(f *testing.F) {
 		JSON("inputSchema", json.RawMessage(s))
 		NewNames([]Other{{Provider: "a", Name: s, Canonical: "a_" + s}}).shadowing(catalog.Tool{Provider: "b", Name: s, Canonical: s, Description: s})
 	})
+}
+
+// BenchmarkScan10k scans 10,000 real definitions (the datasets' 707 tools,
+// repeated under new names), each server a provider with shadowing on:
+// what a cold start with 10,000 upstream tools pays (docs/pins.md).
+func BenchmarkScan10k(b *testing.B) {
+	ds := loadDatasets(b)
+	tools := make([]catalog.Tool, 10000)
+	for i := range tools {
+		d := ds[i%len(ds)]
+		name := fmt.Sprintf("%s_%d", d.Name, i)
+		tools[i] = catalog.Tool{Provider: "big", Name: name, Canonical: "big_" + name, Description: d.Description, InputSchema: d.InputSchema}
+	}
+	others := []Other{{Provider: "gh", Name: "search_issues", Canonical: "gh_search_issues"}, {Provider: "local", Name: "deploy", Canonical: "deploy"}}
+	b.ResetTimer()
+	for range b.N {
+		names := NewNames(others)
+		for _, t := range tools {
+			Tool(t, names)
+		}
+	}
 }
