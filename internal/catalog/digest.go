@@ -42,6 +42,9 @@ func (t Tool) Def() Definition {
 // upstream sent them: a re-ordered schema is a changed one, which errs on
 // the side of asking again.
 func (d Definition) Digest() string {
+	if s := d.digestFast(); s != "" {
+		return s
+	}
 	b, err := json.Marshal(d)
 	if err != nil { // a schema that is not JSON: hash its bytes as text
 		b, _ = json.Marshal([]any{d.Name, d.Title, d.Description, string(d.InputSchema), string(d.OutputSchema), d.ReadOnly, d.AlwaysConfirm})

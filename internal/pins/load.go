@@ -8,6 +8,10 @@ import (
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
 
+// The file is the store's own, written whole and atomically: its pins are
+// checked for their shape here, and a definition that turns out not to be
+// JSON when decoded is an empty one (every field then shows as changed).
+//
 // A warm start with 10,000 pinned tools read the whole pins file into
 // Records, every definition and schema decoded, to compare 10,000 digests
 // (it was most of the start-up's own cost). parseFast reads only what the
@@ -19,13 +23,10 @@ import (
 
 // parseFast is Parse for the store's own file.
 func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
-	if !json.Valid(data) { // jsonscan.SkipValue needs valid JSON
-		return Parse(data)
-	}
 	ok := true
 	version := -1
 	var pinsRaw []byte
-	members(data, func(k string, v []byte) {
+	wellFormed := members(data, func(k string, v []byte) {
 		switch k {
 		case "version":
 			n, err := strconv.Atoi(string(v))
@@ -45,7 +46,7 @@ func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
 			ok = false
 		}
 	})
-	if !ok || version != 1 || len(pinsRaw) == 0 || pinsRaw[0] != '[' {
+	if !ok || !wellFormed || version != 1 || len(pinsRaw) < 2 || pinsRaw[0] != '[' || pinsRaw[len(pinsRaw)-1] != ']' {
 		return Parse(data)
 	}
 	i := 1
@@ -59,7 +60,7 @@ func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
 			continue
 		}
 		end := jsonscan.SkipValue(pinsRaw, i)
-		if end < 0 {
+		if end <= i || pinsRaw[i] != '{' || pinsRaw[end-1] != '}' {
 			return Parse(data)
 		}
 		raw := pinsRaw[i:end]
@@ -75,6 +76,9 @@ func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
 		} else {
 			r.raw = raw // shares the file's bytes, read once
 		}
+		if full {
+			r.raw = nil
+		}
 		recs = append(recs, r)
 	}
 	return approvals, recs, nil
@@ -83,7 +87,7 @@ func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
 // head reads a pin's plain fields; full is set when the pin needs a full
 // decode (a change, findings, an escape in a string, an unknown member).
 func head(raw []byte) (r Record, full bool) {
-	members(raw, func(k string, v []byte) {
+	full = !members(raw, func(k string, v []byte) {
 		str := func() string {
 			if len(v) < 2 || v[0] != '"' || bytes.IndexByte(v, '\\') >= 0 {
 				full = true
@@ -116,46 +120,54 @@ func head(raw []byte) (r Record, full bool) {
 		default:
 			full = true
 		}
-	})
+	}) || full
 	return r, full
 }
 
-// members calls f with each member of the JSON object raw (valid JSON).
-func members(raw []byte, f func(k string, v []byte)) {
+// members calls f with each member of the JSON object raw and reports
+// whether raw was one (as far as a scan of its top level tells).
+func members(raw []byte, f func(k string, v []byte)) bool {
 	i := skipBlank(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
-		return
+		return false
 	}
 	i++
-	for {
+	for first := true; ; first = false {
 		i = skipBlank(raw, i)
-		if i >= len(raw) || raw[i] == '}' {
-			return
+		if i >= len(raw) {
+			return false
 		}
-		if raw[i] == ',' {
-			i++
-			continue
+		if raw[i] == '}' {
+			return skipBlank(raw, i+1) == len(raw)
+		}
+		if !first {
+			if raw[i] != ',' {
+				return false
+			}
+			i = skipBlank(raw, i+1)
 		}
 		kEnd := jsonscan.SkipValue(raw, i)
-		if kEnd < 0 {
-			return
+		if i >= len(raw) || raw[i] != '"' || kEnd < i+2 || raw[kEnd-1] != '"' {
+			return false
 		}
 		k := raw[i:kEnd]
 		var key string
 		if bytes.IndexByte(k, '\\') >= 0 {
-			_ = json.Unmarshal(k, &key)
+			if json.Unmarshal(k, &key) != nil {
+				return false
+			}
 			key = "\x00" + key // an escaped key: never one of ours as is
 		} else {
 			key = string(k[1 : len(k)-1])
 		}
 		i = skipBlank(raw, kEnd)
 		if i >= len(raw) || raw[i] != ':' {
-			return
+			return false
 		}
 		i = skipBlank(raw, i+1)
 		end := jsonscan.SkipValue(raw, i)
-		if end < 0 {
-			return
+		if end <= i {
+			return false
 		}
 		f(key, raw[i:end])
 		i = end
