@@ -130,8 +130,8 @@ func JSON(field string, raw json.RawMessage) []Finding {
 	if len(raw) == 0 {
 		return nil
 	}
-	if !strings.Contains(string(raw), `\`) {
-		return Text(field, string(raw))
+	if !strings.Contains(string(raw), `\u`) {
+		return Text(field, string(raw)) // escapes such as \" and \n hide no cue
 	}
 	var v any
 	if err := json.Unmarshal(raw, &v); err != nil {
@@ -176,17 +176,27 @@ func Text(field, s string) []Finding {
 	if !ascii {
 		out = append(out, hidden(field, s)...)
 	}
-	low := lower(s)
-	for i := range textRules {
-		r := &textRules[i]
-		if !r.cued(low) {
-			continue
-		}
-		if loc := r.re.FindStringIndex(low); loc != nil {
-			out = append(out, Finding{Rule: r.ID, Severity: r.Severity, Field: field, Match: excerpt(s, low, loc[0], loc[1])})
+	for ri, at := range cues.find(s) {
+		r := &textRules[ri]
+		for _, p := range at {
+			if r.WordStart && p > 0 && wordByte(s[p-1]) {
+				continue
+			}
+			to := min(len(s), p+window)
+			for to < len(s) && s[to]&0xC0 == 0x80 {
+				to++
+			}
+			if loc := r.re.FindStringIndex(lower(s[p:to])); loc != nil {
+				out = append(out, Finding{Rule: r.ID, Severity: r.Severity, Field: field, Match: excerpt(s, "", p+loc[0], p+loc[1])})
+				break
+			}
 		}
 	}
 	return out
+}
+
+func wordByte(c byte) bool {
+	return c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // lower is s in ASCII lower case (a copy only when s has upper case), so
@@ -205,6 +215,9 @@ func lower(s string) string {
 	}
 	return s
 }
+
+// window is how much text from a cue on a rule's pattern reads.
+const window = 240
 
 // context is how much text around a match a finding quotes.
 const context = 30
