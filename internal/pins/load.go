@@ -49,6 +49,9 @@ func parseFast(data []byte) (approvals uint64, recs []Record, err error) {
 	if !ok || !wellFormed || version != 1 || len(pinsRaw) < 2 || pinsRaw[0] != '[' || pinsRaw[len(pinsRaw)-1] != ']' {
 		return Parse(data)
 	}
+	// Records are large: room for all of them at once (an estimate; a
+	// schema's own "provider" key only makes it larger).
+	recs = make([]Record, 0, bytes.Count(pinsRaw, []byte(`"provider":`))+1)
 	i := 1
 	for {
 		i = skipBlank(pinsRaw, i)
