@@ -216,3 +216,26 @@ func BenchmarkScan10k(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScanStartupFixture10k scans the 10,000 tools of bench/startup's
+// generated upstream (short descriptions, small schemas): the scanner's
+// share of that benchmark's cold start.
+func BenchmarkScanStartupFixture10k(b *testing.B) {
+	words := []string{"issue", "repo", "branch", "commit", "release", "label", "user", "team", "project", "file"}
+	tools := make([]catalog.Tool, 10000)
+	for i := range tools {
+		a, w, c := words[i%len(words)], words[(i/len(words))%len(words)], words[(i/7)%len(words)]
+		name := fmt.Sprintf("%s_%s_%d", a, w, i)
+		tools[i] = catalog.Tool{Provider: "big", Name: name, Canonical: "big_" + name,
+			Description: fmt.Sprintf("%s the %s of a %s (generated tool %d).", strings.ToUpper(a[:1])+a[1:], w, c, i),
+			InputSchema: json.RawMessage(`{"properties":{"id":{"description":"the ` + w + ` id","type":"string"},"limit":{"description":"at most this many","type":"integer"}},"required":["id"],"type":"object"}`)}
+	}
+	others := []Other{{Provider: "builtin", Name: "runtime_status", Canonical: "runtime_status"}, {Provider: "builtin", Name: "execute_javascript", Canonical: "execute_javascript"}}
+	b.ResetTimer()
+	for range b.N {
+		names := NewNames(others)
+		for _, t := range tools {
+			Tool(t, names)
+		}
+	}
+}
