@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"time"
 
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 )
@@ -113,11 +114,7 @@ func head(raw []byte) (r Record, full bool) {
 			r.Approved = string(v) == "true"
 		case "fields":
 			r.Fields, _ = strconv.Atoi(string(v))
-		case "time":
-			if err := r.Time.UnmarshalJSON(v); err != nil {
-				full = true
-			}
-		case "definition":
+		case "time", "definition": // decoded with the rest by full
 		case "changed", "findings":
 			full = full || string(v) != "null"
 		default:
@@ -192,10 +189,14 @@ func (r *Record) full() {
 	raw := r.raw
 	r.raw = nil
 	var d struct {
-		Def json.RawMessage `json:"definition"`
+		Def  json.RawMessage `json:"definition"`
+		Time time.Time       `json:"time"`
 	}
-	if err := json.Unmarshal(raw, &d); err == nil && len(d.Def) > 0 {
-		_ = json.Unmarshal(d.Def, &r.Def)
+	if err := json.Unmarshal(raw, &d); err == nil {
+		r.Time = d.Time
+		if len(d.Def) > 0 {
+			_ = json.Unmarshal(d.Def, &r.Def)
+		}
 	}
 }
 
