@@ -264,7 +264,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 
 	reg := registry.NewWith(o.Logger, registry.Options{Scheme: cfg.Scheme(), Rename: cfg.Renames(),
 		FlatMaxNameLength: cfg.FlatMaxNameLength(), Deny: cfg.Policy.Deny, Allow: cfg.Policy.Allow,
-		Pins: a.openPins(cfg, audit), Overrides: cfg.Overrides()})
+		Pins: a.openPins(cfg, audit), Scan: scanMode(cfg), Overrides: cfg.Overrides()})
 	g := newGeneration(cfg, reg, o.Logger)
 	g.mode, g.rules, g.onPrompts = mode, rules, a.syncPrompts
 	g.access = accessOf(cfg) // profiles.go

@@ -11,7 +11,14 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/pins"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/scan"
 )
+
+// scanMode is security.scan (validated by the config; "" is warn).
+func scanMode(cfg *config.Config) scan.Mode {
+	m, _ := scan.ParseMode(cfg.Security.Scan)
+	return m
+}
 
 // pinState is the pin store, which outlives reloads (a reload must not
 // forget what was pinned), and the audit log of the live generation that
@@ -55,16 +62,19 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 	return p.store
 }
 
-// pinAudit is the audit line of a changed definition.
+// pinAudit is the audit line of a changed definition, a new tool beside
+// pinned ones, or a definition the scanner flagged.
 type pinAudit struct {
-	Time     time.Time `json:"time"`
-	Event    string    `json:"event"`
-	Tool     string    `json:"tool"`
-	Provider string    `json:"provider"`
-	Decision string    `json:"decision"` // the pin mode: warn | quarantine
-	Pinned   string    `json:"pinned_sha256"`
-	Now      string    `json:"definition_sha256"`
-	Diff     string    `json:"diff"`
+	Time     time.Time      `json:"time"`
+	Event    string         `json:"event"` // pin_changed | pin_new | scan_finding
+	Tool     string         `json:"tool"`
+	Provider string         `json:"provider"`
+	Decision string         `json:"decision"` // the pin mode: warn | quarantine
+	Held     bool           `json:"held,omitempty"`
+	Pinned   string         `json:"pinned_sha256,omitempty"`
+	Now      string         `json:"definition_sha256"`
+	Diff     string         `json:"diff,omitempty"`
+	Findings []scan.Finding `json:"findings,omitempty"`
 }
 
 func (p *pinState) record(c pins.Change) {
@@ -74,8 +84,21 @@ func (p *pinState) record(c pins.Change) {
 	if w == nil {
 		return
 	}
-	line, err := json.Marshal(pinAudit{Time: time.Now().UTC(), Event: "pin_changed", Tool: c.Tool, Provider: c.Provider,
-		Decision: string(c.Mode), Pinned: c.Digest, Now: c.Changed.Digest, Diff: pins.Diff(c.Def, c.Changed.Def)})
+	a := pinAudit{Time: time.Now().UTC(), Event: c.Event, Tool: c.Tool, Provider: c.Provider,
+		Decision: string(c.Mode), Held: c.Held, Pinned: c.Digest, Now: c.Digest, Findings: c.Findings}
+	if a.Event == "" {
+		a.Event = "pin_changed"
+	}
+	if c.Changed != nil {
+		a.Now, a.Findings = c.Changed.Digest, c.Changed.Findings
+		if c.Digest != "" {
+			a.Diff = pins.Diff(c.Def, c.Changed.Def)
+		}
+	}
+	if a.Pinned == a.Now {
+		a.Pinned = ""
+	}
+	line, err := json.Marshal(a)
 	if err == nil {
 		// A definition is an upstream's text: it is scrubbed of known secrets
 		// like everything else written out. One whole line per write, as

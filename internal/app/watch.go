@@ -43,6 +43,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
 // DefaultDebounce is how long the watcher waits for a burst of file events
@@ -97,6 +98,14 @@ func (c liveCatalog) FlatMaxNameLength() int                       { return c.re
 func (c liveCatalog) ProgressiveGroupAbove() int                   { return c.a.current().cfg.Progressive.GroupAbove }
 func (c liveCatalog) Conflicts() []registry.Conflict               { return c.reg().Conflicts() }
 func (c liveCatalog) Scheme() naming.Scheme                        { return c.reg().Scheme() }
+
+// Held and HeldError: a tool held back by its pin or the scanner answers
+// DENIED with why and the approve command, not UNKNOWN_TOOL (registry/pins.go).
+func (c liveCatalog) Held(n string) (string, bool)      { return c.reg().Held(n) }
+func (c liveCatalog) HeldError(n string) *toolerr.Error { return c.reg().HeldError(n) }
+func (c liveCatalog) Canonical(providerID, name string) string {
+	return c.reg().Canonical(providerID, name)
+}
 
 type reloadState struct {
 	mu   sync.Mutex // one reload at a time

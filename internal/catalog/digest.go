@@ -21,6 +21,11 @@ type Definition struct {
 	// idempotent, open-world...): flat mode publishes them, so a changed
 	// hint is a changed definition.
 	Annotations *sdk.ToolAnnotations `json:"annotations,omitempty"`
+	// Icons and Meta are the upstream's icons and _meta, which flat mode
+	// republishes as they are (a UI template, a prompt, a tracking image):
+	// pinned like the rest.
+	Icons json.RawMessage `json:"icons,omitempty"`
+	Meta  json.RawMessage `json:"_meta,omitempty"`
 }
 
 // Def returns t's published definition.
@@ -28,7 +33,7 @@ func (t Tool) Def() Definition {
 	d := Definition{Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: t.InputSchema,
 		OutputSchema: t.OutputSchema, ReadOnly: t.ReadOnly, AlwaysConfirm: t.AlwaysConfirm}
 	if t.Upstream != nil {
-		d.Annotations = t.Upstream.Annotations
+		d.Annotations, d.Icons, d.Meta = t.Upstream.Annotations, t.Upstream.Icons, t.Upstream.Meta
 	}
 	return d
 }
@@ -37,6 +42,9 @@ func (t Tool) Def() Definition {
 // upstream sent them: a re-ordered schema is a changed one, which errs on
 // the side of asking again.
 func (d Definition) Digest() string {
+	if s := d.digestFast(); s != "" {
+		return s
+	}
 	b, err := json.Marshal(d)
 	if err != nil { // a schema that is not JSON: hash its bytes as text
 		b, _ = json.Marshal([]any{d.Name, d.Title, d.Description, string(d.InputSchema), string(d.OutputSchema), d.ReadOnly, d.AlwaysConfirm})

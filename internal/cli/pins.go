@@ -62,16 +62,31 @@ func runPins(_ context.Context, env *Env, args []string) int {
 
 type pinLine struct {
 	pins.Record
-	Status string `json:"status"` // pinned | changed
-	Diff   string `json:"diff,omitempty"`
+	Status string `json:"status"` // pinned | changed | new | suspicious
+	// Diff is the one-line summary; Changes the field-by-field, line-level
+	// diff (canonical JSON) a person approving reads.
+	Diff    string             `json:"diff,omitempty"`
+	Changes []pins.FieldChange `json:"changes,omitempty"`
 }
 
 func listPins(env *Env, f *flags, store *pins.Store) int {
+	recs, err := store.ListErr()
+	if err != nil {
+		// "No pins" must not be said of pins that could not be read.
+		fmt.Fprintf(env.Stderr, "agent-tools: cannot read the pins in %s: %v\n", store.Where(), err)
+		if store.Where() == "shared state (server.redis)" {
+			fmt.Fprintln(env.Stderr, "  the shared store (server.redis) is unreachable; check that Redis is running")
+		}
+		return ExitFailed
+	}
 	var lines []pinLine
-	for _, r := range store.List() {
-		l := pinLine{Record: r, Status: "pinned"}
+	for _, r := range recs {
+		l := pinLine{Record: r, Status: r.Status()}
 		if r.Changed != nil {
-			l.Status, l.Diff = "changed", pins.Diff(r.Def, r.Changed.Def)
+			l.Changes = pins.Changes(r.Def, r.Changed.Def)
+			if r.Digest != "" {
+				l.Diff = pins.Diff(r.Def, r.Changed.Def)
+			}
 		}
 		lines = append(lines, l)
 	}
@@ -88,13 +103,34 @@ func listPins(env *Env, f *flags, store *pins.Store) int {
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tPROVIDER\tSTATUS\tDIGEST\tSINCE")
 	for _, l := range lines {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Tool, l.Provider, l.Status, short(l.Digest), l.Time.Format("2006-01-02 15:04"))
+		d := l.Digest
+		if d == "" && l.Changed != nil {
+			d = l.Changed.Digest
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Tool, l.Provider, l.Status, short(d), l.Time.Format("2006-01-02 15:04"))
 	}
 	tw.Flush()
 	for _, l := range lines {
-		if l.Diff != "" {
-			fmt.Fprintf(env.Stdout, "\n%s changed: %s\n  approve with: agent-tools pins approve %s\n", l.Tool, l.Diff, l.Tool)
+		if l.Status == "pinned" {
+			continue
 		}
+		switch l.Status {
+		case "new":
+			fmt.Fprintf(env.Stdout, "\n%s is new beside its provider's pinned tools:\n", l.Tool)
+		case "changed":
+			fmt.Fprintf(env.Stdout, "\n%s changed since it was pinned:\n", l.Tool)
+		default:
+			fmt.Fprintf(env.Stdout, "\n%s was flagged by the definition scanner:\n", l.Tool)
+		}
+		fmt.Fprint(env.Stdout, pins.Unified(l.Changes, "  "))
+		fs := l.Findings
+		if l.Changed != nil {
+			fs = l.Changed.Findings
+		}
+		for _, fd := range fs {
+			fmt.Fprintf(env.Stdout, "  scanner: %s\n", fd)
+		}
+		fmt.Fprintf(env.Stdout, "  approve with: agent-tools pins approve %s\n", l.Tool)
 	}
 	return ExitOK
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/agent-tools/agent-tools/internal/pins"
+	"github.com/agent-tools/agent-tools/internal/scan"
 )
 
 // pinRuntime is what the pins view needs (docs/pins.md); a runtime without a
@@ -18,8 +19,20 @@ type pinRuntime interface {
 // pinRow is one pin as the view and its API show it.
 type pinRow struct {
 	pins.Record
-	Status string `json:"status"` // pinned | changed
-	Diff   string `json:"diff,omitempty"`
+	Status string `json:"status"` // pinned | changed | new | suspicious
+	// Diff is the one-line summary; Changes the field-by-field, line-level
+	// diff (canonical JSON), which the page shows line by line.
+	Diff    string             `json:"diff,omitempty"`
+	Changes []pins.FieldChange `json:"changes,omitempty"`
+}
+
+// Flagged are the scanner's findings on the definition waiting for approval
+// (or on the pinned one).
+func (p pinRow) Flagged() []scan.Finding {
+	if p.Changed != nil {
+		return p.Changed.Findings
+	}
+	return p.Findings
 }
 
 func (c *Console) pinRows() (mode string, rows []pinRow) {
@@ -29,9 +42,12 @@ func (c *Console) pinRows() (mode string, rows []pinRow) {
 	}
 	rows = []pinRow{}
 	for _, r := range pr.Pins().List() {
-		row := pinRow{Record: r, Status: "pinned"}
+		row := pinRow{Record: r, Status: r.Status()}
 		if r.Changed != nil {
-			row.Status, row.Diff = "changed", pins.Diff(r.Def, r.Changed.Def)
+			row.Changes = pins.Changes(r.Def, r.Changed.Def)
+			if r.Digest != "" {
+				row.Diff = pins.Diff(r.Def, r.Changed.Def)
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -44,7 +60,7 @@ func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request) {
 	mode, rows := c.pinRows()
 	var changed, pinned []pinRow
 	for _, p := range rows {
-		if p.Changed != nil {
+		if p.Status != "pinned" {
 			changed = append(changed, p)
 		} else {
 			pinned = append(pinned, p)

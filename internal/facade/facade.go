@@ -245,6 +245,11 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 		shape = textShape{}
 	}
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
+	if h, ok := f.cat.(interface{ HeldError(string) *toolerr.Error }); ok {
+		if h.HeldError(name) != nil { // held by its pin or the scanner: the pipeline answers DENIED, with the approve command
+			return f.call(ctx, call, req)
+		}
+	}
 	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", text.Clip(name, 200)).
 			With("did_you_mean", text.Suggestions(name, names, 3))

@@ -12,6 +12,7 @@
 package pins
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -28,6 +29,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/scan"
 	"github.com/agent-tools/agent-tools/internal/state"
 )
 
@@ -66,18 +68,57 @@ type Pending struct {
 	Digest string             `json:"digest"`
 	Def    catalog.Definition `json:"definition"`
 	Since  time.Time          `json:"since"`
+	// Findings are the scanner's on this definition.
+	Findings []scan.Finding `json:"findings,omitempty"`
 }
 
 // Record is one tool's pin.
 type Record struct {
 	// Tool is the canonical name.
-	Tool     string             `json:"tool"`
-	Provider string             `json:"provider"`
-	Digest   string             `json:"digest"`
-	Def      catalog.Definition `json:"definition"`
-	Time     time.Time          `json:"time"`
-	// Changed is set while the upstream publishes another definition.
+	Tool     string `json:"tool"`
+	Provider string `json:"provider"`
+	// Digest is the trusted definition's; "" for a tool that appeared
+	// after its provider's tools were pinned (New) or that the scanner
+	// held back on first sight: nothing of it is trusted yet.
+	Digest string             `json:"digest"`
+	Def    catalog.Definition `json:"definition"`
+	Time   time.Time          `json:"time"`
+	// Changed is set while the upstream publishes another definition (or,
+	// with Digest "", the definition waiting for a first approval).
 	Changed *Pending `json:"changed,omitempty"`
+	// New: the tool appeared after its provider's tools were pinned; it
+	// stays new until a person approves it.
+	New bool `json:"new,omitempty"`
+	// Findings are the scanner's on the pinned definition; Scanned is the
+	// rule set's version they come from ("" never scanned), Approved that
+	// a person approved this definition (findings and all).
+	Findings []scan.Finding `json:"findings,omitempty"`
+	Scanned  string         `json:"scanned,omitempty"`
+	Approved bool           `json:"approved,omitempty"`
+	// Fields is 2 for a pin that covers icons and _meta too (digests
+	// before that did not); see adoptLocked.
+	Fields int `json:"fields,omitempty"`
+
+	// raw is the pin as read, while its definition is not decoded (load.go).
+	raw []byte
+}
+
+// fieldsNow is what a pin covers today (Record.Fields).
+const fieldsNow = 2
+
+// Status is how a pin shows in lists: pinned, changed, new or suspicious.
+func (r Record) Status() string {
+	switch {
+	case r.New:
+		return "new"
+	case r.Changed != nil && r.Digest == "":
+		return "suspicious"
+	case r.Changed != nil:
+		return "changed"
+	case len(r.Findings) > 0 && !r.Approved:
+		return "suspicious"
+	}
+	return "pinned"
 }
 
 type fileV1 struct {
@@ -88,10 +129,15 @@ type fileV1 struct {
 	Pins      []Record `json:"pins"`
 }
 
-// Change is reported once per new definition of a pinned tool.
+// Change is reported once per new definition of a pinned tool, per new
+// tool of a pinned provider and per tool the scanner flags on first sight.
 type Change struct {
 	Record
 	Mode Mode
+	// Event is pin_changed, pin_new or scan_finding (the audit's event).
+	Event string
+	// Held: the tool is held back until a person approves it.
+	Held bool
 }
 
 // Store is safe for concurrent use. Path "" keeps pins in memory only.
@@ -180,7 +226,7 @@ func Parse(data []byte) (approvals uint64, recs []Record, err error) {
 		return 0, nil, fmt.Errorf("unsupported version %d (want 1)", f.Version)
 	}
 	for i, r := range f.Pins {
-		if r.Tool == "" || r.Provider == "" || r.Digest == "" {
+		if r.Tool == "" || r.Provider == "" || r.Digest == "" && r.Changed == nil {
 			return 0, nil, fmt.Errorf("pin %d: tool, provider and digest are required", i+1)
 		}
 		if r.Changed != nil && r.Changed.Digest == "" {
@@ -233,7 +279,7 @@ func (s *Store) loadLocked(force bool) error {
 	default:
 		return nil
 	}
-	approvals, recs, err := Parse(data)
+	approvals, recs, err := parseFast(data)
 	if err != nil {
 		return fmt.Errorf("pins file %s is unreadable (%v); keeping the pins this process has", s.Where0(), err)
 	}
@@ -254,15 +300,31 @@ func (s *Store) Where0() string {
 }
 
 func (s *Store) saveLocked() error {
-	recs := make([]Record, 0, len(s.recs))
+	if s.shared == nil && s.path == "" {
+		return nil // in memory only: nothing to write
+	}
+	recs := make([]*Record, 0, len(s.recs))
 	for _, r := range s.recs {
-		recs = append(recs, *r)
+		recs = append(recs, r)
 	}
-	slices.SortFunc(recs, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
-	data, err := json.MarshalIndent(fileV1{Version: 1, Approvals: s.approvals, Pins: recs}, "", "  ")
-	if err != nil {
-		return err
+	slices.SortFunc(recs, func(a, b *Record) int { return strings.Compare(a.Tool, b.Tool) })
+	// One pin a line: a pin not decoded since it was read is written as
+	// it was (load.go).
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "{\"version\": 1, \"approvals\": %d, \"pins\": [", s.approvals)
+	for i, r := range recs {
+		b, err := r.encode()
+		if err != nil {
+			return err
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString("\n")
+		buf.Write(b)
 	}
+	buf.WriteString("\n]}")
+	data := buf.Bytes()
 	switch {
 	case s.shared != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*state.OpTimeout)
@@ -281,47 +343,172 @@ func (s *Store) saveLocked() error {
 	return nil
 }
 
+// Batch is one provider's tool list for Observe.
+type Batch struct {
+	// Tools have Canonical, Provider and Digest set.
+	Tools []catalog.Tool
+	// Cached: the list was read from a cache, not said by the upstream just
+	// now. Nothing is pinned or recorded from it: a tool is served only
+	// when its digest is the pin's (or a change already recorded in warn
+	// mode); the others are held until the live list is checked.
+	Cached bool
+	// Scan, when set, returns the scanner's findings on a tool; it is
+	// called only for a definition not scanned by this rule set yet.
+	Scan func(catalog.Tool) []scan.Finding
+	// ScanHold: security.scan is quarantine.
+	ScanHold bool
+}
+
+// Hold reasons (Observe's answer).
+const (
+	HeldChanged    = "changed"    // the definition changed since it was pinned
+	HeldNew        = "new"        // a new tool of a provider whose tools are pinned
+	HeldSuspicious = "suspicious" // the scanner flagged it (security.scan: quarantine)
+	HeldUnchecked  = "unchecked"  // from a cache, not checked against the upstream yet
+)
+
 // Observe pins every tool not pinned yet, records the changed definitions,
 // and returns the canonical names to hold back (quarantine mode only). Each
 // tool must have Canonical, Provider and Digest set. A tool whose name now
 // belongs to another provider is pinned afresh: the name's old pin was
 // another tool's.
 func (s *Store) Observe(tools []catalog.Tool) map[string]bool {
+	held := s.ObserveBatch(Batch{Tools: tools})
+	if len(held) == 0 {
+		return nil
+	}
+	out := make(map[string]bool, len(held))
+	for k := range held {
+		out[k] = true
+	}
+	return out
+}
+
+// ObserveBatch is Observe of one provider's list, with the scanner and
+// the cache taken into account; it returns each held tool's reason.
+func (s *Store) ObserveBatch(b Batch) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.loadLocked(true); err != nil {
 		s.log.Warn("pins", "err", err)
 	}
-	var held map[string]bool
+	var held map[string]string
+	hold := func(name, why string) {
+		if held == nil {
+			held = map[string]string{}
+		}
+		held[name] = why
+	}
 	dirty := false
 	now := s.now().UTC().Truncate(time.Second)
-	for _, t := range tools {
+	pinned := s.pinnedProvidersLocked()
+	var events []Change
+	for _, t := range b.Tools {
 		if t.Canonical == "" || t.Digest == "" {
 			continue
 		}
 		r, ok := s.recs[t.Canonical]
-		switch {
-		case !ok || r.Provider != t.Provider:
-			s.recs[t.Canonical] = &Record{Tool: t.Canonical, Provider: t.Provider, Digest: t.Digest, Def: t.Def(), Time: now}
+		if ok && r.Provider != t.Provider {
+			ok = false // the name's pin was another tool's
+		}
+		if ok && r.Digest != t.Digest {
+			r.full() // its definition is compared, shown or kept below
+		}
+		if ok && r.Digest != "" && r.Digest != t.Digest && s.adoptLocked(r, t) {
 			dirty = true
+		}
+		// Findings, unless this exact definition was scanned by these rules.
+		var findings []scan.Finding
+		scanned := false
+		if b.Scan != nil {
+			switch {
+			case ok && r.Digest == t.Digest && r.Scanned == scan.Version:
+				findings, scanned = r.Findings, true
+			case ok && r.Changed != nil && r.Changed.Digest == t.Digest && r.Digest != "" && r.Scanned == scan.Version:
+				findings, scanned = r.Changed.Findings, true
+			default:
+				findings, scanned = b.Scan(t), true
+			}
+		}
+		suspicious := b.ScanHold && len(scan.Holding(findings)) > 0
+		if b.Cached {
+			switch {
+			case ok && r.Digest == t.Digest:
+				if suspicious && !r.Approved {
+					hold(t.Canonical, HeldSuspicious)
+				}
+			case ok && r.Changed != nil && r.Changed.Digest == t.Digest && s.mode == Warn && !suspicious && r.Digest != "":
+			case !ok && !pinned[t.Provider] && s.mode == Warn && !suspicious:
+				goto live // first sight, warn mode: pinned from the cache as before
+			default:
+				hold(t.Canonical, HeldUnchecked)
+			}
+			continue
+		}
+	live:
+		switch {
+		case !ok && pinned[t.Provider]:
+			// A tool its provider did not have when its tools were pinned
+			// (a look-alike beside a trusted one, say): new until approved.
+			rec := &Record{Tool: t.Canonical, Provider: t.Provider, Time: now, New: true,
+				Changed: &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}}
+			s.recs[t.Canonical], dirty = rec, true
+			q := s.mode == Quarantine || suspicious
+			s.log.Warn("a new tool appeared beside pinned ones", "tool", t.Canonical, "provider", t.Provider, "mode", string(s.mode), "held", q)
+			events = append(events, Change{Record: *rec, Mode: s.mode, Event: "pin_new", Held: q})
+			if q {
+				hold(t.Canonical, HeldNew)
+			}
+		case !ok && suspicious:
+			rec := &Record{Tool: t.Canonical, Provider: t.Provider, Time: now,
+				Changed: &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}}
+			s.recs[t.Canonical], dirty = rec, true
+			s.log.Warn("the scanner holds a tool back", "tool", t.Canonical, "provider", t.Provider, "findings", scan.Summary(findings))
+			events = append(events, Change{Record: *rec, Mode: s.mode, Event: "scan_finding", Held: true})
+			hold(t.Canonical, HeldSuspicious)
+		case !ok:
+			rec := &Record{Tool: t.Canonical, Provider: t.Provider, Digest: t.Digest, Def: t.Def(), Time: now, Fields: fieldsNow}
+			if scanned {
+				rec.Findings, rec.Scanned = findings, scan.Version
+			}
+			s.recs[t.Canonical], dirty = rec, true
+			if len(findings) > 0 {
+				s.log.Warn("the scanner flags a tool", "tool", t.Canonical, "provider", t.Provider, "findings", scan.Summary(findings))
+				events = append(events, Change{Record: *rec, Mode: s.mode, Event: "scan_finding"})
+			}
 		case r.Digest == t.Digest:
 			if r.Changed != nil { // the upstream went back to the pinned definition
 				r.Changed, dirty = nil, true
 			}
+			if scanned && r.Scanned != scan.Version {
+				r.full()
+				r.Findings, r.Scanned, dirty = findings, scan.Version, true
+			}
+			if suspicious && !r.Approved {
+				hold(t.Canonical, HeldSuspicious)
+			}
 		default:
 			if r.Changed == nil || r.Changed.Digest != t.Digest {
-				r.Changed, dirty = &Pending{Digest: t.Digest, Def: t.Def(), Since: now}, true
+				r.Changed, dirty = &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}, true
+				q := s.mode == Quarantine || suspicious
+				ev := "pin_changed"
+				if r.Digest == "" {
+					ev = "pin_new"
+					if !r.New {
+						ev = "scan_finding"
+					}
+				}
 				s.log.Warn("a pinned tool's definition changed", "tool", t.Canonical, "provider", t.Provider,
 					"mode", string(s.mode), "diff", Diff(r.Def, r.Changed.Def))
-				for _, f := range s.onChange {
-					f(Change{Record: *r, Mode: s.mode})
-				}
+				events = append(events, Change{Record: *r, Mode: s.mode, Event: ev, Held: q})
 			}
-			if s.mode == Quarantine {
-				if held == nil {
-					held = map[string]bool{}
-				}
-				held[t.Canonical] = true
+			switch {
+			case s.mode == Quarantine && r.New:
+				hold(t.Canonical, HeldNew)
+			case s.mode == Quarantine && r.Digest != "":
+				hold(t.Canonical, HeldChanged)
+			case suspicious || r.Digest == "" && !r.New:
+				hold(t.Canonical, HeldSuspicious)
 			}
 		}
 	}
@@ -330,7 +517,44 @@ func (s *Store) Observe(tools []catalog.Tool) map[string]bool {
 			s.log.Error("saving pins", "err", err)
 		}
 	}
+	for _, c := range events {
+		for _, f := range s.onChange {
+			f(c)
+		}
+	}
 	return held
+}
+
+// pinnedProvidersLocked are the providers with at least one trusted pin.
+func (s *Store) pinnedProvidersLocked() map[string]bool {
+	out := map[string]bool{}
+	for _, r := range s.recs {
+		if r.Digest != "" {
+			out[r.Provider] = true
+		}
+	}
+	return out
+}
+
+// adoptLocked takes t's digest for r without a word when the definition
+// is the pinned one written differently: the same canonical JSON (a schema
+// re-ordered or re-indented), or, for a pin made before pins covered icons
+// and _meta, the pinned definition plus the icons and _meta it has now.
+func (s *Store) adoptLocked(r *Record, t catalog.Tool) bool {
+	def := t.Def()
+	if r.Fields < fieldsNow {
+		old := def
+		old.Icons, old.Meta = nil, nil
+		if old.Digest() == r.Digest || Equal(r.Def, old) {
+			r.Digest, r.Def, r.Fields = t.Digest, def, fieldsNow
+			return true
+		}
+	}
+	if Equal(r.Def, def) {
+		r.Digest, r.Def, r.Fields = t.Digest, def, fieldsNow
+		return true
+	}
+	return false
 }
 
 // Generation changes when a tool is approved (here, or by another process
@@ -357,32 +581,60 @@ func (s *Store) Approve(tool string) (Record, error) {
 	if !ok {
 		return Record{}, fmt.Errorf("%q: no pin by that name (canonical names only; see agent-tools pins list)", tool)
 	}
-	if r.Changed == nil {
+	r.full()
+	switch {
+	case r.Changed != nil:
+		r.Digest, r.Def, r.Findings, r.Changed = r.Changed.Digest, r.Changed.Def, r.Changed.Findings, nil
+		r.Scanned, r.Fields = scan.Version, fieldsNow
+	case len(r.Findings) > 0 && !r.Approved: // flagged on first sight, in warn mode
+	default:
 		return *r, fmt.Errorf("%q: %w", tool, ErrNoChange)
 	}
-	r.Digest, r.Def, r.Time, r.Changed = r.Changed.Digest, r.Changed.Def, s.now().UTC().Truncate(time.Second), nil
+	r.Time, r.New, r.Approved = s.now().UTC().Truncate(time.Second), false, true
 	s.approvals++
 	return *r, s.saveLocked()
 }
 
 // List returns every pin sorted by name.
 func (s *Store) List() []Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_ = s.loadLocked(true)
-	out := make([]Record, 0, len(s.recs))
-	for _, r := range s.recs {
-		out = append(out, *r)
-	}
-	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
+	out, _ := s.ListErr()
 	return out
 }
 
-// Changed returns the pins whose tool now publishes another definition.
+// ListErr is List, failing when the pins cannot be read (the shared store
+// is unreachable, the file is unreadable): "no pins" must not be said of
+// pins that could not be read.
+func (s *Store) ListErr() ([]Record, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.loadLocked(true)
+	out := make([]Record, 0, len(s.recs))
+	for _, r := range s.recs {
+		r.full()
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
+	return out, err
+}
+
+// Changed returns the pins whose tool now publishes another definition
+// (or a first one waiting for approval).
 func (s *Store) Changed() []Record {
 	var out []Record
 	for _, r := range s.List() {
 		if r.Changed != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Attention returns the pins a person should look at: changed, new, and
+// flagged by the scanner and not approved.
+func (s *Store) Attention() []Record {
+	var out []Record
+	for _, r := range s.List() {
+		if r.Status() != "pinned" {
 			out = append(out, r)
 		}
 	}
@@ -432,16 +684,59 @@ func writeAtomic(path string, data []byte) error {
 }
 
 // Diagnostics are doctor's lines: one per tool whose upstream changed its
-// pinned definition, with the diff and how to approve it.
-func (s *Store) Diagnostics() []provider.Diagnostic {
+// pinned definition, that is new beside pinned ones, or that the scanner
+// flagged, with the diff or the findings and how to approve it. scanHold is
+// security.scan: quarantine.
+func (s *Store) Diagnostics() []provider.Diagnostic { return s.DiagnosticsWith(false) }
+
+// DiagnosticsWith is Diagnostics knowing whether the scanner holds tools.
+func (s *Store) DiagnosticsWith(scanHold bool) []provider.Diagnostic {
 	var out []provider.Diagnostic
-	for _, r := range s.Changed() {
-		what := "changed since it was pinned (security.pin: warn, still callable)"
-		if s.Mode() == Quarantine {
-			what = "quarantined: changed since it was pinned (security.pin: quarantine)"
+	mode := s.Mode()
+	for _, r := range s.Attention() {
+		var what string
+		held := false
+		switch r.Status() {
+		case "new":
+			held = mode == Quarantine
+			what = "new since its provider's tools were pinned"
+		case "changed":
+			held = mode == Quarantine
+			what = "changed since it was pinned"
+		case "suspicious":
+			held = scanHold
+			what = "flagged by the definition scanner"
+		}
+		fs := r.Findings
+		if r.Changed != nil {
+			fs = r.Changed.Findings
+			if len(scan.Holding(fs)) > 0 && scanHold {
+				held = true
+			}
+		}
+		setting := "security.pin: " + string(mode)
+		if r.Status() == "suspicious" {
+			setting = "security.scan"
+			if scanHold {
+				setting += ": quarantine"
+			}
+		}
+		if held {
+			what = "quarantined: " + what + " (" + setting + ")"
+		} else {
+			what += " (" + setting + ", still callable)"
+		}
+		reason := what
+		if r.Changed != nil {
+			if d := Diff(r.Def, r.Changed.Def); d != "" && r.Status() == "changed" {
+				reason += ": " + d
+			}
+		}
+		if len(fs) > 0 {
+			reason += "; scanner: " + scan.Summary(fs)
 		}
 		out = append(out, provider.Diagnostic{Provider: r.Provider, Item: r.Tool, Status: "warning",
-			Reason: what + ": " + Diff(r.Def, r.Changed.Def) + "; approve with `agent-tools pins approve " + r.Tool + "` or in the console"})
+			Reason: reason + "; approve with `agent-tools pins approve " + r.Tool + "` or in the console"})
 	}
 	return out
 }

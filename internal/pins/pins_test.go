@@ -190,7 +190,7 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		for _, r := range recs {
-			if r.Tool == "" || r.Digest == "" {
+			if r.Tool == "" || r.Digest == "" && r.Changed == nil {
 				t.Fatalf("accepted an empty pin: %+v", r)
 			}
 		}

@@ -38,6 +38,11 @@ func heldTool(gate *policy.Gate, cat Catalog, req *Request) *toolerr.Error {
 	if d.Verdict != policy.Deny {
 		return nil
 	}
+	if he, ok := cat.(interface{ HeldError(string) *toolerr.Error }); ok {
+		if e := he.HeldError(name); e != nil { // why it is held: changed, new, flagged (registry/pins.go)
+			return e
+		}
+	}
 	return toolerr.New(toolerr.Denied,
 		"A person must approve the new definition first: in the console's pins view, or with `agent-tools pins approve "+name+"`. Tell the user; do not retry.",
 		"tool %q is quarantined: its upstream changed its definition since it was pinned", name)

@@ -34,8 +34,8 @@ func (r *Registry) fresh(ctx context.Context) bool {
 // changes is listed exactly when it reports one, whatever the others do.
 // Call with r.mu held.
 func entryFresh(e *entry) bool {
-	if !e.listed || e.loadErr != nil {
-		return false
+	if !e.listed || e.loadErr != nil || e.cached && !fromCache(e.p) {
+		return false // a list served from the cache is fresh only once the live one replaced it (pins)
 	}
 	f, ok := e.p.(provider.Fresher)
 	return ok && f.Fresh()

@@ -8,7 +8,9 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/naming"
+	"github.com/agent-tools/agent-tools/internal/pins"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/scan"
 )
 
 // Options say how the registry names tools (docs/modes.md, "Names") and what it checks
@@ -29,6 +31,10 @@ type Options struct {
 	// Pins, when set, pins every published definition and holds back the
 	// tools it names (security.pin: quarantine); see internal/pins.
 	Pins Pinner
+	// Scan is security.scan ("" is warn): the definition scanner's findings
+	// go to the pins (shown, audited) and, under quarantine, hold a tool
+	// back until approved. It runs only with Pins set.
+	Scan scan.Mode
 	// Overrides maps provider id → the tool's own name → the operator's
 	// view of it (config `overrides:`), applied as the tool enters the catalog.
 	Overrides map[string]map[string]catalog.Override
@@ -36,13 +42,14 @@ type Options struct {
 
 // Pinner is what the registry needs of the pin store (internal/pins).
 type Pinner interface {
-	// Observe pins tools (Canonical, Provider and Digest set) and returns
-	// the canonical names to hold back.
-	Observe(tools []catalog.Tool) map[string]bool
+	// ObserveBatch pins one provider's tools (Canonical, Provider and
+	// Digest set) and returns the canonical names to hold back, with why.
+	ObserveBatch(b pins.Batch) map[string]string
 	// Generation moves when a held tool is approved.
 	Generation() uint64
-	// Diagnostics are doctor's lines about changed definitions.
-	Diagnostics() []provider.Diagnostic
+	// DiagnosticsWith are doctor's lines about changed, new and flagged
+	// definitions (scanHold: security.scan is quarantine).
+	DiagnosticsWith(scanHold bool) []provider.Diagnostic
 }
 
 // Scheme is the naming scheme in force.

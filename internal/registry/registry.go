@@ -19,6 +19,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/scan"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -57,8 +58,13 @@ type entry struct {
 	// the scheme gives them is taken (an operator rename resolves them).
 	conflicts []Conflict
 	listed    bool // Tools succeeded at least once (see fresh)
-	// held are the tools quarantined by their pin (canonical names).
-	held []string
+	// held are the tools quarantined by their pin (canonical names), and
+	// why (pins.Held*).
+	held    []string
+	heldWhy map[string]string
+	// cached: the tools were installed from a list the provider read from
+	// a cache, not yet confirmed by its backend (pins.go).
+	cached bool
 }
 
 // New returns an empty registry with the default Options.
@@ -102,6 +108,9 @@ func (r *Registry) Add(p provider.Provider) error {
 	}
 	r.providers[info.ID] = &entry{p: p, info: info, enabled: true}
 	r.order = append(r.order, info.ID)
+	if cc, ok := provider.As[provider.CallChecker](p); ok && r.opts.Pins != nil {
+		cc.SetCallCheck(r.checkCall) // no call is forwarded before its live definition is checked
+	}
 	return nil
 }
 
@@ -137,11 +146,20 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 		r.mu.RLock()
 		e := r.providers[id]
 		skip := !e.enabled || !rescan && entryFresh(e) // fresh.go
+		unchecked, cached := e.unchecked(), e.cached
 		r.mu.RUnlock()
 		if skip {
 			continue
 		}
-		tools, err := e.p.Tools(ctx)
+		var tools []catalog.Tool
+		var err error
+		if ll, ok := provider.As[provider.LiveLister](e.p); ok && unchecked && provider.Rescan(ctx) {
+			// A call names a tool held until the live list is checked: it
+			// waits for the upstream, under its own deadline.
+			tools, err = ll.ToolsLive(ctx)
+		} else {
+			tools, err = e.p.Tools(ctx)
+		}
 		var skills []catalog.Skill
 		if sk, ok := e.p.(provider.Skiller); ok && err == nil {
 			skills, err = sk.Skills(ctx)
@@ -168,7 +186,7 @@ func (r *Registry) Refresh(ctx context.Context) bool {
 			e.info.Description = info.Description
 			changed = true
 			r.installLocked(e, tools, skills) // the index carries the description
-		} else if !sameTools(e.raw, tools) || !slices.EqualFunc(e.rawSk, skills, sameSkill) {
+		} else if !sameTools(e.raw, tools) || !slices.EqualFunc(e.rawSk, skills, sameSkill) || cached && !fromCache(e.p) {
 			r.installLocked(e, tools, skills)
 			changed = true
 		}
@@ -377,6 +395,7 @@ func (r *Registry) SetEnabled(ctx context.Context, id string, on bool) error {
 			delete(r.byName, t.Canonical)
 		}
 		e.tools, e.raw, e.skills, e.rawSk, e.skDiags, e.listed = nil, nil, nil, nil, nil, false
+		e.held, e.heldWhy, e.cached = nil, nil, false
 		r.indexer.remove(id)
 		r.acceptSkillsLocked(nil) // names it held may free other providers' skills
 	}
@@ -552,7 +571,20 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		out = append(out, e.skDiags...)
 	}
 	if r.opts.Pins != nil {
-		out = append(out, r.opts.Pins.Diagnostics()...)
+		pd := r.opts.Pins.DiagnosticsWith(r.opts.Scan == scan.Quarantine)
+		// A tool a pin line is about gets that line only: no "ok" row of
+		// its provider's own beside "quarantined".
+		about := map[string]bool{}
+		for _, d := range pd {
+			about[d.Provider+"\x00"+d.Item] = true
+		}
+		out = slices.DeleteFunc(out, func(d provider.Diagnostic) bool {
+			if d.Status != "ok" || d.Item == "" {
+				return false
+			}
+			return about[d.Provider+"\x00"+d.Item] || about[d.Provider+"\x00"+r.canonicalOf(d.Provider, d.Item)]
+		})
+		out = append(out, pd...)
 	}
 	return out
 }
@@ -597,6 +629,19 @@ func plural(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// canonicalOf is the canonical name of a provider's tool (r.mu held).
+func (r *Registry) canonicalOf(providerID, name string) string {
+	e, ok := r.providers[providerID]
+	if !ok {
+		return name
+	}
+	c, err := r.canonicalLocked(e.info, name, r.opts.Rename[providerID])
+	if err != nil {
+		return name
+	}
+	return c
 }
 
 // isCode reports whether err is a tool error with code.

@@ -217,6 +217,8 @@ type Provider struct {
 	// and its prompts, live or from the cache; nil when unknown.
 	init    *sdk.InitializeResult
 	prompts []*sdk.Prompt
+	// check is the runtime's pin check, run before every forwarded call (live.go).
+	check provider.CallCheck
 	// open are the separate sessions of a passthrough (OpenSession).
 	open     map[*sdk.ClientSession]*session
 	problems []string // recent protocol problems, newest last
@@ -360,6 +362,9 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 		s, err = p.session(ctx)
 	}
 	if err != nil {
+		return nil, err
+	}
+	if err := p.checkCall(ctx, s, tool); err != nil {
 		return nil, err
 	}
 	if len(args) == 0 || string(args) == "null" {

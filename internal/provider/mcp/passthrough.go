@@ -170,7 +170,8 @@ func (p *Provider) OpenSession(ctx context.Context, opts *sdk.ClientOptions, sop
 	s := newSession()
 	s.copts = sopts
 	s.notes = newNoteCounter()
-	client.AddReceivingMiddleware(s.notes.middleware) // outermost: after the caller's handling
+	client.AddReceivingMiddleware(s.staleOnListChanged) // live.go: the next call re-lists
+	client.AddReceivingMiddleware(s.notes.middleware)   // outermost: after the caller's handling
 	if err := p.dialWith(sctx, client, s); err != nil {
 		return nil, toolerr.New(toolerr.ProviderUnavailable, "Retry once; if it fails again, tell the user (agent-tools doctor shows why).",
 			"provider %q: connecting a passthrough session failed: %v", p.opts.ID, err)
@@ -206,6 +207,9 @@ func (p *Provider) openSession(cs *sdk.ClientSession) (*session, error) {
 	defer p.mu.Unlock()
 	if s, ok := p.open[cs]; ok && s.ctx.Err() == nil {
 		return s, nil
+	}
+	if p.sess != nil && p.sess.cs == cs { // a client of the sessionless protocol is served by the shared session
+		return p.sess, nil
 	}
 	if p.state == stateClosed {
 		return nil, errClosed(p.opts.ID)

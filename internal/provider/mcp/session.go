@@ -46,7 +46,11 @@ type session struct {
 	capture *listCapture
 	// probing is set while a liveness ping runs (liveness.go).
 	probing atomic.Bool
+	// sessionList is a passthrough session's own tool list (live.go).
+	sessionList
 }
+
+type atomicBool = atomic.Bool
 
 // end cancels the session's calls, closes it and stops its process.
 func (s *session) end(cause error, grace time.Duration) {

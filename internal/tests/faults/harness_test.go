@@ -195,6 +195,12 @@ type runtime struct {
 
 func serve(t *testing.T, p *project) *runtime {
 	t.Helper()
+	return serveWith(t, p, nil)
+}
+
+// serveWith is serve with the client's session options (a protocol version).
+func serveWith(t *testing.T, p *project, opts *sdk.ClientSessionOptions) *runtime {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -205,7 +211,7 @@ func serve(t *testing.T, p *project) *runtime {
 		r.done <- code
 	}()
 	c := sdk.NewClient(&sdk.Implementation{Name: "faults", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, nil)
+	cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: outR, Writer: inW}, opts)
 	if err != nil {
 		cancel()
 		t.Fatalf("connect: %v\n%s", err, r.stderr.String())
