@@ -701,3 +701,36 @@ func TestInProcessMissHints(t *testing.T) {
 		t.Errorf("did_you_mean = %v", te.Body)
 	}
 }
+
+// A handler answers with content blocks (an image beside its caption):
+// the model reads them typed, an in-process caller gets them back, and the
+// text stays the words for the text mode and scripts.
+func TestHandlerAnswersWithContent(t *testing.T) {
+	rt := newRT(t, agenttools.Options{Mode: "flat"})
+	dot := []byte("\x89PNG\r\n\x1a\nreddot")
+	must(t, rt.AddTool(&agenttools.Tool{Namespace: "chart", Action: "draw", Description: "Draw a chart.", ReadOnly: true},
+		func(context.Context, *agenttools.CallInfo, json.RawMessage) (any, error) {
+			return &agenttools.Result{Text: "a red dot [image/png]", Content: []sdk.Content{
+				&sdk.TextContent{Text: "a red dot"}, &sdk.ImageContent{MIMEType: "image/png", Data: dot}}}, nil
+		}))
+	start(t, rt)
+	srv := httptest.NewServer(rt.Handler())
+	defer srv.Close()
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "chart_draw", Arguments: map[string]any{}})
+	if err != nil || res.IsError || len(res.Content) != 2 {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	if img, ok := res.Content[1].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != string(dot) {
+		t.Fatalf("the image did not arrive as an image: %#v", res.Content[1])
+	}
+	in, err := rt.Call(ctx, "chart_draw", map[string]any{})
+	if err != nil || len(in.Content) != 2 || in.Text != "a red dot [image/png]" {
+		t.Fatalf("in process: %v %+v", err, in)
+	}
+}

@@ -209,7 +209,7 @@ func (s *source) tools(listed []*Tool) ([]native.Tool, error) {
 			if err != nil || res == nil {
 				return nil, err
 			}
-			return &provider.Result{Text: res.Text, Structured: res.Structured, IsError: res.IsError}, nil
+			return &provider.Result{Text: res.Text, Structured: res.Structured, IsError: res.IsError, Content: res.Content}, nil
 		})
 		out = append(out, nt)
 	}

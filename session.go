@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/policy"
@@ -104,6 +105,12 @@ type Result struct {
 	Text string
 	// Structured is the structured content when the tool returned an object.
 	Structured any
+	// Content is the answer as MCP content blocks (images, audio, resource
+	// links, embedded resources, text), kept typed to the model: a handler
+	// or a Provider sets it to answer with more than text (Text then says
+	// in words what the blocks are, for the text mode and scripts); nil
+	// when Text is the whole answer.
+	Content []mcp.Content
 	// IsError, set by a Provider, marks a failure of the tool itself (the
 	// backend answered "no"): the agent reads a BACKEND_ERROR whose output
 	// is Text. Session.Call never returns a Result with IsError: the
@@ -173,7 +180,7 @@ func (s *Session) Call(ctx context.Context, name string, args any) (*Result, err
 	if err != nil {
 		return nil, publicError(err)
 	}
-	return &Result{Text: res.Text, Structured: res.Structured}, nil
+	return &Result{Text: res.Text, Structured: res.Structured, Content: res.Content}, nil
 }
 
 // Call calls a tool on the runtime's default in-process session.

@@ -225,6 +225,11 @@ func toResult(v any) (*provider.Result, error) {
 		return &provider.Result{Text: x}, nil
 	case []byte:
 		return &provider.Result{Text: string(x)}, nil
+	case *Result: // a handler answering with content blocks (an image, a resource)
+		if x == nil {
+			return &provider.Result{}, nil
+		}
+		return &provider.Result{Text: x.Text, Structured: x.Structured, IsError: x.IsError, Content: x.Content}, nil
 	}
 	b, err := jsonscan.Marshal(v)
 	if err != nil {
