@@ -446,6 +446,7 @@ func promptDiagnostics(g *generation) []provider.Diagnostic {
 // Close stops the watcher and releases providers and the audit log.
 func (a *App) Close() error {
 	a.stopWatch()
+	a.pins.close()
 	err := a.live.close()
 	if a.shared != nil {
 		err = errors.Join(err, a.shared.Close())

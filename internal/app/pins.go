@@ -26,8 +26,16 @@ func scanMode(cfg *config.Config) scan.Mode {
 type pinState struct {
 	once  sync.Once
 	store *pins.Store
+	stop  context.CancelFunc // ends the store's watcher (shared state only)
 	mu    sync.Mutex
 	audit io.Writer
+}
+
+// close ends the pin store's watcher, if any.
+func (p *pinState) close() {
+	if p.stop != nil {
+		p.stop()
+	}
 }
 
 // openPins opens the pin store on the first build (next to the decisions
@@ -51,6 +59,12 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 		}
 		if a.shared != nil && a.shared.Redis != nil {
 			s.Share(a.shared.Store)
+			// The shared record is re-read in the background: an approval on
+			// another replica reaches this one within a second, and no call
+			// waits for a Redis GET under the store's lock.
+			ctx, cancel := context.WithCancel(context.Background())
+			s.Watch(ctx, time.Second)
+			p.stop = cancel
 		}
 		s.OnChange(p.record)
 		p.store = s

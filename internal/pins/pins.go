@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
@@ -154,6 +155,12 @@ type Store struct {
 	checked   time.Time // last re-read of the file or shared record (throttled)
 	shared    state.Store
 	onChange  []func(Change)
+
+	// gen mirrors approvals for Generation while a watcher keeps the store
+	// current (Watch): then a call reads it with one atomic load, and the
+	// re-read (a Redis GET, a file stat) never runs on a call's path.
+	gen     atomic.Uint64
+	watched atomic.Bool
 }
 
 // Open reads the pins at path (a missing file is an empty store). An
@@ -284,6 +291,7 @@ func (s *Store) loadLocked(force bool) error {
 		return fmt.Errorf("pins file %s is unreadable (%v); keeping the pins this process has", s.Where0(), err)
 	}
 	s.approvals = approvals
+	s.gen.Store(approvals)
 	s.recs = make(map[string]*Record, len(recs))
 	for i := range recs {
 		s.recs[recs[i].Tool] = &recs[i]
@@ -561,10 +569,81 @@ func (s *Store) adoptLocked(r *Record, t catalog.Tool) bool {
 // through the file or shared record): the registry then re-admits the
 // tools it held back. It re-reads at most once a second.
 func (s *Store) Generation() uint64 {
+	if s.watched.Load() {
+		return s.gen.Load()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_ = s.loadLocked(false)
 	return s.approvals
+}
+
+// Watch re-reads the file or shared record every interval in the
+// background until ctx ends, so that an approval made elsewhere (another
+// replica's console, `agent-tools pins approve`) reaches this process
+// within one interval while Generation, on every call's path, costs one
+// atomic load instead of a Redis GET under the store's lock.
+func (s *Store) Watch(ctx context.Context, every time.Duration) {
+	if every <= 0 {
+		every = time.Second
+	}
+	s.watched.Store(true)
+	go func() {
+		defer s.watched.Store(false)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.refresh(ctx)
+			}
+		}
+	}()
+}
+
+// refresh is one watcher step: the shared record is fetched without the
+// lock (it may take a round trip), then applied under it.
+func (s *Store) refresh(ctx context.Context) {
+	s.mu.Lock()
+	shared := s.shared
+	s.mu.Unlock()
+	if shared == nil {
+		s.mu.Lock()
+		if err := s.loadLocked(true); err != nil {
+			s.log.Warn("pins", "err", err)
+		}
+		s.mu.Unlock()
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, 2*state.OpTimeout)
+	data, err := shared.Get(rctx, sharedKey)
+	cancel()
+	if errors.Is(err, state.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		s.log.Warn("pins: reading shared state", "err", err)
+		return
+	}
+	approvals, recs, err := parseFast(data)
+	if err != nil {
+		s.log.Warn("pins: shared record unreadable; keeping the pins this process has", "err", err)
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if approvals == s.approvals {
+		return // nothing approved since: keep what this process has (its own unsaved observations too)
+	}
+	s.approvals = approvals
+	s.recs = make(map[string]*Record, len(recs))
+	for i := range recs {
+		s.recs[recs[i].Tool] = &recs[i]
+	}
+	s.checked = s.now()
+	s.gen.Store(approvals)
 }
 
 // ErrNoChange is returned by Approve for a tool with nothing to approve.
@@ -592,6 +671,7 @@ func (s *Store) Approve(tool string) (Record, error) {
 	}
 	r.Time, r.New, r.Approved = s.now().UTC().Truncate(time.Second), false, true
 	s.approvals++
+	s.gen.Store(s.approvals)
 	return *r, s.saveLocked()
 }
 

@@ -2,11 +2,14 @@ package pins
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -260,5 +263,45 @@ func TestPathFor(t *testing.T) {
 	}
 	if PathFor("", false, env("HOME", "/h")) != "" {
 		t.Fatal("an in-memory store got a path")
+	}
+}
+
+// countingStore counts the reads of the shared record.
+type countingStore struct {
+	state.Store
+	gets atomic.Int64
+}
+
+func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
+	c.gets.Add(1)
+	return c.Store.Get(ctx, key)
+}
+
+// With a watcher, Generation costs no read of the shared record (no call
+// waits for Redis under the store's lock), and another replica's approval
+// still reaches this one within the watcher's interval.
+func TestWatchKeepsTheCallPathOffTheSharedStore(t *testing.T) {
+	st := &countingStore{Store: state.NewMemory()}
+	a, _ := Open("", Quarantine, nil)
+	a.Share(st)
+	b, _ := Open("", Quarantine, nil)
+	b.Share(st)
+	a.Observe([]catalog.Tool{tool("get", "Get.")})
+	b.Observe([]catalog.Tool{tool("get", "Changed.")})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.Watch(ctx, 10*time.Millisecond)
+	before := b.Generation()
+	if _, err := a.Approve("up_get"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, "replica b sees the approval", 5*time.Second, func() bool { return b.Generation() != before })
+	// A burst of calls' Generation: the reads are the watcher's, not theirs.
+	gets := st.gets.Load()
+	for range 10000 {
+		b.Generation()
+	}
+	if n := st.gets.Load() - gets; n > 50 {
+		t.Fatalf("10,000 Generation calls made %d reads of the shared record", n)
 	}
 }
