@@ -63,6 +63,14 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 			// another replica reaches this one within a second, and no call
 			// waits for a Redis GET under the store's lock.
 			ctx, cancel := context.WithCancel(context.Background())
+			s.SetOnApproved(func() {
+				// Re-admit what the approval released and tell this
+				// replica's sessions (list_changed), as the replica that
+				// approved did for its own.
+				if g := a.current(); g != nil {
+					g.reg.Refresh(ctx)
+				}
+			})
 			s.Watch(ctx, time.Second)
 			p.stop = cancel
 		}

@@ -161,6 +161,18 @@ type Store struct {
 	// re-read (a Redis GET, a file stat) never runs on a call's path.
 	gen     atomic.Uint64
 	watched atomic.Bool
+	// onApproved is called (outside the lock) when the watcher sees an
+	// approval made by another process (SetOnApproved).
+	onApproved func()
+}
+
+// SetOnApproved sets what runs when the watcher sees an approval made by
+// another process: the runtime re-admits the tools it held and tells its
+// own sessions (list_changed), as the process that approved did.
+func (s *Store) SetOnApproved(f func()) {
+	s.mu.Lock()
+	s.onApproved = f
+	s.mu.Unlock()
 }
 
 // Open reads the pins at path (a missing file is an empty store). An
@@ -633,8 +645,8 @@ func (s *Store) refresh(ctx context.Context) {
 		return
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if approvals == s.approvals {
+		s.mu.Unlock()
 		return // nothing approved since: keep what this process has (its own unsaved observations too)
 	}
 	s.approvals = approvals
@@ -644,6 +656,11 @@ func (s *Store) refresh(ctx context.Context) {
 	}
 	s.checked = s.now()
 	s.gen.Store(approvals)
+	f := s.onApproved
+	s.mu.Unlock()
+	if f != nil {
+		f()
+	}
 }
 
 // ErrNoChange is returned by Approve for a tool with nothing to approve.
