@@ -120,7 +120,9 @@ func measureDiscoverRecall(name string, provs []*providertest.Fake, ids map[stri
 		var out struct {
 			Results []struct{ Name string } `json:"results"`
 		}
-		json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &out)
+		if err := json.Unmarshal([]byte(res.Content[0].(*sdk.TextContent).Text), &out); err != nil {
+			return nil // not a discover answer: no names
+		}
 		var ns []string
 		for _, r := range out.Results {
 			ns = append(ns, r.Name)

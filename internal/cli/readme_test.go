@@ -159,10 +159,7 @@ func TestREADMETour(t *testing.T) {
 	}
 
 	// The calls, as printed: the comment says what each does.
-	var lines []string
-	for _, l := range strings.Split(strings.TrimSpace(calls), "\n") {
-		lines = append(lines, l)
-	}
+	lines := strings.Split(strings.TrimSpace(calls), "\n")
 	if len(lines) != 3 {
 		t.Fatalf("the tour's calls changed: %q", lines)
 	}

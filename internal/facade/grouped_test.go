@@ -138,8 +138,12 @@ func TestProgressiveGroupsManyProviders(t *testing.T) {
 	var a, b struct {
 		Results []struct{ Name string } `json:"results"`
 	}
-	json.Unmarshal([]byte(scoped), &a)
-	json.Unmarshal([]byte(own), &b)
+	if err := json.Unmarshal([]byte(scoped), &a); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(own), &b); err != nil {
+		t.Fatal(err)
+	}
 	if len(a.Results) == 0 || len(a.Results) != len(b.Results) {
 		t.Fatalf("scoped %s vs own %s", scoped, own)
 	}

@@ -2,7 +2,6 @@ package scan
 
 import (
 	"regexp"
-	"strings"
 )
 
 // Rule is one check, as data. Text rules run on a field's text in ASCII
@@ -24,15 +23,6 @@ type Rule struct {
 	WordStart bool
 
 	re *regexp.Regexp
-}
-
-func (r *Rule) cued(low string) bool {
-	for _, c := range r.Cues {
-		if strings.Contains(low, c) {
-			return true
-		}
-	}
-	return false
 }
 
 // textRules are the rules that read one field's text. The character rules

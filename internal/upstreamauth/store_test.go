@@ -153,7 +153,7 @@ func TestKeyInOSKeyring(t *testing.T) {
 	}
 	s, _ := fileStore(t, dir)
 	s.NoKeyring = false
-	t.Cleanup(func() { secrets.OS().Delete(secrets.KeyringService, s.keyAccount()) })
+	t.Cleanup(func() { _ = secrets.OS().Delete(secrets.KeyringService, s.keyAccount()) }) // gone already is fine
 	if loc := s.KeyLocation(); !strings.Contains(loc, "moved into the OS keyring") {
 		t.Errorf("KeyLocation before the move = %q", loc)
 	}
@@ -178,7 +178,7 @@ func TestKeyInOSKeyring(t *testing.T) {
 	dir2 := t.TempDir()
 	s2, _ := fileStore(t, dir2)
 	s2.NoKeyring = false
-	t.Cleanup(func() { secrets.OS().Delete(secrets.KeyringService, s2.keyAccount()) })
+	t.Cleanup(func() { _ = secrets.OS().Delete(secrets.KeyringService, s2.keyAccount()) }) // gone already is fine
 	if err := s2.Save(entry("x")); err != nil {
 		t.Fatal(err)
 	}

@@ -339,7 +339,9 @@ func TestSourceFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain.Tools(context.Background())
+	if _, err := plain.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if plain.Fresh() {
 		t.Error("a source that is no Fresher is fresh")
 	}
@@ -348,7 +350,9 @@ func TestSourceFresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Tools(context.Background())
+	if _, err := p.Tools(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	for _, want := range []bool{true, false, true} {
 		s.fresh.Store(want)
 		if p.Fresh() != want {

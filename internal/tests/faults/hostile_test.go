@@ -55,7 +55,7 @@ type jsonSchema struct {
 // passthrough (FAULTS_HOSTILE_SPLIT), only the sessions that do not declare
 // sampling (a client's own, not the runtime's shared one) see the rug.
 func hostileUpstream() *sdk.Server {
-	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, &sdk.ServerOptions{HasTools: true})
+	s := sdk.NewServer(&sdk.Implementation{Name: "hostile", Version: "1"}, &sdk.ServerOptions{Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}})
 	phase := hostilePhase()
 	split := os.Getenv("FAULTS_HOSTILE_SPLIT") != ""
 	for _, tl := range hostileTools(phase == "rug" && !split) {
