@@ -182,16 +182,17 @@ func (a *Access) For(identity string, claims Claims, profile string) *Grant {
 	return g
 }
 
-// Check returns DENIED when the grant does not reach the tool: outside the
+// check returns DENIED when the grant does not reach the tool (unexported:
+// only the gate decides a call; no door can ask this on its own): outside the
 // profile's view, or denied (or not allowed) by a matching identity rule.
-func (g *Grant) Check(provider, canonical string) *toolerr.Error {
+func (g *Grant) check(provider, canonical string) *toolerr.Error {
 	if g.view != nil && !g.view.admits(provider, canonical) {
 		return toolerr.New(toolerr.Denied,
 			"This tool is not part of this endpoint's profile; do not retry it. Use a tool this server lists.",
 			"tool %q is outside this profile", canonical)
 	}
 	for _, r := range g.rules {
-		if err := r.Check(canonical); err != nil {
+		if err := r.check(canonical); err != nil {
 			return err
 		}
 	}

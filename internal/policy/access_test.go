@@ -41,7 +41,7 @@ func TestAccess(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			for range 2 { // the second time from the cache
 				g := a.For(tt.identity, "", tt.profile)
-				err := g.Check(tt.provider, tt.tool)
+				err := g.check(tt.provider, tt.tool)
 				if (err == nil) != tt.allowed || g.Visible(tt.provider, tt.tool) != tt.allowed {
 					t.Fatalf("Check = %v, Visible = %v, want allowed %v", err, g.Visible(tt.provider, tt.tool), tt.allowed)
 				}
@@ -62,7 +62,7 @@ func TestAccess(t *testing.T) {
 func TestAccessEmpty(t *testing.T) {
 	var a *Access
 	g := a.For("token:x", "", "ops")
-	if !g.Open() || g.Check("gh", "gh.x") != nil || g.Confirm(ConfirmHuman) != ConfirmHuman {
+	if !g.Open() || g.check("gh", "gh.x") != nil || g.Confirm(ConfirmHuman) != ConfirmHuman {
 		t.Fatal("a nil Access must grant everything")
 	}
 }
@@ -81,7 +81,7 @@ func BenchmarkAccessFor(b *testing.B) {
 	a := NewAccess(map[string]View{"ops": {Providers: []string{"gh"}}}, []IdentityRule{{Identities: []string{"token:*"}, Rules: Rules{Deny: []string{"gh.delete_*"}}}})
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := a.For("token:abcd0123", "", "ops").Check("gh", "gh.create_issue"); err != nil {
+		if err := a.For("token:abcd0123", "", "ops").check("gh", "gh.create_issue"); err != nil {
 			b.Fatal(err)
 		}
 	}

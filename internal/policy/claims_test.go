@@ -38,7 +38,7 @@ func TestSelectClaimsAndMatch(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := SelectClaims(raw, a.ClaimNames())
-			err := a.For("oidc:https://idp|alice", c, "").Check("local", "local.deploy")
+			err := a.For("oidc:https://idp|alice", c, "").check("local", "local.deploy")
 			if (err != nil) != tt.denied {
 				t.Errorf("claims %q: denied=%v, want %v", c, err != nil, tt.denied)
 			}
@@ -74,17 +74,17 @@ func TestClaimValues(t *testing.T) {
 	a := NewAccess(nil, []IdentityRule{{Identities: []string{"oidc:https://idp|*"}, Claims: map[string][]string{"email_verified": {"true"}, "level": {"3"}}, Rules: Rules{Deny: []string{"x.y"}}}})
 	raw := map[string]json.RawMessage{"email_verified": json.RawMessage(`true`), "level": json.RawMessage(`3`)}
 	c := SelectClaims(raw, a.ClaimNames())
-	if a.For("oidc:https://idp|bob", c, "").Check("x", "x.y") == nil {
+	if a.For("oidc:https://idp|bob", c, "").check("x", "x.y") == nil {
 		t.Error("boolean and number claims did not match")
 	}
-	if a.For("oidc:https://other|bob", c, "").Check("x", "x.y") != nil {
+	if a.For("oidc:https://other|bob", c, "").check("x", "x.y") != nil {
 		t.Error("claims matched without the identity")
 	}
-	if a.For("oidc:https://idp|bob", SelectClaims(map[string]json.RawMessage{"level": json.RawMessage(`3`)}, a.ClaimNames()), "").Check("x", "x.y") != nil {
+	if a.For("oidc:https://idp|bob", SelectClaims(map[string]json.RawMessage{"level": json.RawMessage(`3`)}, a.ClaimNames()), "").check("x", "x.y") != nil {
 		t.Error("one claim of two matched the rule")
 	}
 	// Same identity, other claims: another grant (the cache keys on them).
-	if a.For("oidc:https://idp|bob", "", "").Check("x", "x.y") != nil {
+	if a.For("oidc:https://idp|bob", "", "").check("x", "x.y") != nil {
 		t.Error("the cache kept the grant of other claims")
 	}
 }

@@ -252,7 +252,7 @@ func (g *Gate) Decide(c *Caller, a Action, t Target) Decision {
 		grant = g.access.For(c.Identity, c.Claims, c.Profile)
 	}
 	if t.Kind != OpTarget || t.Canonical != "" {
-		if g.rules.Check(t.Canonical) != nil {
+		if g.rules.check(t.Canonical) != nil {
 			return Decision{Verdict: Hide}
 		}
 	}

@@ -45,8 +45,10 @@ func (r Rules) Validate() error {
 	return fmt.Errorf("unknown confirm mode %q (want agent, token or human)", r.Confirm)
 }
 
-// Check returns a DENIED error when the canonical name is not callable.
-func (r Rules) Check(canonical string) *toolerr.Error {
+// check returns a DENIED error when the canonical name is not callable.
+// Unexported: a call is decided by the gate (Gate.Decide) and nowhere else;
+// doors outside this package can only ask the gate, and list with Visible.
+func (r Rules) check(canonical string) *toolerr.Error {
 	if g, ok := firstMatch(r.Deny, canonical); ok {
 		return toolerr.New(toolerr.Denied,
 			"This tool is blocked by the runtime's policy; do not retry it. Use another tool or ask the user.",
@@ -63,7 +65,7 @@ func (r Rules) Check(canonical string) *toolerr.Error {
 }
 
 // Visible reports whether a tool should be listed at all (denied tools are hidden from discovery).
-func (r Rules) Visible(canonical string) bool { return r.Check(canonical) == nil }
+func (r Rules) Visible(canonical string) bool { return r.check(canonical) == nil }
 
 func firstMatch(globs []string, name string) (string, bool) {
 	for _, g := range globs {

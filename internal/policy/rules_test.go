@@ -32,7 +32,7 @@ func TestRulesCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.rules.Check(tt.tool)
+			err := tt.rules.check(tt.tool)
 			if (err != nil) != tt.denied {
 				t.Fatalf("Check(%q) = %v, want denied %v", tt.tool, err, tt.denied)
 			}
