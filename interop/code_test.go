@@ -91,7 +91,7 @@ func TestTSSDKCodeMode(t *testing.T) {
 	var denied struct {
 		Result struct{ Code, Message string }
 	}
-	if obs.Denied.IsError || json.Unmarshal([]byte(obs.Denied.Text), &denied) != nil || denied.Result.Code != "DENIED" {
+	if obs.Denied.IsError || json.Unmarshal([]byte(obs.Denied.Text), &denied) != nil || denied.Result.Code != "UNKNOWN_TOOL" { // hidden: as if it did not exist
 		t.Errorf("denied tool in a script: %s", obs.Denied.Text)
 	}
 	if obs.After.IsError || !strings.Contains(obs.After.Text, `"result":"STILL SERVING"`) {
@@ -137,7 +137,7 @@ func TestTSSDKCodeMode(t *testing.T) {
 	if !slices.Equal(first, []string{"greet:ok", "shout:ok"}) {
 		t.Errorf("the combining script's calls in audit: %v (all: %+v)", first, recs)
 	}
-	if d := children[scripts[1].RequestID]; len(d) != 1 || d[0] != "secret:errorDENIED" {
+	if d := children[scripts[1].RequestID]; len(d) != 1 || d[0] != "secret:errorUNKNOWN_TOOL" {
 		t.Errorf("the denied call in audit: %v", d)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -253,19 +254,22 @@ func TestNPMServersStdio(t *testing.T) {
 	s, _ := serveStdio(t, config, nil)
 
 	t.Run("help lists the three upstreams", func(t *testing.T) {
+		// Five providers (the built-ins, local and the three upstreams) are
+		// more than progressive.groupAbove: help names each in one line,
+		// "<id>: <description> (N tools)".
 		res := s.call(t, "agent_tools_help", map[string]any{})
 		var help struct {
-			Providers []struct {
-				Prefix string `json:"prefix"`
-				Tools  int    `json:"tools"`
-			} `json:"providers"`
+			Providers []string `json:"providers"`
 		}
 		if err := json.Unmarshal([]byte(text(res)), &help); err != nil {
 			t.Fatalf("help: %v: %s", err, text(res))
 		}
+		tools := regexp.MustCompile(`^([a-z]+): .*\((\d+) tools?\)$`)
 		counts := map[string]int{}
 		for _, p := range help.Providers {
-			counts[p.Prefix] = p.Tools
+			if m := tools.FindStringSubmatch(p); m != nil {
+				counts[m[1]], _ = strconv.Atoi(m[2])
+			}
 		}
 		for _, id := range []string{"ev", "fs", "mem"} {
 			if counts[id] == 0 {
