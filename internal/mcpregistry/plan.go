@@ -258,6 +258,9 @@ func (p *Plan) args(as []Argument, refs map[string]bool) ([]string, error) {
 			}
 			val = s
 		case a.Default != "":
+			if strings.ContainsAny(a.Default, "\n\r") {
+				return nil, fmt.Errorf("a default with a line break: refused")
+			}
 			val = escape(a.Default)
 		case a.IsRequired || a.Type == "positional":
 			name := a.ValueHint
