@@ -98,16 +98,26 @@ func (d *yamlDoc) appendProvider(n *yaml.Node) {
 func (d *yamlDoc) replaceProvider(old, fresh *yaml.Node) {
 	owned := map[string]bool{"id": true, "kind": true, "description": true, "command": true, "args": true, "env": true,
 		"url": true, "headers": true, "pin": true, "enabled": true}
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", HeadComment: fresh.HeadComment}
+	used := map[string]bool{}
 	for i := 0; i+1 < len(old.Content); i += 2 {
 		k := old.Content[i].Value
-		if !owned[k] {
-			fresh.Content = append(fresh.Content, old.Content[i], old.Content[i+1])
+		switch {
+		case !owned[k]:
+			out.Content = append(out.Content, old.Content[i], old.Content[i+1])
+		case k == "enabled" && old.Content[i+1].Value == "false" && mapGet(fresh, "enabled") == nil:
+			out.Content = append(out.Content, old.Content[i], old.Content[i+1]) // a person's enabled: false
+		case mapGet(fresh, k) != nil:
+			out.Content = append(out.Content, str(k), mapGet(fresh, k))
+			used[k] = true
 		}
 	}
-	if v := mapGet(old, "enabled"); v != nil && v.Value == "false" && mapGet(fresh, "enabled") == nil {
-		fresh.Content = append(fresh.Content, str("enabled"), &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false"})
+	for i := 0; i+1 < len(fresh.Content); i += 2 {
+		if k := fresh.Content[i].Value; !used[k] && mapGet(out, k) == nil {
+			out.Content = append(out.Content, fresh.Content[i], fresh.Content[i+1])
+		}
 	}
-	*old = *fresh
+	*old = *out
 }
 
 // The marker comment registry add writes above an entry, which outdated

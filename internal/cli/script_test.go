@@ -75,6 +75,9 @@ func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
 func TestMain(m *testing.M) {
 	code := testutil.RunIsolated(m)
 	secretstest.Stop() // the keyring TestSecretsScripts started, if any
+	for _, f := range cleanups { // the registry server of registry_test.go
+		f()
+	}
 	os.Exit(code)
 }
 
