@@ -66,7 +66,7 @@ type regCmd struct {
 	id, pkg, to, registry string
 	remote, yes           bool
 	limit                 int
-	cfgPath               string
+	cfgPath, cacheDir     string
 	client                *mcpregistry.Client
 }
 
@@ -100,10 +100,20 @@ func (r *regCmd) setup() int {
 			urls = cfg.Registry.URL
 		}
 	}
-	cache := mcpregistry.NewCache(mcpregistry.DefaultCacheDir(r.env.LookupEnv))
+	r.cacheDir = mcpregistry.DefaultCacheDir(r.env.LookupEnv)
+	cache := mcpregistry.NewCache(r.cacheDir)
 	r.client = &mcpregistry.Client{Registries: urls, Cache: cache, HTTP: &http.Client{Timeout: 20 * time.Second},
 		UserAgent: "agent-tools/" + app.Version() + " (registry)"}
 	return ExitOK
+}
+
+// fetchBundle downloads, checks and unpacks an mcpb plan's bundle.
+func (r *regCmd) fetchBundle(ctx context.Context, plan *mcpregistry.Plan) error {
+	if plan.Bundle == nil {
+		return nil
+	}
+	fmt.Fprintf(r.env.Stderr, "fetching %s (SHA-256 %s)\n", plan.Bundle.URL, plan.Bundle.SHA256)
+	return plan.FetchBundle(ctx, r.client.HTTP, mcpregistry.BundleDir(r.cacheDir), r.env.LookupEnv)
 }
 
 func (r *regCmd) notices(ns []mcpregistry.Notice) {
@@ -212,6 +222,11 @@ func (r *regCmd) show(ctx context.Context, arg string) int {
 	if id == "" {
 		id = mcpregistry.DefaultID(s.Name)
 	}
+	if plan.Bundle != nil {
+		fmt.Fprintf(w, "\n`agent-tools registry add %s@%s` would download %s, check its SHA-256 (%s), unpack it and run what its manifest says\n",
+			s.Name, s.Version, plan.Bundle.URL, plan.Bundle.SHA256)
+		return ExitOK
+	}
 	text, err := entryYAML(plan, id, e.Registry)
 	if err != nil {
 		return r.fail(err)
@@ -264,6 +279,9 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 		fmt.Fprintf(r.env.Stderr, "note: %s@%s is %s in %s\n", e.Server.Name, e.Server.Version, st, e.Registry)
 	}
 	plan, err := mcpregistry.PlanFor(&e.Server, mcpregistry.Choice{Package: r.pkg, Remote: r.remote}, r.env.LookupEnv)
+	if err == nil {
+		err = r.fetchBundle(ctx, plan)
+	}
 	if err != nil {
 		return r.fail(err)
 	}
@@ -475,6 +493,9 @@ func (r *regCmd) upgrade(ctx context.Context, id string) int {
 		ch.Package = m.source
 	}
 	plan, err := mcpregistry.PlanFor(&e.Server, ch, r.env.LookupEnv)
+	if err == nil {
+		err = r.fetchBundle(ctx, plan)
+	}
 	if err != nil {
 		return r.fail(err)
 	}

@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +55,46 @@ func interopSeed() []json.RawMessage {
 	}
 }
 
+// bundleServer serves testdata/bundle packed as an MCP bundle (a zip),
+// and returns server.json entries for it: one with its SHA-256, one
+// whose declared SHA-256 is wrong.
+func bundleServer() (*httptest.Server, []json.RawMessage, error) {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for _, name := range []string{"manifest.json", "server/index.js"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "bundle", filepath.FromSlash(name)))
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := zw.Create(name)
+		if err == nil {
+			_, err = w.Write(data)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return nil, nil, err
+	}
+	bundle := b.Bytes()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/notes-1.0.0.mcpb" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write(bundle)
+	}))
+	sum := sha256.Sum256(bundle)
+	entry := func(name, sha string) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"$schema":%q,"name":%q,"description":"A one-tool server as an MCP bundle","version":"1.0.0",
+			"packages":[{"registryType":"mcpb","identifier":%q,"version":"1.0.0","fileSha256":%q,"transport":{"type":"stdio"}}]}`,
+			serverSchema, name, srv.URL+"/notes-1.0.0.mcpb", sha))
+	}
+	return srv, []json.RawMessage{entry("com.example.test/notes-bundle", hex.EncodeToString(sum[:])),
+		entry("com.example.test/bad-bundle", strings.Repeat("0", 64))}, nil
+}
+
 var (
 	realOnce sync.Once
 	realSrv  *regserver.Server
@@ -78,14 +121,20 @@ func realRegistry(t *testing.T) *regserver.Server {
 			realErr = err
 			return
 		}
-		realSrv, realErr = regserver.Start(context.Background(), dir, append(seed, interopSeed()...))
+		bundles, bundleSeed, err := bundleServer()
+		if err != nil {
+			realErr = err
+			return
+		}
+		realSrv, realErr = regserver.Start(context.Background(), dir, slices.Concat(seed, interopSeed(), bundleSeed))
 		realTime = time.Since(start)
 		if realErr != nil {
+			bundles.Close()
 			os.RemoveAll(dir)
 			return
 		}
 		srv := realSrv
-		cleanups = append(cleanups, func() { srv.Stop(); os.RemoveAll(dir); regserver.Cleanup() })
+		cleanups = append(cleanups, func() { srv.Stop(); bundles.Close(); os.RemoveAll(dir); regserver.Cleanup() })
 	})
 	if realErr != nil {
 		if strings.Contains(realErr.Error(), "prepare") || strings.Contains(realErr.Error(), "module cache") {
@@ -242,8 +291,8 @@ func TestRealRegistryClient(t *testing.T) {
 			t.Errorf("paged search misses %s: %v", want, names)
 		}
 	}
-	if len(all) != 8 {
-		t.Errorf("%d entries, want 8 (4 of the module's seed, 4 of ours): %v", len(all), names)
+	if len(all) != 10 {
+		t.Errorf("%d entries, want 10 (4 of the module's seed, 6 of ours): %v", len(all), names)
 	}
 	latest, _, err := c.Search(ctx, mcpregistry.Query{Search: "airtable", Version: "latest"}, 0)
 	if err != nil || len(latest) != 1 || latest[0].Server.Version != "1.7.3" {

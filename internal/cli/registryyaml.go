@@ -164,6 +164,9 @@ func str(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!
 // entryNode is the provider entry for plan: kind mcp, pinned, quarantined,
 // with the marker comment naming the server, its version and registry.
 func entryNode(p *mcpregistry.Plan, id, registry string) (*yaml.Node, error) {
+	if p.Bundle != nil && p.Command == "" {
+		return nil, fmt.Errorf("%s@%s: the mcpb bundle was not fetched", p.Name, p.Version)
+	}
 	src := strings.Fields(p.Source)[0]
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map",
 		HeadComment: fmt.Sprintf("registry: %s@%s (%s) from %s\nadded by `agent-tools registry add`; `agent-tools registry outdated` compares it with the registry",

@@ -26,6 +26,8 @@ type Plan struct {
 	// Needs are the variables the entry references that are not set in
 	// the environment: the entry is written disabled until they are.
 	Needs []string
+	// Bundle is an mcpb package still to fetch (Plan.FetchBundle).
+	Bundle *Bundle
 }
 
 // Var is one env: or headers: value: a literal, or ${VAR} references.
@@ -44,8 +46,9 @@ type Choice struct {
 	Remote  bool
 }
 
-// Runnable are the package types Plan turns into a command.
-var Runnable = []string{"npm", "pypi", "oci", "nuget"}
+// Runnable are the package types Plan turns into a command (mcpb through
+// FetchBundle).
+var Runnable = []string{"npm", "pypi", "oci", "nuget", "mcpb"}
 
 var templateVar = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
 
@@ -161,7 +164,11 @@ func (p *Plan) pkg(pk *Package, refs map[string]bool) error {
 		p.Command = "docker"
 		p.Args = append(append(append(args, rt...), image), pa...)
 	case "mcpb":
-		return fmt.Errorf("%s: mcpb bundles are not installed yet (its SHA-256 is %s); pick another package with --package", at, pk.FileSHA256)
+		// The bundle is fetched, checked against fileSha256 and unpacked
+		// by FetchBundle, which sets the command from its manifest.
+		p.Bundle = &Bundle{URL: pk.Identifier, SHA256: pk.FileSHA256}
+		p.Source = "mcpb " + pk.Identifier
+		return nil
 	default:
 		return fmt.Errorf("%s: registry type %q is not one this runtime runs (%s)", at, pk.RegistryType, strings.Join(Runnable, ", "))
 	}

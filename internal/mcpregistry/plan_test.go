@@ -45,8 +45,7 @@ func TestPlanFor(t *testing.T) {
 			err: "has no version"},
 		{name: "npm option as identifier refused", doc: `{"name":"a.b/c","description":"d","version":"1","packages":[{"registryType":"npm","identifier":"--call=rm","version":"1","transport":{"type":"stdio"}}]}`,
 			err: "not an npm package name"},
-		{name: "mcpb not yet", doc: `{"name":"a.b/c","description":"d","version":"1","packages":[{"registryType":"mcpb","identifier":"https://x/y.mcpb","fileSha256":"` + strings.Repeat("a", 64) + `","transport":{"type":"stdio"}}]}`,
-			choice: Choice{Package: "mcpb"}, err: "mcpb bundles are not installed yet"},
+
 		{name: "nothing runnable", doc: `{"name":"a.b/c","description":"d","version":"1","packages":[{"registryType":"cargo","identifier":"x","version":"1","transport":{"type":"stdio"}}]}`,
 			err: "nothing this runtime can run"},
 		{name: "remote with headers",

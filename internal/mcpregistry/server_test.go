@@ -101,7 +101,7 @@ func FuzzDecodeServer(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			if p.Command == "" && p.URL == "" {
+			if p.Command == "" && p.URL == "" && p.Bundle == nil {
 				t.Fatalf("plan without command or url: %+v", p)
 			}
 			for _, a := range p.Args {
