@@ -318,18 +318,17 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 	if code != ExitOK {
 		return code
 	}
-	r.nextSteps(id, plan)
+	r.nextSteps(plan)
 	return ExitOK
 }
 
-func (r *regCmd) nextSteps(id string, plan *mcpregistry.Plan) {
+func (r *regCmd) nextSteps(plan *mcpregistry.Plan) {
 	w := r.env.Stdout
 	if len(plan.Needs) > 0 {
 		fmt.Fprintf(w, "it is disabled until %s %s set in the environment (then remove `enabled: false`)\n",
 			strings.Join(plan.Needs, ", "), map[bool]string{true: "is", false: "are"}[len(plan.Needs) == 1])
 	}
 	fmt.Fprintf(w, "its tools are quarantined (pin: quarantine): see them with `agent-tools pins list` once it has started, approve each with `agent-tools pins approve NAME` (or in the console)\n")
-	_ = id
 }
 
 // write validates the new file, shows the diff, asks (unless --yes) and

@@ -301,8 +301,8 @@ func fill(tmpl string, vars map[string]Input, refs map[string]bool, ref func(str
 	out := templateVar.ReplaceAllStringFunc(escape(tmpl), func(m string) string {
 		name := m[1 : len(m)-1]
 		in, ok := vars[name]
-		if r := ""; ref != nil {
-			if r = ref(name, in); r != "" {
+		if ref != nil {
+			if r := ref(name, in); r != "" {
 				refs[envName(name)] = true
 				return r
 			}
