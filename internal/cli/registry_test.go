@@ -131,6 +131,7 @@ func realRegistry(t *testing.T) *regserver.Server {
 		if realErr != nil {
 			bundles.Close()
 			os.RemoveAll(dir)
+			regserver.Cleanup()
 			return
 		}
 		srv := realSrv
@@ -272,7 +273,7 @@ func TestRealRegistryClient(t *testing.T) {
 	srv := realRegistry(t)
 	t.Logf("registry server built and started in %v", realTime.Round(time.Millisecond))
 	if testing.Verbose() {
-		t.Logf("registry log:\n%s", srv.Log.String())
+		t.Logf("registry log:\n%s", srv.Log())
 	}
 	ctx := context.Background()
 	c := &mcpregistry.Client{Registries: []string{srv.URL}}

@@ -141,7 +141,7 @@ func tail(b []byte) string {
 type Server struct {
 	URL string
 	// Log is the server's output so far (for failures).
-	Log  *bytes.Buffer
+	Log  func() string
 	stop func()
 }
 
@@ -201,7 +201,9 @@ func asUser(uid, gid int, name string, args ...string) *exec.Cmd {
 	if uid < 0 {
 		return exec.Command(name, args...)
 	}
-	return exec.Command("setpriv", append([]string{"--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--", name}, args...)...)
+	// --pdeathsig: the kernel clears the parent-death signal when the
+	// user changes; setpriv sets it again after.
+	return exec.Command("setpriv", append([]string{"--pdeathsig", "KILL", "--reuid=" + strconv.Itoa(uid), "--regid=" + strconv.Itoa(gid), "--clear-groups", "--", name}, args...)...)
 }
 
 func freePort() (int, error) {
@@ -250,7 +252,10 @@ func Start(ctx context.Context, dir string, entries []json.RawMessage) (*Server,
 		}
 	}
 	initdb, _ := pgBin("initdb")
-	pgctl, _ := pgBin("pg_ctl")
+	postgres, err := pgBin("postgres")
+	if err != nil {
+		return nil, err
+	}
 	data := filepath.Join(pg, "data")
 	if out, err := asUser(uid, gid, initdb, "-D", data, "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8", "--no-instructions").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("initdb: %v: %s", err, tail(out))
@@ -259,13 +264,31 @@ func Start(ctx context.Context, dir string, entries []json.RawMessage) (*Server,
 	if err != nil {
 		return nil, err
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off", port, pg)
-	// pg_ctl -w returns once the server accepts connections.
-	if out, err := asUser(uid, gid, pgctl, "-D", data, "-o", opts, "-l", filepath.Join(pg, "log"), "-w", "-t", "60", "start").CombinedOutput(); err != nil {
-		log, _ := os.ReadFile(filepath.Join(pg, "log"))
-		return nil, fmt.Errorf("pg_ctl start: %v: %s %s", err, out, tail(log))
+	// PostgreSQL runs in the foreground as a child that dies with the test
+	// binary (Linux: the parent-death signal), so a crashed test leaves no
+	// server behind on a shared machine; it is ready when it says so.
+	pgCmd := asUser(uid, gid, postgres, "-D", data, "-p", strconv.Itoa(port), "-k", pg,
+		"-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	dieWithParent(pgCmd)
+	pgLog := &syncBuffer{}
+	pgReady, pgExited, err := startLogged(pgCmd, pgLog, "database system is ready to accept connections", "")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	stopPG := func() { _ = asUser(uid, gid, pgctl, "-D", data, "-m", "immediate", "stop").Run() }
+	stopPG := func() {
+		_ = pgCmd.Process.Signal(os.Interrupt) // fast shutdown
+		<-pgExited
+	}
+	select {
+	case err = <-pgReady:
+	case <-time.After(time.Minute):
+		err = errors.New("not ready within a minute")
+	}
+	if err != nil {
+		_ = pgCmd.Process.Kill()
+		<-pgExited
+		return nil, fmt.Errorf("postgres: %v\n%s", err, pgLog.String())
+	}
 
 	seed := filepath.Join(dir, "seed.json")
 	raw, err := json.MarshalIndent(entries, "", "  ")
@@ -294,39 +317,15 @@ func Start(ctx context.Context, dir string, entries []json.RawMessage) (*Server,
 		"MCP_REGISTRY_ENABLE_REGISTRY_VALIDATION=false",
 		"MCP_REGISTRY_JWT_PRIVATE_KEY="+hex.EncodeToString(key),
 		"MCP_REGISTRY_ENABLE_ANONYMOUS_AUTH=false", "MCP_REGISTRY_OIDC_ENABLED=false")
-	pr, pw := io.Pipe()
-	cmd.Stdout, cmd.Stderr = pw, pw
-	if err := cmd.Start(); err != nil {
+	dieWithParent(cmd)
+	logBuf := &syncBuffer{}
+	ready, exited, err := startLogged(cmd, logBuf, "HTTP server starting on", "Failed to import seed data")
+	if err != nil {
 		stopPG()
 		return nil, err
 	}
-	logBuf := &syncBuffer{}
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(pr)
-		sent := false
-		for sc.Scan() {
-			line := sc.Text()
-			logBuf.WriteString(line + "\n")
-			if !sent && strings.Contains(line, "HTTP server starting on") {
-				ready <- nil
-				sent = true
-			}
-			if !sent && strings.Contains(line, "Failed to import seed data") {
-				ready <- errors.New(line)
-				sent = true
-			}
-		}
-		if !sent {
-			ready <- errors.New("the registry exited before serving")
-		}
-	}()
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
 	stop := func() {
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
+		_ = cmd.Process.Kill()
 		<-exited
 		stopPG()
 	}
@@ -355,7 +354,42 @@ func Start(ctx context.Context, dir string, entries []json.RawMessage) (*Server,
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return &Server{URL: url, Log: &logBuf.Buffer, stop: stop}, nil
+	return &Server{URL: url, Log: logBuf.String, stop: stop}, nil
+}
+
+// startLogged starts cmd with its output in log; ready gets nil when a
+// line contains readyLine, an error when one contains failLine or the
+// process ends first; exited is closed when it has ended.
+func startLogged(cmd *exec.Cmd, log *syncBuffer, readyLine, failLine string) (ready chan error, exited chan struct{}, err error) {
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	ready, exited = make(chan error, 1), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			log.WriteString(line + "\n")
+			switch {
+			case sent:
+			case strings.Contains(line, readyLine):
+				ready <- nil
+				sent = true
+			case failLine != "" && strings.Contains(line, failLine):
+				ready <- errors.New(line)
+				sent = true
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+		if !sent {
+			ready <- errors.New("exited before it was ready")
+		}
+	}()
+	go func() { _ = cmd.Wait(); pw.Close(); close(exited) }()
+	return ready, exited, nil
 }
 
 type syncBuffer struct {
@@ -367,6 +401,12 @@ func (b *syncBuffer) WriteString(s string) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.Buffer.WriteString(s)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.Buffer.String()
 }
 
 // Cleanup removes the built binary (call it once, after the tests).
