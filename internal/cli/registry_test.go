@@ -358,13 +358,15 @@ func TestRegistryAddToFirstTool(t *testing.T) {
 		return out.String()
 	}
 	start := time.Now()
-	run("registry", "add", "io.github.modelcontextprotocol/server-everything", "--yes")
+	// Its own id: the upstream tool-list cache of the test binary must not
+	// answer for it (the script test added the same server).
+	run("registry", "add", "io.github.modelcontextprotocol/server-everything", "--id", "first", "--yes")
 	added := time.Since(start)
-	if out := run("list"); strings.Contains(out, "everything_echo") {
+	if out := run("list"); strings.Contains(out, "first_echo") {
 		t.Fatalf("the new provider's tool is listed before approval:\n%s", out)
 	}
-	run("pins", "approve", "everything_echo")
-	out := run("call", "everything_echo", "--args", `{"message":"first call"}`, "--confirm")
+	run("pins", "approve", "first_echo")
+	out := run("call", "first_echo", "--args", `{"message":"first call"}`, "--confirm")
 	total := time.Since(start)
 	if !strings.Contains(out, "first call") {
 		t.Fatalf("call: %s", out)
