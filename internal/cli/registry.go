@@ -12,9 +12,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/term"
+
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/mcpregistry"
+	"github.com/agent-tools/agent-tools/internal/secrets"
 )
 
 // runRegistry finds MCP servers in the official registry (or the
@@ -29,6 +32,7 @@ func runRegistry(ctx context.Context, env *Env, args []string) int {
 	f.BoolVar(&r.remote, "remote", false, "add: use the server's remote (streamable-http or sse) instead of a package")
 	f.BoolVar(&r.yes, "yes", false, "add, upgrade: write without asking")
 	f.StringVar(&r.to, "to", "", "upgrade: the version to upgrade to (default: the latest)")
+	f.StringVar(&r.secrets, "secrets", "auto", "add, upgrade: where secret values are referenced: keyring (${keyring:ID/NAME}), env (${NAME}) or auto (the keyring when there is one)")
 	f.StringVar(&r.registry, "registry", "", "registry base URLs, comma-separated (default: registry.url, else the official registry)")
 	f.IntVar(&r.limit, "limit", 50, "search: most servers to show")
 	pos, ok := f.parse(args)
@@ -64,6 +68,7 @@ type regCmd struct {
 	env                   *Env
 	f                     *flags
 	id, pkg, to, registry string
+	secrets               string
 	remote, yes           bool
 	limit                 int
 	cfgPath, cacheDir     string
@@ -105,6 +110,76 @@ func (r *regCmd) setup() int {
 	r.client = &mcpregistry.Client{Registries: urls, Cache: cache, HTTP: &http.Client{Timeout: 20 * time.Second},
 		UserAgent: "agent-tools/" + app.Version() + " (registry)"}
 	return ExitOK
+}
+
+// plan maps a server.json to the entry for provider id: secrets in the
+// keyring (service id) or the environment, as --secrets says; the bundle
+// of an mcpb package fetched; keyring items asked for on a terminal.
+func (r *regCmd) plan(ctx context.Context, s *mcpregistry.Server, ch mcpregistry.Choice, id string) (*mcpregistry.Plan, error) {
+	useKeyring, err := r.keyringMode()
+	if err != nil {
+		return nil, err
+	}
+	if useKeyring {
+		ch.Keyring = id
+	}
+	plan, err := mcpregistry.PlanFor(s, ch, r.env.LookupEnv)
+	if err == nil {
+		err = r.fetchBundle(ctx, plan)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Keyring) > 0 {
+		r.keyringItems(plan)
+	}
+	return plan, nil
+}
+
+// keyringMode reads --secrets: keyring, env, or auto (the keyring when
+// one is available).
+func (r *regCmd) keyringMode() (bool, error) {
+	switch r.secrets {
+	case "env":
+		return false, nil
+	case "keyring":
+		if err := secrets.KeyringAvailable(); err != nil {
+			return false, fmt.Errorf("--secrets keyring: %v", err)
+		}
+		return true, nil
+	case "", "auto":
+		return secrets.KeyringAvailable() == nil, nil
+	}
+	return false, fmt.Errorf("--secrets %q: want keyring, env or auto", r.secrets)
+}
+
+// keyringItems asks for each keyring item the entry needs that is not
+// stored yet, when stdin is a terminal and --yes was not given (a prompt
+// without echo; empty skips it); the ones still missing disable the entry.
+func (r *regCmd) keyringItems(plan *mcpregistry.Plan) {
+	kr := secrets.OS()
+	f, isFile := r.env.Stdin.(*os.File)
+	ask := !r.yes && isFile && term.IsTerminal(int(f.Fd()))
+	for _, key := range plan.Keyring {
+		i := strings.LastIndex(key, "/")
+		service, account := key[:i], key[i+1:]
+		if _, err := kr.Get(service, account); err == nil {
+			continue
+		}
+		if ask {
+			fmt.Fprintf(r.env.Stderr, "%s is a secret, kept in %s as %s (empty: later, with agent-tools secrets set %s)\nValue (not shown): ",
+				account, secrets.KeyringName(), key, key)
+			b, err := term.ReadPassword(int(f.Fd()))
+			fmt.Fprintln(r.env.Stderr)
+			if err == nil && len(b) > 0 {
+				if err := kr.Set(service, account, string(b)); err == nil {
+					indexUpdate(kr, key, true)
+					continue
+				}
+			}
+		}
+		plan.MissingKeyring = append(plan.MissingKeyring, key)
+	}
 }
 
 // fetchBundle downloads, checks and unpacks an mcpb plan's bundle.
@@ -278,13 +353,6 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 	if st := e.Status(); st != "active" {
 		fmt.Fprintf(r.env.Stderr, "note: %s@%s is %s in %s\n", e.Server.Name, e.Server.Version, st, e.Registry)
 	}
-	plan, err := mcpregistry.PlanFor(&e.Server, mcpregistry.Choice{Package: r.pkg, Remote: r.remote}, r.env.LookupEnv)
-	if err == nil {
-		err = r.fetchBundle(ctx, plan)
-	}
-	if err != nil {
-		return r.fail(err)
-	}
 	path := r.cfgPath
 	if path == "" {
 		path = filepath.Join(r.env.Dir, config.FileName)
@@ -305,6 +373,10 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 		}
 	} else if doc.hasID(id) {
 		return r.fail(fmt.Errorf("%s already has a provider %q: pick another with --id, or upgrade it with `agent-tools registry upgrade %s`", path, id, id))
+	}
+	plan, err := r.plan(ctx, &e.Server, mcpregistry.Choice{Package: r.pkg, Remote: r.remote}, id)
+	if err != nil {
+		return r.fail(err)
 	}
 	node, err := entryNode(plan, id, e.Registry)
 	if err != nil {
@@ -327,6 +399,9 @@ func (r *regCmd) nextSteps(plan *mcpregistry.Plan) {
 	if len(plan.Needs) > 0 {
 		fmt.Fprintf(w, "it is disabled until %s %s set in the environment (then remove `enabled: false`)\n",
 			strings.Join(plan.Needs, ", "), map[bool]string{true: "is", false: "are"}[len(plan.Needs) == 1])
+	}
+	for _, k := range plan.MissingKeyring {
+		fmt.Fprintf(w, "it is disabled until %s is in the keyring: agent-tools secrets set %s (then remove `enabled: false`)\n", k, k)
 	}
 	fmt.Fprintf(w, "its tools are quarantined (pin: quarantine): see them with `agent-tools pins list` once it has started, approve each with `agent-tools pins approve NAME` (or in the console)\n")
 }
@@ -491,10 +566,7 @@ func (r *regCmd) upgrade(ctx context.Context, id string) int {
 	if !ch.Remote {
 		ch.Package = m.source
 	}
-	plan, err := mcpregistry.PlanFor(&e.Server, ch, r.env.LookupEnv)
-	if err == nil {
-		err = r.fetchBundle(ctx, plan)
-	}
+	plan, err := r.plan(ctx, &e.Server, ch, id)
 	if err != nil {
 		return r.fail(err)
 	}

@@ -25,6 +25,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/mcpregistry"
 	"github.com/agent-tools/agent-tools/internal/tests/regserver"
+	"github.com/agent-tools/agent-tools/internal/tests/secretstest"
 )
 
 const serverSchema = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
@@ -372,4 +373,51 @@ func TestRegistryAddToFirstTool(t *testing.T) {
 		t.Fatalf("call: %s", out)
 	}
 	t.Logf("add-to-first-tool: add %v (search latency included), add → list → approve → first call %v", added.Round(time.Millisecond), total.Round(time.Millisecond))
+}
+
+// TestRegistryAddKeyring: with a keyring (gnome-keyring on a private
+// D-Bus), a declared secret is referenced as ${keyring:ID/NAME}: missing,
+// the entry is written disabled with the command that stores it; stored,
+// the entry is enabled. The value is never in the file or the output.
+func TestRegistryAddKeyring(t *testing.T) {
+	srv := realRegistry(t)
+	secretstest.Keyring(t)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte("registry:\n  url: "+srv.URL+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"HOME": filepath.Join(dir, "home"), "PATH": os.Getenv("PATH"), "XDG_STATE_HOME": filepath.Join(dir, "state")}
+	run := func(stdin string, args ...string) string {
+		var out, errb bytes.Buffer
+		env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Dir: dir,
+			LookupEnv: func(k string) (string, bool) { v, ok := vars[k]; return v, ok }}
+		if code := Run(context.Background(), env, args); code != 0 {
+			t.Fatalf("agent-tools %s: exit %d\n%s%s", strings.Join(args, " "), code, out.String(), errb.String())
+		}
+		if strings.Contains(out.String()+errb.String(), "airtable-keyring-canary") {
+			t.Fatalf("the secret value is in the output of %s", strings.Join(args, " "))
+		}
+		return out.String()
+	}
+	out := run("", "registry", "add", "io.github.domdomegg/airtable-mcp-server", "--id", "airkr", "--yes")
+	for _, want := range []string{
+		"+      AIRTABLE_API_KEY: ${keyring:airkr/AIRTABLE_API_KEY} # secret, in the keyring (agent-tools secrets set airkr/AIRTABLE_API_KEY); never written here",
+		"+    enabled: false # agent-tools secrets set airkr/AIRTABLE_API_KEY, then remove this line",
+		"it is disabled until airkr/AIRTABLE_API_KEY is in the keyring",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("add without the item: no %q in\n%s", want, out)
+		}
+	}
+	run("airtable-keyring-canary", "secrets", "set", "airkr2/AIRTABLE_API_KEY")
+	t.Cleanup(func() { run("", "secrets", "rm", "airkr2/AIRTABLE_API_KEY") })
+	out = run("", "registry", "add", "io.github.domdomegg/airtable-mcp-server", "--id", "airkr2", "--yes")
+	if !strings.Contains(out, "+      AIRTABLE_API_KEY: ${keyring:airkr2/AIRTABLE_API_KEY}") || strings.Contains(out, "disabled until") {
+		t.Errorf("add with the item stored:\n%s", out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "agent-tools.yaml"))
+	if err != nil || strings.Contains(string(data), "airtable-keyring-canary") {
+		t.Fatalf("the file holds the secret (or %v)", err)
+	}
+	run("", "config", "validate")
 }

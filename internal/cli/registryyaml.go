@@ -204,9 +204,16 @@ func entryNode(p *mcpregistry.Plan, id, registry string) (*yaml.Node, error) {
 	pin := str("quarantine")
 	pin.LineComment = "every tool waits for `agent-tools pins approve`, whatever security.pin says"
 	add("pin", pin)
-	if len(p.Needs) > 0 {
+	if len(p.Needs) > 0 || len(p.MissingKeyring) > 0 {
+		var todo []string
+		if len(p.Needs) > 0 {
+			todo = append(todo, "set "+strings.Join(p.Needs, ", ")+" in the environment")
+		}
+		for _, k := range p.MissingKeyring {
+			todo = append(todo, "agent-tools secrets set "+k)
+		}
 		en := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "false",
-			LineComment: "set " + strings.Join(p.Needs, ", ") + " in the environment, then remove this line"}
+			LineComment: strings.Join(todo, "; ") + ", then remove this line"}
 		add("enabled", en)
 	}
 	if len(p.Notes) > 0 {

@@ -28,6 +28,14 @@ type Plan struct {
 	Needs []string
 	// Bundle is an mcpb package still to fetch (Plan.FetchBundle).
 	Bundle *Bundle
+	// Keyring lists the keyring items (SERVICE/ACCOUNT) the entry's
+	// secret references name (Choice.Keyring).
+	Keyring []string
+	// MissingKeyring are the Keyring items not stored yet (the caller
+	// checks): the entry is written disabled until they are.
+	MissingKeyring []string
+
+	keyringService string
 }
 
 // Var is one env: or headers: value: a literal, or ${VAR} references.
@@ -44,6 +52,10 @@ type Choice struct {
 	// run, else the first remote.
 	Package string
 	Remote  bool
+	// Keyring, when set, is the keyring service secret values are
+	// referenced in: ${keyring:SERVICE/NAME} (internal/secrets) instead of
+	// ${NAME} from the environment.
+	Keyring string
 }
 
 // Runnable are the package types Plan turns into a command (mcpb through
@@ -55,7 +67,7 @@ var templateVar = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
 // PlanFor maps s to a provider entry. lookupEnv says which referenced
 // variables are set (they are never read into the plan).
 func PlanFor(s *Server, ch Choice, lookupEnv func(string) (string, bool)) (*Plan, error) {
-	p := &Plan{Name: s.Name, Version: s.Version, Description: s.Description}
+	p := &Plan{Name: s.Name, Version: s.Version, Description: s.Description, keyringService: ch.Keyring}
 	if s.Title != "" && p.Description == "" {
 		p.Description = s.Title
 	}
@@ -211,19 +223,18 @@ func (p *Plan) value(kv KeyValue, refs map[string]bool) (Var, bool) {
 	case kv.Value != "" && (kv.IsSecret || templateVar.MatchString(kv.Value)):
 		s, err := fill(kv.Value, kv.Variables, refs, func(name string, in Input) string {
 			if in.IsSecret || kv.IsSecret {
-				return "${" + envName(name) + "}"
+				return p.secretRef(name, refs)
 			}
 			return ""
 		})
 		if err != nil {
-			s = "${" + ref + "}"
-			refs[ref] = true
+			s = p.secretRef(kv.Name, refs)
 		}
 		v.Value = s
 	case kv.Value != "":
 		v.Value = escape(kv.Value) // fixed by the publisher
 	case kv.IsSecret:
-		v.Value, refs[ref] = "${"+ref+"}", true
+		v.Value = p.secretRef(kv.Name, refs)
 	case kv.Default != "":
 		v.Value = "${" + ref + ":-" + escapeDefault(kv.Default) + "}"
 	case kv.IsRequired:
@@ -237,6 +248,12 @@ func (p *Plan) value(kv KeyValue, refs map[string]bool) (Var, bool) {
 		return v, false
 	}
 	switch {
+	case v.Secret && p.keyringService != "":
+		var keys []string
+		for _, k := range keyringKeys(v.Value) {
+			keys = append(keys, "agent-tools secrets set "+k)
+		}
+		v.Comment = "secret, in the keyring (" + strings.Join(keys, "; ") + "); never written here"
 	case v.Secret:
 		v.Comment = "secret: set " + strings.Join(refNames(v.Value), ", ") + " in the environment; never written here"
 	case kv.IsRequired:
@@ -303,7 +320,6 @@ func fill(tmpl string, vars map[string]Input, refs map[string]bool, ref func(str
 		in, ok := vars[name]
 		if ref != nil {
 			if r := ref(name, in); r != "" {
-				refs[envName(name)] = true
 				return r
 			}
 		}
@@ -317,6 +333,32 @@ func fill(tmpl string, vars map[string]Input, refs map[string]bool, ref func(str
 		return "${" + envName(name) + "}"
 	})
 	return out, nil
+}
+
+// secretRef is the reference a secret value is written as: the keyring
+// item SERVICE/NAME (noted in p.Keyring), or ${NAME} from the
+// environment (noted in refs).
+func (p *Plan) secretRef(name string, refs map[string]bool) string {
+	n := envName(name)
+	if p.keyringService == "" {
+		refs[n] = true
+		return "${" + n + "}"
+	}
+	key := p.keyringService + "/" + n
+	if !slices.Contains(p.Keyring, key) {
+		p.Keyring = append(p.Keyring, key)
+	}
+	return "${keyring:" + key + "}"
+}
+
+var keyringPattern = regexp.MustCompile(`\$\{keyring:([^}]+)\}`)
+
+func keyringKeys(v string) []string {
+	var out []string
+	for _, m := range keyringPattern.FindAllStringSubmatch(v, -1) {
+		out = append(out, m[1])
+	}
+	return out
 }
 
 // envName turns a header or variable name into an environment variable

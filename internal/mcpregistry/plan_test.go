@@ -101,3 +101,26 @@ func TestDefaultID(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanForKeyring(t *testing.T) {
+	s, err := DecodeServer([]byte(`{"name":"a.b/c","description":"d","version":"1.0.0","packages":[{"registryType":"npm","identifier":"p","version":"1.0.0","transport":{"type":"stdio"},
+		"environmentVariables":[{"name":"API_KEY","isSecret":true,"isRequired":true},{"name":"AUTH","value":"Bearer {tok}","variables":{"tok":{"isSecret":true}}},{"name":"PLAIN","isRequired":true}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanFor(s, Choice{Keyring: "svc"}, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Var{
+		{Key: "API_KEY", Value: "${keyring:svc/API_KEY}", Secret: true, Comment: "secret, in the keyring (agent-tools secrets set svc/API_KEY); never written here"},
+		{Key: "AUTH", Value: "Bearer ${keyring:svc/TOK}"},
+		{Key: "PLAIN", Value: "${PLAIN}", Comment: "required"},
+	}
+	if !reflect.DeepEqual(p.Env, want) {
+		t.Errorf("env %+v\nwant %+v", p.Env, want)
+	}
+	if !reflect.DeepEqual(p.Keyring, []string{"svc/API_KEY", "svc/TOK"}) || !reflect.DeepEqual(p.Needs, []string{"PLAIN"}) {
+		t.Errorf("keyring %v needs %v", p.Keyring, p.Needs)
+	}
+}
