@@ -372,7 +372,7 @@ func TestRegistryAddToFirstTool(t *testing.T) {
 	if !strings.Contains(out, "first call") {
 		t.Fatalf("call: %s", out)
 	}
-	t.Logf("add-to-first-tool: add %v (search latency included), add → list → approve → first call %v", added.Round(time.Millisecond), total.Round(time.Millisecond))
+	t.Logf("add-to-first-tool: add %v (its registry lookup included), add → list → approve → first call %v", added.Round(time.Millisecond), total.Round(time.Millisecond))
 }
 
 // TestRegistryAddKeyring: with a keyring (gnome-keyring on a private
