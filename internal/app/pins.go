@@ -78,6 +78,13 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 		p.store = s
 	})
 	p.store.SetMode(mode)
+	var held []string
+	for _, pc := range cfg.Providers {
+		if pc.Pin == "quarantine" {
+			held = append(held, pc.ID)
+		}
+	}
+	p.store.SetQuarantined(held)
 	p.mu.Lock()
 	p.audit = audit
 	p.mu.Unlock()

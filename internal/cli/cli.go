@@ -70,6 +70,7 @@ func commands() []command {
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"pins", "pins list|approve NAME: pinned tool definitions and the upstream changes to approve", runPins},
 		{"secrets", "secrets set|get --reveal|list|rm SERVICE/ACCOUNT: secrets in the OS keyring, for ${keyring:…}", runSecrets},
+		{"registry", "registry search|show|add|outdated|upgrade: MCP servers from the official (or a private) registry", runRegistry},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}

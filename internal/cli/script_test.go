@@ -75,6 +75,10 @@ func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
 func TestMain(m *testing.M) {
 	code := testutil.RunIsolated(m)
 	secretstest.Stop() // the keyring TestSecretsScripts started, if any
+	// The registry server of registry_test.go, if started.
+	for _, f := range cleanups {
+		f()
+	}
 	os.Exit(code)
 }
 

@@ -84,6 +84,8 @@ type Config struct {
 	// SecretStores is the secrets: section (secretrefs.go): cache time of
 	// resolved references and the commands ${cmd:NAME} runs.
 	SecretStores SecretsConfig `json:"secrets,omitzero" yaml:"secrets,omitempty"`
+	// Registry lists the MCP server registries `agent-tools registry` uses.
+	Registry Registry `json:"registry,omitzero" yaml:"registry,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -121,6 +123,9 @@ type Provider struct {
 	Rename map[string]string `json:"rename,omitempty" yaml:"rename,omitempty"`
 	// Overrides are the operator's view of tools (overrides.go).
 	Overrides map[string]Override `json:"overrides,omitempty" yaml:"overrides,omitempty"`
+	// Pin "quarantine" holds each of the provider's tools from its first
+	// listing until a person approves it, whatever security.pin says.
+	Pin string `json:"pin,omitempty" yaml:"pin,omitempty"`
 	// Spec holds the kind's own keys, the spec type of its kind's package
 	// (*mcp.Spec, *cli.Spec, ...; nil when the kind is missing or unknown,
 	// which Validate reports).

@@ -589,6 +589,8 @@ func (p *Provider) decodeField(d *Decoder, key string, v *yaml.Node, kp string) 
 		p.Rename = d.renameKey(v, kp) // naming.go
 	case "overrides":
 		d.overridesKey(v, kp, p) // overrides.go
+	case "pin":
+		d.pinKey(v, kp, &p.Pin) // registry.go
 	default:
 		return false
 	}

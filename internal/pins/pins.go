@@ -164,6 +164,9 @@ type Store struct {
 	// onApproved is called (outside the lock) when the watcher sees an
 	// approval made by another process (SetOnApproved).
 	onApproved func()
+	// quarantined are providers whose tools wait for a person from their
+	// first listing on, whatever the mode (a provider's pin: quarantine).
+	quarantined map[string]bool
 }
 
 // SetOnApproved sets what runs when the watcher sees an approval made by
@@ -198,6 +201,19 @@ func (s *Store) Mode() Mode { return s.mode }
 func (s *Store) SetMode(m Mode) {
 	s.mu.Lock()
 	s.mode = m
+	s.mu.Unlock()
+}
+
+// SetQuarantined names the providers whose tools are new until approved
+// from their first listing on, and whose changes are held whatever the
+// mode (providers with pin: quarantine, as `agent-tools registry add`
+// writes them).
+func (s *Store) SetQuarantined(providers []string) {
+	s.mu.Lock()
+	s.quarantined = map[string]bool{}
+	for _, p := range providers {
+		s.quarantined[p] = true
+	}
 	s.mu.Unlock()
 }
 
@@ -451,14 +467,15 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 			}
 		}
 		suspicious := b.ScanHold && len(scan.Holding(findings)) > 0
+		strict := s.quarantined[t.Provider] // pin: quarantine on the provider
 		if b.Cached {
 			switch {
 			case ok && r.Digest == t.Digest:
 				if suspicious && !r.Approved {
 					hold(t.Canonical, HeldSuspicious)
 				}
-			case ok && r.Changed != nil && r.Changed.Digest == t.Digest && s.mode == Warn && !suspicious && r.Digest != "":
-			case !ok && !pinned[t.Provider] && s.mode == Warn && !suspicious:
+			case ok && r.Changed != nil && r.Changed.Digest == t.Digest && s.mode == Warn && !suspicious && r.Digest != "" && !strict:
+			case !ok && !pinned[t.Provider] && s.mode == Warn && !suspicious && !strict:
 				goto live // first sight, warn mode: pinned from the cache as before
 			default:
 				hold(t.Canonical, HeldUnchecked)
@@ -467,13 +484,14 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 		}
 	live:
 		switch {
-		case !ok && pinned[t.Provider]:
+		case !ok && (pinned[t.Provider] || strict):
 			// A tool its provider did not have when its tools were pinned
-			// (a look-alike beside a trusted one, say): new until approved.
+			// (a look-alike beside a trusted one, say), or any tool of a
+			// provider with pin: quarantine: new until approved.
 			rec := &Record{Tool: t.Canonical, Provider: t.Provider, Time: now, New: true,
 				Changed: &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}}
 			s.recs[t.Canonical], dirty = rec, true
-			q := s.mode == Quarantine || suspicious
+			q := s.mode == Quarantine || suspicious || strict
 			s.log.Warn("a new tool appeared beside pinned ones", "tool", t.Canonical, "provider", t.Provider, "mode", string(s.mode), "held", q)
 			events = append(events, Change{Record: *rec, Mode: s.mode, Event: "pin_new", Held: q})
 			if q {
@@ -510,7 +528,7 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 		default:
 			if r.Changed == nil || r.Changed.Digest != t.Digest {
 				r.Changed, dirty = &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}, true
-				q := s.mode == Quarantine || suspicious
+				q := s.mode == Quarantine || suspicious || strict
 				ev := "pin_changed"
 				if r.Digest == "" {
 					ev = "pin_new"
@@ -523,9 +541,9 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 				events = append(events, Change{Record: *r, Mode: s.mode, Event: ev, Held: q})
 			}
 			switch {
-			case s.mode == Quarantine && r.New:
+			case (s.mode == Quarantine || strict) && r.New:
 				hold(t.Canonical, HeldNew)
-			case s.mode == Quarantine && r.Digest != "":
+			case (s.mode == Quarantine || strict) && r.Digest != "":
 				hold(t.Canonical, HeldChanged)
 			case suspicious || r.Digest == "" && !r.New:
 				hold(t.Canonical, HeldSuspicious)

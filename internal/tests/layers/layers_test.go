@@ -39,7 +39,7 @@ var layers = []layer{
 	// result).
 	{"libraries", []string{
 		"internal/cluster", "internal/embedding", "internal/index",
-		"internal/jsrun", "internal/policy", "internal/proc", "internal/scan", "internal/secrets",
+		"internal/jsrun", "internal/mcpregistry", "internal/policy", "internal/proc", "internal/scan", "internal/secrets",
 		"internal/upstreamauth",
 	}},
 	{"config", []string{"internal/config"}},
