@@ -372,7 +372,7 @@ func startLogged(cmd *exec.Cmd, log *syncBuffer, readyLine, failLine string) (re
 		sent := false
 		for sc.Scan() {
 			line := sc.Text()
-			log.WriteString(line + "\n")
+			_, _ = log.WriteString(line + "\n") // the server's log, for a failure's message: a short write loses only that
 			switch {
 			case sent:
 			case strings.Contains(line, readyLine):
