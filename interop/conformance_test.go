@@ -110,25 +110,7 @@ func TestConformancePassthrough(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	build.Dir = interopDir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the go-sdk conformance server: %v\n%s", err, out)
-	}
-	port := freePort(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	srv := peerCommand(ctx, interopDir, bin, "-http="+addr, "-stateless=false")
-	srvOut := &testutil.SyncBuffer{}
-	srv.Stdout, srv.Stderr = srvOut, srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = srv.Cancel() // ends the process; an error means it had already exited
-		_ = srv.Wait()   // killed: its exit status is the signal
-	})
-	waitListening(t, addr, srvOut)
+	addr := startEverythingServer(ctx, t)
 
 	direct := runConformance(ctx, t, node, suite, "http://"+addr+"/")
 
@@ -211,4 +193,32 @@ func runConformance(ctx context.Context, t *testing.T, node, suite, url string) 
 		run.scenarios[sm[1]] = sm[2]
 	}
 	return run
+}
+
+// startEverythingServer builds the go-sdk's reference conformance server
+// (its everything-server, from the SDK version go.mod pins), starts it
+// stateful on a free loopback port as the SDK's own CI runs it, and
+// returns its address.
+func startEverythingServer(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "everything-server")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
+	build.Dir = interopDir
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the go-sdk conformance server: %v\n%s", err, out)
+	}
+	port := freePort(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	srv := peerCommand(ctx, interopDir, bin, "-http="+addr, "-stateless=false")
+	srvOut := &testutil.SyncBuffer{}
+	srv.Stdout, srv.Stderr = srvOut, srvOut
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Cancel() // ends the process; an error means it had already exited
+		_ = srv.Wait()   // killed: its exit status is the signal
+	})
+	waitListening(t, addr, srvOut)
+	return addr
 }

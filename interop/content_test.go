@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/tests/testutil"
 )
 
 // TestTypedContentThroughTheRuntime: the conformance server's content
@@ -25,24 +22,7 @@ func TestTypedContentThroughTheRuntime(t *testing.T) {
 	requirePeers(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "everything-server")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-	build.Dir = interopDir
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the go-sdk conformance server: %v\n%s", err, out)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	srv := peerCommand(ctx, interopDir, bin, "-http="+addr, "-stateless=false")
-	srvOut := &testutil.SyncBuffer{}
-	srv.Stdout, srv.Stderr = srvOut, srvOut
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = srv.Cancel() // ends the process; an error means it had already exited
-		_ = srv.Wait()   // killed: its exit status is the signal
-	})
-	waitListening(t, addr, srvOut)
+	addr := startEverythingServer(ctx, t)
 
 	connect := func(url string) *sdk.ClientSession {
 		t.Helper()

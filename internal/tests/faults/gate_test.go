@@ -4,15 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -72,32 +68,9 @@ audit:
 	if err := os.WriteFile(p.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &signalBuf{re: regexp.MustCompile(`url=(http://127\.0\.0\.1:[0-9]+/mcp)`), found: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, p.env(strings.NewReader(""), io.Discard, stderr), []string{"serve", "--http", "--addr", "127.0.0.1:0", "--config", p.config})
-	}()
-	var stopOnce sync.Once
-	stop := func() {
-		stopOnce.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Error("the runtime did not stop")
-			}
-		})
-	}
+	ctx := context.Background()
+	url, _, stop := serveHTTP(t, p)
 	defer stop()
-	var url string
-	select {
-	case url = <-stderr.found:
-	case code := <-done:
-		t.Fatalf("serve exited %d:\n%s", code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start:\n%s", stderr.String())
-	}
 	connect := func(endpoint, token string) *sdk.ClientSession {
 		t.Helper()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "gate", Version: "1"}, nil).Connect(ctx,

@@ -61,32 +61,9 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	stderr := &signalBuf{re: regexp.MustCompile(`url=(http://127\.0\.0\.1:[0-9]+/mcp)`), found: make(chan string, 1)}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, p.env(strings.NewReader(""), io.Discard, stderr), []string{"serve", "--http", "--addr", "127.0.0.1:0", "--config", p.config})
-	}()
-	var stopOnce sync.Once
-	stopServe := func() {
-		stopOnce.Do(func() {
-			cancel()
-			select {
-			case <-done:
-			case <-time.After(20 * time.Second):
-				t.Error("the runtime did not stop")
-			}
-		})
-	}
+	ctx := context.Background()
+	url, stderr, stopServe := serveHTTP(t, p)
 	defer stopServe()
-	var url string
-	select {
-	case url = <-stderr.found:
-	case code := <-done:
-		t.Fatalf("serve exited %d:\n%s", code, stderr.String())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not start:\n%s", stderr.String())
-	}
 	token := canaries["FAULTS_HDR_SECRET"]
 	hc := &http.Client{Transport: bearer{token}}
 
@@ -194,4 +171,38 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return http.DefaultTransport.RoundTrip(r)
+}
+
+// serveHTTP runs `agent-tools serve --http` in process for p on a free
+// loopback port and returns its /mcp URL, its stderr, and a stop that ends
+// it (and waits, bounded); the test's cleanup stops it too.
+func serveHTTP(t *testing.T, p *project) (string, *signalBuf, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	stderr := &signalBuf{re: regexp.MustCompile(`url=(http://127\.0\.0\.1:[0-9]+/mcp)`), found: make(chan string, 1)}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, p.env(strings.NewReader(""), io.Discard, stderr), []string{"serve", "--http", "--addr", "127.0.0.1:0", "--config", p.config})
+	}()
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				t.Error("the runtime did not stop")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	select {
+	case url := <-stderr.found:
+		return url, stderr, stop
+	case code := <-done:
+		t.Fatalf("serve exited %d:\n%s", code, stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not start:\n%s", stderr.String())
+	}
+	return "", nil, stop
 }
