@@ -23,7 +23,28 @@ import (
 // so). It returns how many it signalled. Only pids from minPid on are
 // looked at (a run's descendants were created after its leader), unless the
 // pid counter wrapped since; minPid 0 looks at all.
+//
+// A marked process may fork while a pass runs: its child has a pid the
+// pass's listing of /proc did not hold, and would outlive the parent the
+// pass kills (a setsid'd writer left behind by a job under load). So the
+// passes repeat until one finds nothing, a few at most: a killed process
+// forks no more.
 func sweep(marker []byte, prefix bool, minPid int) int {
+	n := 0
+	for range maxSweeps {
+		k := sweepOnce(marker, prefix, minPid)
+		n += k
+		if k == 0 {
+			break
+		}
+	}
+	return n
+}
+
+// maxSweeps bounds the passes of one sweep.
+const maxSweeps = 5
+
+func sweepOnce(marker []byte, prefix bool, minPid int) int {
 	if minPid > 0 && lastPid() < minPid {
 		minPid = 0 // the pid counter wrapped around
 	}
