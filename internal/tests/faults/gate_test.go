@@ -46,7 +46,12 @@ func TestGateHostile(t *testing.T) {
 	const alice, admin = "faults-gate-alice-token-0123456789", "faults-gate-admin-token-0123456789"
 	t.Setenv("FAULTS_GATE_ALICE", alice)
 	t.Setenv("FAULTS_GATE_ADMIN", admin)
+	// code.memory is raised for the huge-name case: the race detector
+	// multiplies a script's memory, and this test is about the answer's
+	// size, not the script's limit (the hostile scripts' suite is).
 	cfg := fmt.Sprintf(`mode: code
+code:
+  memory: 2GiB
 local:
   requireConfirm: true
 server:
