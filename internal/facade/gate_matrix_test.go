@@ -55,6 +55,7 @@ type gateSetup struct {
 	profile    string
 	quarantine bool // the pipeline's catalog holds the target back (a changed pin)
 	readOnly   bool // scripts may not mutate (code.allowMutations off)
+	grouped    bool // progressive mode groups every provider behind one discover and one call
 }
 
 func newGateEnv(t *testing.T, mode facade.Mode, s gateSetup) *gateEnv {
@@ -83,7 +84,11 @@ func newGateEnv(t *testing.T, mode facade.Mode, s gateSetup) *gateEnv {
 	if s.access != nil {
 		fo.Access = func() *policy.Access { return s.access }
 	}
-	fac := facade.New(reg, run, fo)
+	var fcat facade.Catalog = reg
+	if s.grouped {
+		fcat = groupCat{reg, 1}
+	}
+	fac := facade.New(fcat, run, fo)
 	reg.Refresh(context.Background())
 	fac.Sync()
 	ct, st := sdk.NewInMemoryTransports()
@@ -145,6 +150,8 @@ type gateDoor struct {
 	op bool
 	// script: the door is a script's (read-only scripts apply).
 	script bool
+	// grouped: progressive mode with its providers grouped.
+	grouped bool
 	// see: the door only looks (describe, search): a visible target that
 	// may not be called (quarantine) is still seen.
 	see bool
@@ -181,12 +188,26 @@ var gateDoors = []gateDoor{
 		_, env := e.h.call("agent_tools_weather_call", map[string]any{"toolName": "send_alert", "arguments": badArgs})
 		return env
 	}},
+	{name: "grouped progressive call", mode: facade.Progressive, grouped: true, try: func(t *testing.T, e *gateEnv) map[string]any {
+		_, env := e.h.call("agent_tools_call", map[string]any{"tool": targetTool, "arguments": badArgs})
+		return env
+	}},
+	{name: "grouped progressive discover", mode: facade.Progressive, grouped: true, see: true, try: func(t *testing.T, e *gateEnv) map[string]any {
+		text, env := e.h.call("agent_tools_discover", map[string]any{"query": "send a weather alert to subscribers"})
+		if env != nil {
+			return env
+		}
+		if strings.Contains(text, targetTool) {
+			return nil // listed: the caller sees it
+		}
+		return map[string]any{"code": "UNKNOWN_TOOL"}
+	}},
 	{name: "search mode call", mode: facade.Search, try: func(t *testing.T, e *gateEnv) map[string]any {
 		_, env := e.h.call("agent_tools_call", map[string]any{"tool": targetTool, "arguments": badArgs})
 		return env
 	}},
 	{name: "text mode exec", mode: facade.Text, try: func(t *testing.T, e *gateEnv) map[string]any {
-		_, env := e.h.call("agent_tools_exec", map[string]any{"command": "call " + targetTool + " text=5"})
+		_, env := e.h.call("agent_tools_exec", map[string]any{"command": "call " + targetTool + " bogus=1"})
 		return env
 	}},
 	{name: "code tools.call", mode: facade.Code, script: true, try: scriptTry(`
@@ -253,6 +274,22 @@ var gateRestrictions = []gateRestriction{
 }
 
 func TestGateMatrix(t *testing.T) {
+	// The control row: with no restriction every door reaches the target
+	// (a call with wrong arguments is told its schema; a look finds it), so
+	// a refusal below is the restriction's, not a door that never worked.
+	for _, d := range gateDoors {
+		t.Run("no restriction/"+d.name, func(t *testing.T) {
+			got := d.try(t, newGateEnv(t, d.mode, gateSetup{grouped: d.grouped}))
+			switch {
+			case d.see || d.op:
+				if got != nil {
+					t.Fatalf("unrestricted, the door does not reach the target: %v", got)
+				}
+			case fmt.Sprint(got["code"]) != "INVALID_ARGUMENTS" || got["expected_schema"] == nil:
+				t.Fatalf("unrestricted, wrong arguments answered %v, want INVALID_ARGUMENTS with the schema", got)
+			}
+		})
+	}
 	cells := 0
 	for _, r := range gateRestrictions {
 		for _, d := range gateDoors {
@@ -261,7 +298,9 @@ func TestGateMatrix(t *testing.T) {
 			}
 			cells++
 			t.Run(r.name+"/"+d.name, func(t *testing.T) {
-				e := newGateEnv(t, d.mode, r.setup)
+				setup := r.setup
+				setup.grouped = d.grouped
+				e := newGateEnv(t, d.mode, setup)
 				env := d.try(t, e)
 				if env == nil {
 					t.Fatalf("the call ran through %s under %s", d.name, r.name)
@@ -287,7 +326,7 @@ func TestGateMatrix(t *testing.T) {
 	}
 	// The size of the matrix, for the record: a new door or restriction
 	// grows it, a cell dropped by mistake shrinks it.
-	if want := 50; cells != want {
+	if want := 61; cells != want {
 		t.Errorf("the matrix has %d cells, want %d: update the count with the lists", cells, want)
 	}
 }

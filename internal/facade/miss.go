@@ -68,8 +68,9 @@ func (f *Facade) locate(c *policy.Caller, name string) []sighting {
 		return ok && rest == strings.ToLower(t.Name)
 	}
 	var out []sighting
+	sees := f.seer(c)
 	for _, t := range f.cat.Tools("") {
-		if matches(t) && f.sees(c, t.Provider, t.Canonical) {
+		if matches(t) && sees(t.Provider, t.Canonical) {
 			out = append(out, sighting{tool: t})
 		}
 	}
@@ -201,8 +202,9 @@ func (f *Facade) nearMiss(req *pipeline.Request) *toolerr.Error {
 	}
 	var own, all []string
 	byName := map[string]catalog.Tool{}
+	sees := f.seer(&req.Caller)
 	for _, t := range f.cat.Tools("") {
-		if !f.sees(&req.Caller, t.Provider, t.Canonical) {
+		if !sees(t.Provider, t.Canonical) {
 			continue
 		}
 		if t.Provider == req.Provider {

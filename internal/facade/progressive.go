@@ -241,20 +241,10 @@ func (f *Facade) discover(ctx context.Context, g *policy.Grant, id, via string, 
 
 func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *sdk.CallToolResult {
 	tools := f.visibleToolsTo(g, id)
-	start := 0
-	if a.Cursor != "" {
-		n, err := strconv.Atoi(a.Cursor)
-		if err != nil || n < 0 || n > len(tools) {
-			return errorResult(toolerr.New(toolerr.InvalidArguments, "Pass the next_cursor value of the previous page unchanged, or omit cursor.",
-				"%s: invalid cursor %q", via, a.Cursor))
-		}
-		start = n
+	start, end, e := pageBounds(len(tools), a, via)
+	if e != nil {
+		return errorResult(e)
 	}
-	limit := a.Limit
-	if limit == 0 {
-		limit = listPageSize
-	}
-	end := min(start+limit, len(tools))
 	page := make([]hit, 0, end-start)
 	for _, t := range tools[start:end] {
 		page = append(page, toolHit(t, a.Schemas, f.opts.Mode))
@@ -402,24 +392,33 @@ func (f *Facade) toolNamed(provider, name string) (catalog.Tool, bool) {
 	return catalog.Tool{}, false
 }
 
-// groupedList pages through one provider's tools, by canonical name.
-func (f *Facade) groupedList(g *policy.Grant, id string, a discoverArgs) *sdk.CallToolResult {
-	const via = groupedDiscoverTool
-	tools := f.visibleToolsTo(g, id)
-	start := 0
+// pageBounds is the page of n listed tools a discover's cursor and limit
+// ask for, or the teaching error of a cursor that is not one this server
+// gave.
+func pageBounds(n int, a discoverArgs, via string) (start, end int, e *toolerr.Error) {
 	if a.Cursor != "" {
-		n, err := strconv.Atoi(a.Cursor)
-		if err != nil || n < 0 || n > len(tools) {
-			return errorResult(toolerr.New(toolerr.InvalidArguments, "Pass the next_cursor value of the previous page unchanged, or omit cursor.",
-				"%s: invalid cursor %q", via, a.Cursor))
+		c, err := strconv.Atoi(a.Cursor)
+		if err != nil || c < 0 || c > n {
+			return 0, 0, toolerr.New(toolerr.InvalidArguments, "Pass the next_cursor value of the previous page unchanged, or omit cursor.",
+				"%s: invalid cursor %q", via, a.Cursor)
 		}
-		start = n
+		start = c
 	}
 	limit := a.Limit
 	if limit == 0 {
 		limit = listPageSize
 	}
-	end := min(start+limit, len(tools))
+	return start, min(start+limit, n), nil
+}
+
+// groupedList pages through one provider's tools, by canonical name.
+func (f *Facade) groupedList(g *policy.Grant, id string, a discoverArgs) *sdk.CallToolResult {
+	const via = groupedDiscoverTool
+	tools := f.visibleToolsTo(g, id)
+	start, end, e := pageBounds(len(tools), a, via)
+	if e != nil {
+		return errorResult(e)
+	}
 	page := make([]hit, 0, end-start)
 	for _, t := range tools[start:end] {
 		h := toolHit(t, a.Schemas, f.opts.Mode)

@@ -285,8 +285,9 @@ func (f *Facade) listHint(req *pipeline.Request, id, query string) *toolerr.Erro
 	}
 	var names []string
 	if query != "" {
+		sees := f.seer(&req.Caller)
 		for _, h := range f.cat.Search(query, index.Options{Provider: id, Limit: 3}) {
-			if t, ok := f.cat.Lookup(h.ID); ok && h.Kind != "skill" && f.sees(&req.Caller, t.Provider, t.Canonical) {
+			if t, ok := f.cat.Lookup(h.ID); ok && h.Kind != "skill" && sees(t.Provider, t.Canonical) {
 				_, n := f.shapeFor(req, t)
 				names = append(names, n)
 			}

@@ -56,22 +56,29 @@ func (f *Facade) grantOf(x *sdk.RequestExtra) *policy.Grant {
 // suggestion, another mode's call) asks it, so nothing names a tool the
 // caller may not see.
 func (f *Facade) sees(c *policy.Caller, provider, canonical string) bool {
-	if !f.visible(provider, canonical) {
-		return false
-	}
+	return f.seer(c)(provider, canonical)
+}
+
+// seer is sees for one caller, the gate made once: a teaching that looks
+// at many tools (every tool of a provider) asks it per tool.
+func (f *Facade) seer(c *policy.Caller) func(provider, canonical string) bool {
 	var access *policy.Access
 	if f.opts.Access != nil {
 		access = f.opts.Access()
 	}
 	if access.Empty() {
-		return true
+		return f.visible
 	}
 	in := *c
 	in.Profile = f.opts.Profile
 	if in.Identity == "" {
 		in.Identity = processIdentity
 	}
-	return policy.NewGate(f.rules(), access, nil).Decide(&in, policy.See, policy.Target{Provider: provider, Canonical: canonical}).Allowed()
+	gate := policy.NewGate(f.rules(), access, nil)
+	return func(provider, canonical string) bool {
+		return f.visible(provider, canonical) &&
+			gate.Decide(&in, policy.See, policy.Target{Provider: provider, Canonical: canonical}).Allowed()
+	}
 }
 
 // visibleTo is visible for one caller: also within its grant (nil = all).
