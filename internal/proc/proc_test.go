@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/tests/testutil"
+	"golang.org/x/sys/unix"
 )
 
 // script writes an executable /bin/sh script into a temp dir and returns its path.
@@ -303,6 +304,12 @@ func TestSweepAll(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
 	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	// sh has returned $! before setsid ran: until it has, the child is
+	// still in this process's session, where the sweep rightly spares it.
+	testutil.WaitFor(t, "the orphan leads its own session", 10*time.Second, func() bool {
+		sid, err := unix.Getsid(pid)
+		return err == nil && sid == pid
+	})
 	// A live child of this process with the marker is not an orphan: kept.
 	live := exec.Command("sleep", "1000")
 	live.Env = []string{"PATH=/usr/bin:/bin", TrackEnv("live")}
