@@ -220,20 +220,6 @@ func firstErr(errs ...*toolerr.Error) *toolerr.Error {
 	return nil
 }
 
-func (f *Facade) searchTools() []toolDef {
-	defs := []toolDef{f.helpDef(), f.searchDef(), f.searchCallDef()}
-	var skills []string
-	for _, p := range f.visibleProviders() {
-		for _, s := range p.Skills {
-			skills = append(skills, p.Info.ID+":"+s.Name)
-		}
-	}
-	if len(skills) > 0 {
-		defs = append(defs, f.globalRunSkillDef(skills))
-	}
-	return defs
-}
-
 func (f *Facade) searchDef() toolDef {
 	var ids []string
 	for _, p := range f.visibleProviders() {

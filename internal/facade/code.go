@@ -36,10 +36,6 @@ const codeAPI = `declare const tools: {
   maxCalls: number;
 };`
 
-func (f *Facade) codeTools() []toolDef {
-	return []toolDef{f.helpDef(), f.codeSearchDef(), f.codeRunDef()}
-}
-
 func (f *Facade) codeSearchDef() toolDef {
 	d := f.searchDef()
 	d.tool.Description = "Search every provider's tools by the capability you need (\"weather forecast for a city\"), one query per step. " +

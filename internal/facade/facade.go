@@ -40,17 +40,6 @@ const (
 	Flat        Mode = "flat"
 )
 
-// ParseMode validates a mode name ("" is progressive).
-func ParseMode(s string) (Mode, error) {
-	switch Mode(s) {
-	case "", Progressive:
-		return Progressive, nil
-	case Search, Flat, Text, Code:
-		return Mode(s), nil
-	}
-	return "", fmt.Errorf("unknown mode %q (want progressive, search, flat, text or code)", s)
-}
-
 // Catalog is what the facade reads from the registry.
 type Catalog interface {
 	pipeline.Catalog
@@ -167,25 +156,7 @@ func (f *Facade) Server() *sdk.Server { return f.server }
 // Mode reports the exposure mode.
 func (f *Facade) Mode() Mode { return f.opts.Mode }
 
-func instructions(m Mode, confirm policy.ConfirmMode) string {
-	switch m {
-	case Search:
-		return "Tools are behind a search index: call agent_tools_search with what you need, then agent_tools_call with the tool name it returns. agent_tools_help lists the providers."
-	case Flat:
-		switch confirm {
-		case policy.ConfirmToken:
-			return "Every tool is listed directly. A tool that changes state first answers CONFIRMATION_REQUIRED with a one-time confirm_token; if the user wants the change, repeat the exact call with agent_tools_confirm set to that token."
-		case policy.ConfirmHuman:
-			return "Every tool is listed directly. Tools that change state run only after a person approves them in the client."
-		}
-		return "Every tool is listed directly. Tools that change state need the argument agent_tools_confirm: true."
-	case Code:
-		return "Write one execute_javascript script per task: in it, tools.search(query) finds tools (with TypeScript-style signatures), await tools.call(name, args) calls one, and only what the script returns comes back. agent_tools_search finds tools from outside a script; agent_tools_help lists the providers and the tools API."
-	case Text:
-		return "One tool, agent_tools_exec, takes a command line: start with `help`, then `<provider> discover <words>` and `<provider> call <tool> key=value`."
-	}
-	return "Tools are grouped by provider. agent_tools_help lists the providers; agent_tools_<provider>_discover finds a provider's tools; agent_tools_<provider>_call calls one."
-}
+func instructions(m Mode, confirm policy.ConfirmMode) string { return specOf(m).instructions(confirm) }
 
 // refreshOnList re-reads dynamic providers before tools/list and tools/call so
 // that a script saved a moment ago is listed and callable without a restart,
@@ -233,18 +204,9 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 		names = append(names, n)
 	}
 	f.mu.Unlock()
-	hint := "Call one of the tools this server lists (tools/list)."
-	var shape pipeline.Shape = flatShape{}
-	switch f.opts.Mode {
-	case Progressive:
-		hint = "Tools of a provider are called through agent_tools_<provider>_call({toolName, arguments}); agent_tools_help lists the providers."
-		shape = progressiveShape{}
-	case Search:
-		shape = searchShape{}
-	case Text:
-		shape = textShape{}
-	}
-	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: shape}
+	spec := specOf(f.opts.Mode)
+	hint := spec.unknownHint
+	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: spec.unknown}
 	if h, ok := f.cat.(interface{ HeldError(string) *toolerr.Error }); ok {
 		if h.HeldError(name) != nil { // held by its pin or the scanner: the pipeline answers DENIED, with the approve command
 			return f.call(ctx, call, req)
@@ -305,19 +267,8 @@ type toolDef struct {
 }
 
 func (f *Facade) desired() map[string]toolDef {
-	var defs []toolDef
-	switch f.opts.Mode {
-	case Search:
-		defs = f.searchTools()
-	case Flat:
-		defs = f.flatTools()
-	case Text:
-		defs = f.textTools()
-	case Code:
-		defs = f.codeTools()
-	default:
-		defs = f.progressiveTools()
-	}
+	provs := f.visibleProviders()
+	defs := f.build(f.spec(provs), provs) // modes.go
 	out := make(map[string]toolDef, len(defs))
 	for _, d := range defs {
 		b, _ := json.Marshal(d.tool)
@@ -406,7 +357,7 @@ func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipel
 	resp := f.withPending(req, f.run(ctx, req)) // code.go: tokens a script drew go to the model
 	stop()
 	out := render(resp)
-	if f.opts.Mode == Text && resp.Result != nil && resp.Result.Content != nil {
+	if specOf(f.opts.Mode).readsText && resp.Result != nil && resp.Result.Content != nil {
 		out.Content = []sdk.Content{&sdk.TextContent{Text: resp.Result.Text}} // the text mode reads the rendering
 	}
 	return out

@@ -33,12 +33,13 @@ type hit struct {
 // tool name (what _call takes), elsewhere the canonical name.
 func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
 	name := t.Name // what a provider-scoped call (progressive, text) takes
-	if mode == Search || mode == Flat || mode == Code {
+	spec := specOf(mode)
+	if spec.canonicalHits {
 		name = t.Canonical
 	}
 	ro := t.ReadOnly
 	h := hit{Kind: "tool", Name: name, Provider: t.Provider, Description: firstLine(t.Description, descLen), ReadOnly: &ro}
-	if mode == Code {
+	if spec.signatures {
 		h.Signature = builtin.Signature(t.Canonical, t.InputSchema, t.OutputSchema)
 	} else {
 		h.Required, h.Params = schemaSummary(t.InputSchema)
@@ -82,7 +83,7 @@ func (f *Facade) rank(g *policy.Grant, a discoverArgs, o index.Options, callVia 
 			if !ok || !f.visibleTo(g, t.Provider, t.Canonical) {
 				continue
 			}
-			th := toolHit(t, a.Schemas || len(results) < schemaHits && f.opts.Mode != Code, f.opts.Mode) // code mode: the signature is enough
+			th := toolHit(t, a.Schemas || len(results) < schemaHits && !specOf(f.opts.Mode).signatures, f.opts.Mode) // a signature is enough
 			th.Why = h.Why
 			results = append(results, th)
 			scores = append(scores, h.Score)
@@ -102,7 +103,7 @@ func (f *Facade) rank(g *policy.Grant, a discoverArgs, o index.Options, callVia 
 		out["next"] = "Nothing matched. Try other words, list the tools without a query, or call " + helpTool + " to see other providers."
 	case results[0].Kind == "skill":
 		out["next"] = f.skillNext(results[0], callVia)
-	case f.opts.Mode == Code:
+	case specOf(f.opts.Mode).signatures:
 		out["next"] = "Call the tools from one " + codeTool + " script: await tools.call(name, args), as each signature says."
 	default:
 		out["next"] = "Call " + callVia + " with the name and arguments of the best result."

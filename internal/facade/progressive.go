@@ -70,41 +70,8 @@ func (f *Facade) grouped(providers int) bool {
 	return providers > n
 }
 
-func (f *Facade) progressiveTools() []toolDef {
-	provs := f.visibleProviders()
-	grouped := f.grouped(len(provs))
-	var defs []toolDef
-	if grouped {
-		defs = f.groupedTools(provs)
-	} else {
-		defs = []toolDef{f.helpDef()}
-	}
-	for _, p := range provs {
-		start := len(defs)
-		defs = append(defs, f.discoverDef(p), f.callDef(p))
-		if len(p.Skills) > 0 {
-			defs = append(defs, f.runSkillDef(p))
-		}
-		for i := start; i < len(defs); i++ {
-			// views.go: hidden with the provider; while grouped, callable
-			// by name but not listed.
-			defs[i].owner = owner{provider: p.Info.ID, unlisted: grouped}
-		}
-	}
-	return defs
-}
-
 func (f *Facade) helpDef() toolDef {
-	desc := "List the tool providers this server has loaded (prefix and one line each) and how to reach their tools. Call it first when you do not know which provider covers a task, or when a provider you are using lacks a capability."
-	if f.grouped(len(f.visibleProviders())) {
-		desc = "List the tool providers this server has loaded, one line each. " + groupedDiscoverTool + " already searches all of them."
-	}
-	switch f.opts.Mode {
-	case Search:
-		desc = "List the tool providers this server has loaded (prefix and one line each). Use agent_tools_search to find a tool across all of them."
-	case Code:
-		desc = "List the tool providers this server has loaded (prefix and one line each) and declare the `tools` object execute_javascript scripts call them through (TypeScript)."
-	}
+	desc := f.spec(f.visibleProviders()).help // modes.go
 	return toolDef{
 		tool: &sdk.Tool{
 			Name: helpTool, Description: desc,
@@ -260,24 +227,12 @@ func (f *Facade) listPage(g *policy.Grant, id, via string, a discoverArgs) *sdk.
 	return jsonResult(out)
 }
 
-// groupedTools is progressive mode above the threshold: help, one discover
-// over every provider (or one, by its prefix) and one call by canonical
-// name, whatever the number of providers; skills run through one
-// run_skill. help still names every provider in a line.
-func (f *Facade) groupedTools(provs []registry.ProviderStatus) []toolDef {
-	defs := []toolDef{f.helpDef(), f.groupedDiscoverDef(), f.groupedCallDef()}
-	var skills []string
-	for _, p := range provs {
-		for _, s := range p.Skills {
-			skills = append(skills, p.Info.ID+":"+s.Name)
-		}
-	}
-	if len(skills) > 0 {
-		d := f.globalRunSkillDef(skills)
-		d.tool.Description = strings.ReplaceAll(d.tool.Description, searchTool, groupedDiscoverTool)
-		defs = append(defs, d)
-	}
-	return defs
+// groupedRunSkillDef is grouped progressive mode's run_skill: search
+// mode's, pointing at the grouped discover.
+func (f *Facade) groupedRunSkillDef() toolDef {
+	d := f.searchRunSkillDef()
+	d.tool.Description = strings.ReplaceAll(d.tool.Description, searchTool, groupedDiscoverTool)
+	return d
 }
 
 // groupedHelp names every provider in one short line: prefix, what it is,

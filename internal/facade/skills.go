@@ -49,7 +49,15 @@ func (f *Facade) runSkillDef(p registry.ProviderStatus) toolDef {
 	}
 }
 
-func (f *Facade) globalRunSkillDef(skills []string) toolDef {
+// searchRunSkillDef runs any provider's skill by prefix:name (search
+// mode, and grouped progressive).
+func (f *Facade) searchRunSkillDef() toolDef {
+	var skills []string
+	for _, p := range f.visibleProviders() {
+		for _, s := range p.Skills {
+			skills = append(skills, p.Info.ID+":"+s.Name)
+		}
+	}
 	return toolDef{
 		tool: &sdk.Tool{
 			Name: runSkillTool,

@@ -25,7 +25,7 @@ const execTool = "agent_tools_exec"
 
 const textUsage = `help | search <words> | <provider> discover [words] | <provider> call <tool> [key=value ...] [key:=<json>] [--confirm] | call <canonical-name> [key=value ...]`
 
-func (f *Facade) textTools() []toolDef {
+func (f *Facade) textDef() toolDef {
 	var ids []string
 	for _, p := range f.visibleProviders() {
 		ids = append(ids, p.Info.ID)
@@ -33,7 +33,7 @@ func (f *Facade) textTools() []toolDef {
 	desc := "Run one agent-tools command line (shell-like quoting; never run by a shell): " + textUsage +
 		". Example: `gh call get_repo owner=withastro repo=astro`. Values are typed by the tool's schema; key:=<json> passes JSON (arrays, objects). Providers: " +
 		strings.Join(ids, ", ") + "."
-	return []toolDef{{
+	return toolDef{
 		tool: &sdk.Tool{
 			Name: execTool, Description: desc,
 			InputSchema: objectSchema(map[string]any{"command": prop("string", "The command line, e.g. `help` or `<provider> discover <words>`.")}, []string{"command"}),
@@ -50,7 +50,7 @@ func (f *Facade) textTools() []toolDef {
 			}
 			return f.exec(ctx, req, line), nil
 		},
-	}}
+	}
 }
 
 // Command is one parsed text-mode command line.
