@@ -43,7 +43,7 @@ func TestBuildProviderMCP(t *testing.T) {
 		t.Errorf("info = %+v", info)
 	}
 	remote := c.Providers[1].Spec.(*mcp.Spec)
-	if o := mcp.OptionsFrom(c.Providers[1], remote, provider.Deps{}); o.BareNames || o.RequireConfirm || o.URL == "" || remote.Prefix != nil {
+	if o := mcp.OptionsFrom(provider.HeaderOf(c.Providers[1]), remote, provider.Deps{}); o.BareNames || o.RequireConfirm || o.URL == "" || remote.Prefix != nil {
 		t.Errorf("remote options = %+v", o)
 	}
 	if _, err := buildProvider(c.Providers[2], provider.Deps{}); err == nil || !strings.Contains(err.Error(), "NOPE_NOT_SET") {

@@ -41,7 +41,7 @@ func (a *App) StartLogin(ctx context.Context, id, redirectURL string, login upst
 	if err != nil {
 		return err
 	}
-	o := mcp.OptionsFrom(pc, spec, provider.Deps{Version: "login"})
+	o := mcp.OptionsFrom(provider.HeaderOf(pc), spec, provider.Deps{Version: "login"})
 	o.OAuth, o.MaxRestarts = h, 1
 	if d, ok := ctx.Deadline(); ok { // the person's time in the browser counts as start time
 		o.StartTimeout, o.ListWait = time.Until(d), time.Until(d)

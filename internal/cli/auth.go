@@ -153,7 +153,7 @@ func authLogin(ctx context.Context, env *Env, args []string) int {
 	ctx, cancel := context.WithTimeout(ctx, loginTimeout)
 	defer cancel()
 	start := time.Now()
-	o := mcp.OptionsFrom(pc, spec, provider.Deps{Version: "login"})
+	o := mcp.OptionsFrom(provider.HeaderOf(pc), spec, provider.Deps{Version: "login"})
 	o.OAuth, o.StartTimeout, o.ListWait, o.MaxRestarts = h, loginTimeout, loginTimeout, 1
 	o.CacheDir = "" // the default cache: the tool list read here is the one serve shows
 	p := mcp.New(o)

@@ -13,14 +13,15 @@ import (
 // kinds (internal/provider/kinds) registers every kind this binary has.
 type Kind struct {
 	config.Kind
-	// Build turns one validated config entry into a provider. Construction
-	// starts nothing: providers with a start phase implement Starter.
-	Build func(pc config.Provider, deps Deps) (Provider, error)
+	// Build turns one validated config entry, its header and its kind's
+	// spec, into a provider. Construction starts nothing: providers with a
+	// start phase implement Starter.
+	Build func(h Header, spec config.Spec, deps Deps) (Provider, error)
 }
 
 var (
 	kindsMu  sync.RWMutex
-	builders = map[string]func(config.Provider, Deps) (Provider, error){}
+	builders = map[string]func(Header, config.Spec, Deps) (Provider, error){}
 )
 
 // RegisterKind makes a kind known to the config, which then decodes and
@@ -36,7 +37,9 @@ func RegisterKind(k Kind) {
 	builders[k.Name] = k.Build
 }
 
-// Build constructs the provider of a config entry with its kind's builder.
+// Build constructs the provider of a config entry with its kind's builder:
+// the one entry point for every kind, the runtime's own (builtin, local:
+// config.HostEntries) and those of providers: alike.
 func Build(pc config.Provider, deps Deps) (Provider, error) {
 	kindsMu.RLock()
 	build, ok := builders[pc.Kind]
@@ -44,5 +47,5 @@ func Build(pc config.Provider, deps Deps) (Provider, error) {
 	if !ok {
 		return nil, fmt.Errorf("provider kind %q cannot be built by this binary", pc.Kind)
 	}
-	return build(pc, deps)
+	return build(HeaderOf(pc), pc.Spec, deps)
 }

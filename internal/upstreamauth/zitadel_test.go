@@ -30,6 +30,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
@@ -163,7 +164,7 @@ func TestZitadel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return mcp.New(mcp.Options{ID: "zitadel", URL: mcpURL, OAuth: h, Logger: log, CacheDir: t.TempDir(), StartTimeout: 20 * time.Second, MaxRestarts: 1})
+		return mcp.New(mcp.Options{Header: provider.Header{ID: "zitadel"}, URL: mcpURL, OAuth: h, Logger: log, CacheDir: t.TempDir(), StartTimeout: 20 * time.Second, MaxRestarts: 1})
 	}
 	call := func(p *mcp.Provider) error {
 		_, err := p.Call(ctx, catalog.Tool{Name: "whoami"}, nil)

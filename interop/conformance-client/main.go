@@ -27,6 +27,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
@@ -73,7 +74,7 @@ func run(ctx context.Context, scenario, url string) error {
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	spec := &mcp.Spec{URL: url}
-	opts := mcp.Options{ID: "upstream", URL: url, Logger: log, CacheDir: os.TempDir() + "/agent-tools-conformance-nocache",
+	opts := mcp.Options{Header: provider.Header{ID: "upstream"}, URL: url, Logger: log, CacheDir: os.TempDir() + "/agent-tools-conformance-nocache",
 		StartTimeout: 20 * time.Second, ListWait: 20 * time.Second}
 	if strings.HasPrefix(scenario, "auth/") {
 		a := &mcp.Auth{Type: "oauth", ClientID: cc.ClientID, ClientSecret: cc.ClientSecret, ClientMetadataURL: clientMetadataURL}

@@ -40,13 +40,10 @@ var (
 
 // Options configure a Provider; Build fills them from a config entry.
 type Options struct {
-	ID, Description, DiscoverHint string
-	RequireConfirm                bool
-	// Timeout is the provider's per-call deadline (0 = DefaultTimeout).
-	Timeout time.Duration
-	// ReadOnly names tools that never need confirmation (besides the tools'
-	// own readonly: true).
-	ReadOnly []string
+	// Header is the entry's id, description, confirmation, per-call
+	// deadline (0 = DefaultTimeout) and the tools that never need
+	// confirmation (besides the tools' own readonly: true).
+	provider.Header
 	// Spec is the kind's part of the entry (tools, allow, env, cwd).
 	Spec *Spec
 	// BaseDir resolves relative program paths and a missing Spec.Root/Cwd
@@ -93,19 +90,15 @@ type program struct {
 // Build is kind cli's entry in the runtime's table of provider kinds. It
 // resolves the allowed programs (a missing one is reported by doctor and at
 // call time, not here) and runs nothing.
-func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*Spec)
+func Build(h provider.Header, s config.Spec, deps provider.Deps) (provider.Provider, error) {
+	spec, ok := s.(*Spec)
 	if !ok {
-		return nil, fmt.Errorf("provider %q: not a cli entry", pc.ID)
+		return nil, fmt.Errorf("provider %q: not a cli entry", h.ID)
 	}
 	// Relative program paths mean the declaring file's directory (a
 	// plugin's own directory for a plugin).
 	base := firstNonEmpty(spec.Root, deps.ConfigDir, deps.ProjectDir)
-	return New(Options{
-		ID: pc.ID, Description: pc.Description, DiscoverHint: pc.DiscoverHint,
-		RequireConfirm: pc.RequireConfirm, Timeout: pc.Timeout.Duration, ReadOnly: pc.ReadOnly,
-		Spec: spec, BaseDir: base, Logger: deps.Log,
-	})
+	return New(Options{Header: h, Spec: spec, BaseDir: base, Logger: deps.Log})
 }
 
 // New builds a provider from opts. The templates are parsed again (a

@@ -34,7 +34,7 @@ func build(t testing.TB, dir, yaml string) *Provider {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(cfg.Providers[0], provider.Deps{ConfigDir: cfg.Dir, ProjectDir: cfg.Dir})
+	p, err := Build(provider.HeaderOf(cfg.Providers[0]), cfg.Providers[0].Spec, provider.Deps{ConfigDir: cfg.Dir, ProjectDir: cfg.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -308,7 +308,7 @@ func TestExamplesLoad(t *testing.T) {
 				if pc.Kind != cli.Name {
 					continue
 				}
-				p, err := cli.Build(pc, provider.Deps{ConfigDir: cfg.Dir, ProjectDir: cfg.Dir})
+				p, err := cli.Build(provider.HeaderOf(pc), pc.Spec, provider.Deps{ConfigDir: cfg.Dir, ProjectDir: cfg.Dir})
 				if err != nil {
 					t.Fatalf("build %s: %v", pc.ID, err)
 				}
@@ -362,7 +362,7 @@ func TestGhCliExampleArgv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := cli.Build(cfg.Providers[0], provider.Deps{ConfigDir: cfg.Dir})
+	p, err := cli.Build(provider.HeaderOf(cfg.Providers[0]), cfg.Providers[0].Spec, provider.Deps{ConfigDir: cfg.Dir})
 	if err != nil {
 		t.Fatal(err)
 	}

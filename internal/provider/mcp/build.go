@@ -11,12 +11,12 @@ import (
 // Build is kind mcp's entry in the runtime's table of provider kinds: it
 // turns a validated config entry into a provider. It starts nothing
 // (upstreams start on first need).
-func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*Spec)
+func Build(h provider.Header, s config.Spec, deps provider.Deps) (provider.Provider, error) {
+	spec, ok := s.(*Spec)
 	if !ok {
-		return nil, fmt.Errorf("provider %q: not an mcp entry", pc.ID)
+		return nil, fmt.Errorf("provider %q: not an mcp entry", h.ID)
 	}
-	o := OptionsFrom(pc, spec, deps)
+	o := OptionsFrom(h, spec, deps)
 	if spec.URL == "" {
 		return New(o), nil
 	}
@@ -32,26 +32,25 @@ func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
 	// as a plain oauth client), except one that sends its own Authorization
 	// header: its 401 is a wrong credential, not a login to make.
 	if spec.Auth != nil || !hasAuthorizationHeader(spec.Headers) {
-		h, err := AuthFrom(pc.ID, spec, store, nil, "", false)
+		a, err := AuthFrom(h.ID, spec, store, nil, "", false)
 		if err != nil {
 			return nil, err
 		}
-		o.OAuth = h
+		o.OAuth = a
 	}
 	p := New(o)
 	p.watchLogins(store) // also for an upstream without auth: its first login
 	return p, nil
 }
 
-// OptionsFrom maps a config entry onto Options.
-func OptionsFrom(pc config.Provider, spec *Spec, deps provider.Deps) Options {
+// OptionsFrom maps an entry's header and spec onto Options.
+func OptionsFrom(h provider.Header, spec *Spec, deps provider.Deps) Options {
 	return Options{
-		ID: pc.ID, Description: pc.Description, DiscoverHint: pc.DiscoverHint,
-		RequireConfirm: pc.RequireConfirm, Timeout: pc.Timeout.Duration,
+		Header:    h,
 		BareNames: spec.Passthrough(),
 		Command:   spec.Command, Args: spec.Args, Env: spec.Env, Dir: spec.Cwd,
 		URL: spec.URL, Headers: spec.Headers,
-		ReadOnly: pc.ReadOnly, TrustAnnotations: spec.TrustAnnotations,
-		ClientVersion: deps.Version, CacheDir: deps.CacheDir,
+		TrustAnnotations: spec.TrustAnnotations,
+		ClientVersion:    deps.Version, CacheDir: deps.CacheDir,
 	}
 }

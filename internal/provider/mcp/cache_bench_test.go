@@ -11,6 +11,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 // generated is a list of n tools shaped like bench/startup's upstream.
@@ -47,7 +48,7 @@ func TestCachedToolsEqualLive(t *testing.T) {
 		&sdk.Tool{Name: "arr", InputSchema: map[string]any{"type": "array"}}, &sdk.Tool{Name: "tool_3"},
 		&sdk.Tool{Name: "out", InputSchema: map[string]any{}, OutputSchema: map[string]any{"type": "object"},
 			Annotations: &sdk.ToolAnnotations{Title: "Out", ReadOnlyHint: true}})
-	p := New(Options{ID: "x", Command: "x", CacheDir: t.TempDir(), TrustAnnotations: true})
+	p := New(Options{Header: provider.Header{ID: "x"}, Command: "x", CacheDir: t.TempDir(), TrustAnnotations: true})
 	defer p.Close()
 	wantTools, wantDiags := p.convert(liveList(raw))
 
@@ -87,7 +88,7 @@ func TestCachedToolsEqualLive(t *testing.T) {
 //	go test -run '^$' -bench CachedList -benchmem ./internal/provider/mcp/
 func BenchmarkCachedList(b *testing.B) {
 	for _, n := range []int{1000, 10000} {
-		p := New(Options{ID: "x", Command: "x", CacheDir: b.TempDir()})
+		p := New(Options{Header: provider.Header{ID: "x"}, Command: "x", CacheDir: b.TempDir()})
 		if err := p.cache.save(liveList(generated(n)), nil, nil); err != nil {
 			b.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
+	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 var listResults = []string{
@@ -81,7 +82,7 @@ func checkParseAgainstSDK(t *testing.T, in []byte, mustAccept bool) {
 	// The SDK drops null entries (filterValidTools); both are compared without them.
 	tools = slices.DeleteFunc(tools, func(t *listedTool) bool { return t == nil })
 	res.Tools = slices.DeleteFunc(res.Tools, func(t *sdk.Tool) bool { return t == nil })
-	p := New(Options{ID: "x", Command: "x", CacheDir: t.TempDir(), TrustAnnotations: true})
+	p := New(Options{Header: provider.Header{ID: "x"}, Command: "x", CacheDir: t.TempDir(), TrustAnnotations: true})
 	defer p.Close()
 	got, gotDiags := p.convert(tools)
 	want, wantDiags := p.convert(liveList(res.Tools))

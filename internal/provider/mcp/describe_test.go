@@ -3,6 +3,7 @@ package mcp
 import (
 	"testing"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -23,14 +24,14 @@ func TestDescriptionDefaultsToTheUpstreamsOwnWords(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := New(Options{ID: "ev", Command: "/usr/bin/node", Args: []string{"--token=secret"}})
+			p := New(Options{Header: provider.Header{ID: "ev"}, Command: "/usr/bin/node", Args: []string{"--token=secret"}})
 			p.init = tt.init
 			if got := p.Info().Description; got != tt.want {
 				t.Fatalf("description = %q, want %q", got, tt.want)
 			}
 		})
 	}
-	p := New(Options{ID: "ev", Command: "node", Description: "Reference server"})
+	p := New(Options{Header: provider.Header{ID: "ev", Description: "Reference server"}, Command: "node"})
 	p.init = &sdk.InitializeResult{ServerInfo: &sdk.Implementation{Name: "x"}}
 	if got := p.Info().Description; got != "Reference server" {
 		t.Fatalf("the config's description must win, got %q", got)

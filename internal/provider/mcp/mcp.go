@@ -77,13 +77,9 @@ var (
 
 // Options configure a Provider. Exactly one of Command and URL is set.
 type Options struct {
-	ID           string
-	Description  string
-	DiscoverHint string
-	// RequireConfirm false means no tool of this provider needs confirmation.
-	RequireConfirm bool
-	// Timeout is the default per-call deadline reported in Info (the pipeline applies it).
-	Timeout time.Duration
+	// Header is the entry's id, description, confirmation, timeout (reported
+	// in Info; the pipeline applies it) and read-only tool names.
+	provider.Header
 	// BareNames exposes the tools under their own names in flat mode (config prefix: "").
 	BareNames bool
 
@@ -103,8 +99,6 @@ type Options struct {
 	// OAuth authorizes requests to an HTTP upstream (oauth.go); nil: none.
 	OAuth auth.OAuthHandler
 
-	// ReadOnly names the tools that never need confirmation.
-	ReadOnly []string
 	// TrustAnnotations lets the upstream's readOnlyHint mark a tool read-only
 	// (and its destructiveHint force confirmation).
 	TrustAnnotations bool

@@ -54,8 +54,7 @@ func stdioOptions(t *testing.T, mode string) (Options, string) {
 		// and tests match the child's stderr exactly: give it a place to write.
 		env["GOCOVERDIR"] = t.TempDir()
 	}
-	return Options{
-		ID: "ev", Command: exe, RequireConfirm: true,
+	return Options{Header: provider.Header{ID: "ev", RequireConfirm: true}, Command: exe,
 		Env:      env,
 		CacheDir: filepath.Join(dir, "cache"), Environ: hostEnv,
 		MinBackoff: 50 * time.Millisecond, MaxBackoff: time.Second, StopGrace: 300 * time.Millisecond,
@@ -686,8 +685,7 @@ func httpUpstream(t *testing.T, opts *sdk.StreamableHTTPOptions) (*httptest.Serv
 }
 
 func httpOptions(t *testing.T, url string) Options {
-	return Options{
-		ID: "remote", URL: url, Headers: map[string]string{"Authorization": "Bearer t0ken"},
+	return Options{Header: provider.Header{ID: "remote"}, URL: url, Headers: map[string]string{"Authorization": "Bearer t0ken"},
 		CacheDir: t.TempDir(), MinBackoff: 50 * time.Millisecond, StopGrace: 300 * time.Millisecond,
 	}
 }

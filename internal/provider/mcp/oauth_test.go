@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/tests/authtest"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -33,7 +32,7 @@ func TestNeedsLogin(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer ts.Close()
-	p := New(Options{ID: "gh", URL: ts.URL + "/mcp", CacheDir: t.TempDir(), StartTimeout: 5 * time.Second})
+	p := New(Options{Header: provider.Header{ID: "gh"}, URL: ts.URL + "/mcp", CacheDir: t.TempDir(), StartTimeout: 5 * time.Second})
 	defer p.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -64,7 +63,7 @@ func TestLoginPickedUp(t *testing.T) {
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
 	f := authtest.New(t)
-	pp, err := Build(config.Provider{ID: "remote", Spec: &Spec{URL: f.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	pp, err := Build(provider.Header{ID: "remote"}, &Spec{URL: f.URL + "/mcp"}, provider.Deps{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +83,7 @@ func TestLoginPickedUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	login := New(Options{ID: "remote", URL: f.URL + "/mcp", OAuth: h, CacheDir: t.TempDir()})
+	login := New(Options{Header: provider.Header{ID: "remote"}, URL: f.URL + "/mcp", OAuth: h, CacheDir: t.TempDir()})
 	if _, err := login.Session(ctx); err != nil {
 		t.Fatalf("login: %v", err)
 	}
@@ -110,7 +109,7 @@ func TestPlain401(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer ts.Close()
-	pp, err := Build(config.Provider{ID: "plain", Spec: &Spec{URL: ts.URL + "/mcp"}}, provider.Deps{CacheDir: t.TempDir()})
+	pp, err := Build(provider.Header{ID: "plain"}, &Spec{URL: ts.URL + "/mcp"}, provider.Deps{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -17,7 +18,7 @@ func TestUpstreamFieldsReachTheCatalog(t *testing.T) {
 			Meta: sdk.Meta{"vendor/x": "y"}},
 		{Name: "bare", InputSchema: map[string]any{"type": "object"}},
 	}
-	p := New(Options{ID: "x", Command: "x", CacheDir: t.TempDir()})
+	p := New(Options{Header: provider.Header{ID: "x"}, Command: "x", CacheDir: t.TempDir()})
 	defer p.Close()
 	check := func(how string, entries []*listedTool) {
 		t.Helper()

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,7 +97,7 @@ func TestEmptyCacheIsAMiss(t *testing.T) {
 // TestSaveNeverWritesNoList: save without a list the upstream sent keeps
 // the file as it is.
 func TestSaveNeverWritesNoList(t *testing.T) {
-	c := newDiskCache(Options{ID: "ev", CacheDir: t.TempDir(), Command: "x"})
+	c := newDiskCache(Options{Header: provider.Header{ID: "ev"}, CacheDir: t.TempDir(), Command: "x"})
 	if err := c.save([]*listedTool{{Name: "a", InputSchema: []byte(`{"type":"object"}`)}}, nil, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 )
 
@@ -71,7 +72,7 @@ func BenchmarkCallOverhead(b *testing.B) {
 		}
 	}
 	// The provider alone (argument mapping, request, result shaping), no pipeline or MCP.
-	alone := openapi.New(openapi.Options{ID: "pets", Spec: spec, BaseURL: srv.URL + "/v1"})
+	alone := openapi.New(openapi.Options{Header: provider.Header{ID: "pets"}, Spec: spec, BaseURL: srv.URL + "/v1"})
 	if err := alone.Start(ctx); err != nil {
 		b.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestExamples(t *testing.T) {
 			if !ok || pc.Kind != "openapi" {
 				t.Fatalf("no openapi provider %q", tt.id)
 			}
-			p, err := openapi.Build(*pc, provider.Deps{CacheDir: t.TempDir()})
+			p, err := openapi.Build(provider.HeaderOf(*pc), pc.Spec, provider.Deps{CacheDir: t.TempDir()})
 			if err != nil {
 				t.Fatal(err)
 			}

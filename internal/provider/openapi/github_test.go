@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -104,7 +105,7 @@ func BenchmarkGitHubLoad(b *testing.B) {
 	b.Run("cold", func(b *testing.B) {
 		var tools int
 		for b.Loop() {
-			p := New(Options{ID: "gh", Spec: githubDoc, CacheDir: b.TempDir()})
+			p := New(Options{Header: provider.Header{ID: "gh"}, Spec: githubDoc, CacheDir: b.TempDir()})
 			if err := p.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}
@@ -114,7 +115,7 @@ func BenchmarkGitHubLoad(b *testing.B) {
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		p := New(Options{ID: "gh", Spec: githubDoc, CacheDir: b.TempDir()})
+		p := New(Options{Header: provider.Header{ID: "gh"}, Spec: githubDoc, CacheDir: b.TempDir()})
 		if err := p.Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
@@ -126,12 +127,12 @@ func BenchmarkGitHubLoad(b *testing.B) {
 	})
 	b.Run("cached", func(b *testing.B) {
 		dir := b.TempDir()
-		if err := New(Options{ID: "gh", Spec: githubDoc, CacheDir: dir}).Start(context.Background()); err != nil {
+		if err := New(Options{Header: provider.Header{ID: "gh"}, Spec: githubDoc, CacheDir: dir}).Start(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		var tools int
 		for b.Loop() {
-			p := New(Options{ID: "gh", Spec: githubDoc, CacheDir: dir})
+			p := New(Options{Header: provider.Header{ID: "gh"}, Spec: githubDoc, CacheDir: dir})
 			if err := p.Start(context.Background()); err != nil {
 				b.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -57,7 +58,7 @@ func TestCredentialsOnlyToTrustedOrigin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			docBody = miniDoc(tt.server, "/ping")
 			before := len(tt.target.requests())
-			p := New(Options{ID: "o", Spec: tt.spec, BaseURL: tt.baseURL, CacheDir: t.TempDir(), Auth: &Auth{Bearer: bearer}})
+			p := New(Options{Header: provider.Header{ID: "o"}, Spec: tt.spec, BaseURL: tt.baseURL, CacheDir: t.TempDir(), Auth: &Auth{Bearer: bearer}})
 			if err := p.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +96,7 @@ func TestDotSegmentPathsSkipped(t *testing.T) {
 		if err := os.WriteFile(doc, []byte(miniDoc("http://127.0.0.1:1/base", path)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		p := New(Options{ID: "d", Spec: doc})
+		p := New(Options{Header: provider.Header{ID: "d"}, Spec: doc})
 		if err := p.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +114,7 @@ func TestSpecURLCredentialMasked(t *testing.T) {
 	const canary = "cnry-spec-query-7"
 	spec := "http://u:cnry-spec-pass-8@127.0.0.1:1/openapi.json?access_token=" + canary
 	var log strings.Builder
-	p := New(Options{ID: "s", Spec: spec, CacheDir: t.TempDir(), Log: newTextLogger(&log)})
+	p := New(Options{Header: provider.Header{ID: "s"}, Spec: spec, CacheDir: t.TempDir(), Log: newTextLogger(&log)})
 	startErr := p.Start(context.Background())
 	_, callErr := call(t, p, "x", `{}`)
 	outs := map[string]string{"start": fmt.Sprint(startErr), "call": fmt.Sprint(callErr), "info": p.Info().Description, "log": log.String()}

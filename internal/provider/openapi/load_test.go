@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"io"
 	"net/http"
 	"os"
@@ -147,7 +148,7 @@ func TestLoadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			p := New(Options{ID: "x", Spec: tt.spec, BaseURL: tt.base})
+			p := New(Options{Header: provider.Header{ID: "x"}, Spec: tt.spec, BaseURL: tt.base})
 			err := p.Start(context.Background())
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
@@ -161,7 +162,7 @@ func TestLoadErrors(t *testing.T) {
 			}
 		})
 	}
-	p := New(Options{ID: "x", Spec: variables})
+	p := New(Options{Header: provider.Header{ID: "x"}, Spec: variables})
 	if err := p.Start(context.Background()); err != nil || p.base.String() != "https://api.example.com/v2" {
 		t.Errorf("server variables: %v %v", p.base, err)
 	}
@@ -191,7 +192,7 @@ func TestDocumentFromURL(t *testing.T) {
 	cache := t.TempDir()
 	spec := srv.URL + "/latest"
 	for i := range 2 {
-		p := New(Options{ID: "pets", Spec: spec, BaseURL: srv.URL, CacheDir: cache})
+		p := New(Options{Header: provider.Header{ID: "pets"}, Spec: spec, BaseURL: srv.URL, CacheDir: cache})
 		if err := p.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +213,7 @@ func TestDocumentFromURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Close()
-	p := New(Options{ID: "pets", Spec: spec, BaseURL: "http://127.0.0.1:1", CacheDir: cache})
+	p := New(Options{Header: provider.Header{ID: "pets"}, Spec: spec, BaseURL: "http://127.0.0.1:1", CacheDir: cache})
 	if err := p.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestDocumentFromURL(t *testing.T) {
 		t.Errorf("diagnostic = %+v", d)
 	}
 	// No cache, unreachable: a load error that says so.
-	p = New(Options{ID: "pets", Spec: spec, CacheDir: t.TempDir()})
+	p = New(Options{Header: provider.Header{ID: "pets"}, Spec: spec, CacheDir: t.TempDir()})
 	if err := p.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "openapi document "+spec+": unreachable: ") {
 		t.Errorf("err = %v", err)
 	}
@@ -242,7 +243,7 @@ func TestDocumentURLErrors(t *testing.T) {
 		}
 	})
 	for path, want := range map[string]string{"/500": "fetching it answered HTTP 500", "/huge": "larger than 64 MiB"} {
-		p := New(Options{ID: "x", Spec: srv.URL + path, CacheDir: t.TempDir()})
+		p := New(Options{Header: provider.Header{ID: "x"}, Spec: srv.URL + path, CacheDir: t.TempDir()})
 		if err := p.Start(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", path, err, want)
 		}

@@ -31,17 +31,17 @@ const DefaultMaxBody = 8 << 20
 
 // Options configure a provider; Build maps a config entry onto them.
 type Options struct {
-	ID, Description, DiscoverHint string
-	RequireConfirm                bool
-	Timeout                       time.Duration
+	// Header is the entry's id, description, confirmation, timeout and
+	// read-only operations.
+	provider.Header
 	// Spec is the document's path or http(s) URL.
 	Spec string
 	// BaseURL overrides the document's servers[0].
 	BaseURL string
 	// Headers are sent with every request.
-	Headers                    map[string]string
-	Include, Exclude, ReadOnly []string
-	Auth                       *Auth
+	Headers          map[string]string
+	Include, Exclude []string
+	Auth             *Auth
 	// CacheDir holds fetched documents ("" = os.UserCacheDir()/agent-tools/openapi).
 	CacheDir string
 	// MaxBody caps response bodies (0 = DefaultMaxBody).
@@ -86,20 +86,18 @@ var (
 
 // Build is kind openapi's entry in the runtime's table of provider kinds.
 // It reads nothing: the document is loaded by Start (or the first Tools).
-func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*Spec)
+func Build(h provider.Header, s config.Spec, deps provider.Deps) (provider.Provider, error) {
+	spec, ok := s.(*Spec)
 	if !ok {
-		return nil, fmt.Errorf("provider %q: not an openapi entry", pc.ID)
+		return nil, fmt.Errorf("provider %q: not an openapi entry", h.ID)
 	}
 	cacheDir := deps.CacheDir
 	if cacheDir != "" {
 		cacheDir = filepath.Join(cacheDir, "openapi")
 	}
 	return New(Options{
-		ID: pc.ID, Description: pc.Description, DiscoverHint: pc.DiscoverHint,
-		RequireConfirm: pc.RequireConfirm, Timeout: pc.Timeout.Duration,
-		Spec: spec.Spec, BaseURL: spec.BaseURL, Headers: spec.Headers,
-		Include: spec.Include, Exclude: spec.Exclude, ReadOnly: pc.ReadOnly,
+		Header: h, Spec: spec.Spec, BaseURL: spec.BaseURL, Headers: spec.Headers,
+		Include: spec.Include, Exclude: spec.Exclude,
 		Auth: spec.Auth, CacheDir: cacheDir, Log: deps.Log,
 	}), nil
 }

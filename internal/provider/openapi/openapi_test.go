@@ -72,7 +72,7 @@ func (b *backend) last(t *testing.T) seen {
 
 func petsProvider(t *testing.T, b *backend, mod func(*Options)) *Provider {
 	t.Helper()
-	o := Options{ID: "pets", Spec: "testdata/pets.yaml", BaseURL: b.URL + "/v1", ReadOnly: []string{"search/*"}, RequireConfirm: true}
+	o := Options{Header: provider.Header{ID: "pets", ReadOnly: []string{"search/*"}, RequireConfirm: true}, Spec: "testdata/pets.yaml", BaseURL: b.URL + "/v1"}
 	if mod != nil {
 		mod(&o)
 	}
@@ -495,7 +495,7 @@ func TestUnreachable(t *testing.T) {
 	b := newBackend(t, nil)
 	url := b.URL
 	b.Close()
-	p := New(Options{ID: "pets", Spec: "testdata/pets.yaml", BaseURL: url})
+	p := New(Options{Header: provider.Header{ID: "pets"}, Spec: "testdata/pets.yaml", BaseURL: url})
 	_, err := call(t, p, "pets/list", `{}`)
 	te, ok := toolerr.As(err)
 	if !ok || te.Code != toolerr.BackendError || !strings.Contains(te.Message, "GET /pets: ") {
@@ -506,7 +506,7 @@ func TestUnreachable(t *testing.T) {
 // TestOpenAPI31 loads a 3.1 document (type arrays, a boolean schema, a
 // numeric exclusive bound) and compiles every schema.
 func TestOpenAPI31(t *testing.T) {
-	p := New(Options{ID: "tasks", Spec: "../../../examples/tasks.openapi.yaml"})
+	p := New(Options{Header: provider.Header{ID: "tasks"}, Spec: "../../../examples/tasks.openapi.yaml"})
 	tools, err := p.Tools(context.Background())
 	if err != nil {
 		t.Fatal(err)

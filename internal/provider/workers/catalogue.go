@@ -155,7 +155,7 @@ func (p *Provider) checkModelStatic(model, effort string) *toolerr.Error {
 	if model != "" && len(p.models) > 0 && !slices.Contains(p.models, model) {
 		return failure("requested_model_unavailable",
 			"Pick one of available_models (the provider's models: list), or ask the user to add the model to the config.",
-			"model %q is not routed to provider %q", model, p.id).
+			"model %q is not routed to provider %q", model, p.ID).
 			With("available_models", p.models).With("source", "config (models:)")
 	}
 	w := p.worker

@@ -169,7 +169,7 @@ func TestCallVerifyCommandsNeedAPerson(t *testing.T) {
 		}
 	}
 	// The config's list is what runs when the call gives none.
-	if _, err := New(config.Provider{ID: "bad"}, &Spec{Preset: "codex", Verify: []string{"a | b"}}, provider.Deps{ProjectDir: root}); err == nil {
+	if _, err := New(provider.Header{ID: "bad"}, &Spec{Preset: "codex", Verify: []string{"a | b"}}, provider.Deps{ProjectDir: root}); err == nil {
 		t.Fatal("a verify: entry with a shell operator was accepted")
 	}
 }

@@ -90,7 +90,7 @@ func newProvider(t testing.TB, preset, root string, opts ...opt) *Provider {
 		o(&pc, spec, &deps)
 	}
 	pc.Spec = spec
-	p, err := New(pc, spec, deps)
+	p, err := New(provider.HeaderOf(pc), spec, deps)
 	if err != nil {
 		t.Fatal(err)
 	}

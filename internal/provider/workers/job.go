@@ -92,15 +92,15 @@ type job struct {
 }
 
 func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.Result, err error) {
-	j := &job{p: p, start: time.Now(), id: fmt.Sprintf("%s-%d", p.id, p.seq.Add(1))}
+	j := &job{p: p, start: time.Now(), id: fmt.Sprintf("%s-%d", p.ID, p.seq.Add(1))}
 	defer func() {
 		if te, ok := toolerr.As(err); ok {
-			te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.id+"_") // name the real status tool
+			te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.ID+"_") // name the real status tool
 		}
 		p.logJob(j, err) // refusals too: every call is one line
 	}()
 	if p.closing.Load() {
-		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
+		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.ID)
 	}
 	cmds, timeout, te := j.prepare(args)
 	if te != nil {
@@ -108,11 +108,11 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 	}
 	r := j.req
 	var clamp string
-	if timeout > p.timeout {
-		clamp = fmt.Sprintf("timeout %s exceeds the provider's %s: the job runs with %s", timeout, p.timeout, p.timeout)
+	if timeout > p.Timeout {
+		clamp = fmt.Sprintf("timeout %s exceeds the provider's %s: the job runs with %s", timeout, p.Timeout, p.Timeout)
 	}
-	if timeout <= 0 || timeout > p.timeout {
-		timeout = p.timeout
+	if timeout <= 0 || timeout > p.Timeout {
+		timeout = p.Timeout
 	}
 	if dl, ok := ctx.Deadline(); ok {
 		// Leave the runtime's deadline room for attribution and verification.
@@ -154,11 +154,11 @@ func (p *Provider) run(ctx context.Context, args json.RawMessage) (_ *provider.R
 		defer release()
 	}
 	if !p.track(&activeJob{ID: j.id, Mode: r.Mode, Model: r.Model, Scopes: j.allowed, Started: j.start}) {
-		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.id)
+		return nil, failure("shutdown", "The runtime is shutting down; call again after it restarts.", "provider %q is shutting down", p.ID)
 	}
 	defer p.untrack(j.id)
 
-	j.res = &result{JobID: j.id, Provider: p.id, Model: r.Model, Effort: r.Effort, Mode: r.Mode,
+	j.res = &result{JobID: j.id, Provider: p.ID, Model: r.Model, Effort: r.Effort, Mode: r.Mode,
 		FilesChanged: []string{}, ScopeViolations: []string{}, TestsOrChecksRun: []string{}, Verification: []check{},
 		ConcernsOrBlockers: []string{}, Warnings: append([]string{}, warnings...), ExitCode: -1}
 	if p.worker.Name == "agy" {
@@ -348,7 +348,7 @@ func (j *job) execute(ctx context.Context, bin string, timeout time.Duration, cm
 
 	switch {
 	case res.TimedOut || (res.Cancelled && errors.Is(ctx.Err(), context.DeadlineExceeded)):
-		return nil, j.fail("timeout", fmt.Sprintf("The worker and its processes were killed after %s; narrow the task or raise timeout (at most the provider's %s).", timeout.Round(time.Second), p.timeout),
+		return nil, j.fail("timeout", fmt.Sprintf("The worker and its processes were killed after %s; narrow the task or raise timeout (at most the provider's %s).", timeout.Round(time.Second), p.Timeout),
 			"%s worker timed out after %s", p.worker.Name, timeout.Round(time.Second))
 	case res.Cancelled && errors.Is(context.Cause(jobCtx), errShutdown):
 		return nil, j.fail("shutdown", "The runtime shut down while the job ran; its processes were killed after the grace period. Check files_changed before calling again.",
@@ -688,7 +688,7 @@ func (p *Provider) untrack(id string) {
 
 // logJob writes the call's JSONL record (prompt and output only in debug).
 func (p *Provider) logJob(j *job, err error) {
-	rec := jobRecord{Time: time.Now().UTC(), Job: j.id, Provider: p.id, Status: "failed"}
+	rec := jobRecord{Time: time.Now().UTC(), Job: j.id, Provider: p.ID, Status: "failed"}
 	if j.req != nil {
 		rec.Model, rec.Effort, rec.Mode = j.req.Model, j.req.Effort, j.req.Mode
 	}

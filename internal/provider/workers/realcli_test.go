@@ -115,7 +115,7 @@ func TestStatusAgainstRealLoggedOutCLIs(t *testing.T) {
 			pc := config.Provider{ID: name, Kind: "workers", Enabled: true}
 			spec := &Spec{Preset: name, Command: bin, Cwd: root}
 			pc.Spec = spec
-			p, err := New(pc, spec, provider.Deps{ProjectDir: root})
+			p, err := New(provider.HeaderOf(pc), spec, provider.Deps{ProjectDir: root})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -428,7 +428,7 @@ func TestCustomWorker(t *testing.T) {
 	spec := &Spec{Command: script, Args: []string{"--mode", "{mode}"},
 		Worker: &WorkerDef{Prompt: "file", PromptArgs: []string{"--prompt-file", "{prompt_file}"}, Output: "jsonl", Answer: "final.text"}}
 	pc.Spec = spec
-	p, err := New(pc, spec, provider.Deps{ProjectDir: root})
+	p, err := New(provider.HeaderOf(pc), spec, provider.Deps{ProjectDir: root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,7 +53,7 @@ const probeTimeout = 20 * time.Second
 
 func (p *Provider) status(ctx context.Context) *statusReport {
 	w := p.worker
-	st := &statusReport{Provider: p.id, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
+	st := &statusReport{Provider: p.ID, Worker: w.Name, ProjectDir: p.root, Auth: "unverified",
 		ReadOnly: w.ReadOnly, Efforts: w.Efforts, ModelStatus: []modelStatus{}, Isolation: or(p.isolation, "none"),
 		Containment: proc.Containment(),
 		ActiveJobs:  []activeJob{}, Scopes: p.locks.snapshot(), Warnings: []string{}}

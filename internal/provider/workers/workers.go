@@ -54,12 +54,10 @@ var (
 
 // Provider is one workers provider: one worker CLI.
 type Provider struct {
-	id, description, hint string
-	requireConfirm        bool
-	timeout               time.Duration
-	worker                *worker
-	command               string // executable (preset's default or override)
-	extraArgs             []string
+	provider.Header // id, description, hint, confirmation, timeout
+	worker          *worker
+	command         string // executable (preset's default or override)
+	extraArgs       []string
 	// verify are the config's verification commands (workers.<id>.verify).
 	verify      [][]string
 	envOverride map[string]string
@@ -104,22 +102,22 @@ type activeJob struct {
 var errShutdown = errors.New("the runtime shut down")
 
 // Build is kind workers' entry in the runtime's table of provider kinds.
-func Build(pc config.Provider, deps provider.Deps) (provider.Provider, error) {
-	spec, ok := pc.Spec.(*Spec)
+func Build(h provider.Header, s config.Spec, deps provider.Deps) (provider.Provider, error) {
+	spec, ok := s.(*Spec)
 	if !ok {
-		return nil, fmt.Errorf("provider %q: not a workers entry", pc.ID)
+		return nil, fmt.Errorf("provider %q: not a workers entry", h.ID)
 	}
-	return New(pc, spec, deps)
+	return New(h, spec, deps)
 }
 
 // New builds the provider. It starts nothing and succeeds when the CLI is
 // missing (doctor says so; run answers EXECUTABLE_NOT_FOUND).
-func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) {
+func New(h provider.Header, spec *Spec, deps provider.Deps) (*Provider, error) {
 	var w *worker
 	if spec.Preset != "" {
 		base, ok := presets[spec.Preset]
 		if !ok {
-			return nil, fmt.Errorf("provider %q: unknown preset %q", pc.ID, spec.Preset)
+			return nil, fmt.Errorf("provider %q: unknown preset %q", h.ID, spec.Preset)
 		}
 		w = base
 	} else {
@@ -134,11 +132,10 @@ func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) 
 	}
 	root, err := filepath.Abs(root)
 	if err != nil {
-		return nil, fmt.Errorf("provider %q: project root: %w", pc.ID, err)
+		return nil, fmt.Errorf("provider %q: project root: %w", h.ID, err)
 	}
 	p := &Provider{
-		id: pc.ID, description: pc.Description, hint: pc.DiscoverHint, requireConfirm: pc.RequireConfirm,
-		timeout: pc.Timeout.Duration, worker: w, command: or(spec.Command, w.Bin), envOverride: spec.Env,
+		Header: h, worker: w, command: or(spec.Command, w.Bin), envOverride: spec.Env,
 		root: filepath.Clean(root), models: spec.Models, isolation: spec.Isolation, grace: spec.ShutdownGrace.Duration,
 		debug: spec.Debug, log: deps.Log, jobs: &jobLog{path: spec.JobLog}, lookupEnv: deps.Env,
 		progressEvery: 2 * time.Second, active: map[string]*activeJob{},
@@ -149,7 +146,7 @@ func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) 
 	for _, c := range spec.Verify {
 		argv, err := splitCommand(c)
 		if err != nil {
-			return nil, fmt.Errorf("provider %q: verify: %w", pc.ID, err)
+			return nil, fmt.Errorf("provider %q: verify: %w", h.ID, err)
 		}
 		p.verify = append(p.verify, argv)
 	}
@@ -158,8 +155,8 @@ func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) 
 		// the job's working directory (which may be an isolated worktree).
 		p.command = filepath.Join(or(deps.ConfigDir, p.root), p.command)
 	}
-	if p.timeout <= 0 {
-		p.timeout = DefaultTimeout
+	if p.Timeout <= 0 {
+		p.Timeout = DefaultTimeout
 	}
 	if p.grace <= 0 {
 		p.grace = DefaultShutdownGrace
@@ -170,8 +167,8 @@ func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) 
 	if p.lookupEnv == nil {
 		p.lookupEnv = os.LookupEnv
 	}
-	if p.description == "" {
-		p.description = fmt.Sprintf("Delegate a coding task to the %s CLI as a worker: scoped, attributed from git, verified by the project's checks.", w.Name)
+	if p.Description == "" {
+		p.Description = fmt.Sprintf("Delegate a coding task to the %s CLI as a worker: scoped, attributed from git, verified by the project's checks.", w.Name)
 	}
 	p.stop, p.stopNow = context.WithCancelCause(context.Background())
 	return p, nil
@@ -179,12 +176,12 @@ func New(pc config.Provider, spec *Spec, deps provider.Deps) (*Provider, error) 
 
 // Info implements provider.Provider.
 func (p *Provider) Info() catalog.ProviderInfo {
-	hint := p.hint
+	hint := p.DiscoverHint
 	if hint == "" {
 		hint = "delegate coding tasks (analyze, review, implement) to a " + p.worker.Name + " worker"
 	}
-	return catalog.ProviderInfo{ID: p.id, Kind: "workers", Description: p.description, DiscoverHint: hint,
-		RequireConfirm: p.requireConfirm, Timeout: p.timeout}
+	return catalog.ProviderInfo{ID: p.ID, Kind: "workers", Description: p.Description, DiscoverHint: hint,
+		RequireConfirm: p.RequireConfirm, Timeout: p.Timeout}
 }
 
 // Tools implements provider.Provider: run and status.
@@ -192,14 +189,14 @@ func (p *Provider) Tools(context.Context) ([]catalog.Tool, error) {
 	w := p.worker.Name
 	return []catalog.Tool{
 		{
-			Provider: p.id, Name: "run", Title: "Run a " + w + " worker job",
+			Provider: p.ID, Name: "run", Title: "Run a " + w + " worker job",
 			Description: "Delegate one task to the " + w + " CLI as a worker and get a verified result: files_changed and scope_violations computed from git, " +
 				"the project's checks run after the worker (a failing check makes the result partial). mode analyze/review is read-only; " +
 				"implement needs allowed_paths and confirmation. One call is one attempt; nothing is retried or substituted.",
-			InputSchema: json.RawMessage(strings.ReplaceAll(runSchema, "<id>_", p.id+"_")), OutputSchema: json.RawMessage(resultSchema),
+			InputSchema: json.RawMessage(strings.ReplaceAll(runSchema, "<id>_", p.ID+"_")), OutputSchema: json.RawMessage(resultSchema),
 		},
 		{
-			Provider: p.id, Name: "status", Title: w + " worker status",
+			Provider: p.ID, Name: "status", Title: w + " worker status",
 			Description: "Without running any model: the " + w + " CLI's version, path and login state, model availability (available, unavailable or unverified) " +
 				"and where it comes from, active jobs and their write scopes, whether git attribution works here, and warnings.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`), ReadOnly: true,
@@ -231,7 +228,7 @@ func (p *Provider) ValidateArguments(tool catalog.Tool, args json.RawMessage) er
 		return nil
 	}
 	if _, _, te := (&job{p: p}).prepare(args); te != nil {
-		te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.id+"_")
+		te.Hint = strings.ReplaceAll(te.Hint, "<id>_", p.ID+"_")
 		return te
 	}
 	return nil
@@ -274,7 +271,7 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 		b, _ := jsonscan.MarshalIndent(st, "", "  ")
 		return &provider.Result{Text: string(b), Structured: st}, nil
 	}
-	return nil, toolerr.New(toolerr.UnknownTool, "", "provider %q has no tool %q", p.id, tool.Name)
+	return nil, toolerr.New(toolerr.UnknownTool, "", "provider %q has no tool %q", p.ID, tool.Name)
 }
 
 // Close lets running jobs finish for the shutdown grace period, then
@@ -304,10 +301,10 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 	var out []provider.Diagnostic
 	path, err := p.executable()
 	if err != nil {
-		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "warning",
+		out = append(out, provider.Diagnostic{Provider: p.ID, Item: p.command, Status: "warning",
 			Reason: "executable not found: " + p.command + " (the provider loads; run answers EXECUTABLE_NOT_FOUND)"})
 	} else {
-		out = append(out, provider.Diagnostic{Provider: p.id, Item: p.command, Status: "ok", Reason: path})
+		out = append(out, provider.Diagnostic{Provider: p.ID, Item: p.command, Status: "ok", Reason: path})
 	}
 	if p.worker.Name != "custom" {
 		verdict, why := "unverified", p.worker.Name+"'s flags come from the worker presets (docs/workers.md), not from an installed CLI"
@@ -317,14 +314,14 @@ func (p *Provider) Diagnostics() []provider.Diagnostic {
 			cancel()
 		}
 		if verdict != "verified" {
-			out = append(out, provider.Diagnostic{Provider: p.id, Item: "flags", Status: "warning", Reason: "unverified: " + why})
+			out = append(out, provider.Diagnostic{Provider: p.ID, Item: "flags", Status: "warning", Reason: "unverified: " + why})
 		}
 	}
-	if d := p.jobs.diagnose(p.id); d != nil {
+	if d := p.jobs.diagnose(p.ID); d != nil {
 		out = append(out, *d)
 	}
 	if _, err := newGit(p.env()).run(context.Background(), p.root, "rev-parse", "--show-toplevel"); err != nil {
-		out = append(out, provider.Diagnostic{Provider: p.id, Item: "git", Status: "warning",
+		out = append(out, provider.Diagnostic{Provider: p.ID, Item: "git", Status: "warning",
 			Reason: "the project root is not in a git work tree: files_changed and scope_violations are unavailable"})
 	}
 	return out

@@ -36,8 +36,8 @@ var Kind = provider.Kind{
 			}
 		},
 	},
-	Build: func(pc config.Provider, _ provider.Deps) (provider.Provider, error) {
-		return &static{id: pc.ID, text: pc.Spec.(*Spec).Text}, nil
+	Build: func(h provider.Header, s config.Spec, _ provider.Deps) (provider.Provider, error) {
+		return &static{id: h.ID, text: s.(*Spec).Text}, nil
 	},
 }
 
