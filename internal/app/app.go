@@ -24,8 +24,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/prompts"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/builtin"
-	"github.com/agent-tools/agent-tools/internal/provider/local"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/secrets"
@@ -272,21 +270,18 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	if project == "" {
 		project, _ = os.Getwd()
 	}
-	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env, Logins: a.shared.Logins, Secrets: a.secrets}
+	g.deps = provider.Deps{Log: o.Logger, ProjectDir: project, ConfigDir: cfg.Dir, Version: Version(), Env: o.Env, Logins: a.shared.Logins, Secrets: a.secrets, Status: a.status}
 	if closeAudit != nil {
 		g.closers = append(g.closers, closeAudit)
 	}
 	g.withEmbeddings(cfg.Index.Embeddings, cfg.Index.Semantic)
-	if !o.Explicit || o.BuiltIns {
-		g.add(builtin.New(builtin.Options{Status: a.status, Code: builtin.CodeOptions{ // code mode
-			AllowMutations: cfg.Code.AllowMutations, MaxCalls: cfg.Code.MaxCalls, Concurrency: cfg.Code.Concurrency, Timeout: cfg.Code.Timeout.Duration,
-			Memory: cfg.Code.Memory, CPU: cfg.Code.CPU.Duration}}))
-	}
-	if cfg.Local.Enabled {
-		g.add(local.New(local.Options{
-			Dir: cfg.Local.Dir, ProjectDir: cfg.Dir, RequireConfirm: cfg.Local.RequireConfirm,
-			Timeout: cfg.Local.Timeout.Duration, Description: cfg.Local.Description, Logger: o.Logger,
-		}))
+	for _, pc := range cfg.HostEntries(!o.Explicit || o.BuiltIns) { // builtin (code:) and local (local:)
+		p, err := provider.Build(pc, g.deps)
+		if err != nil {
+			g.failed(pc.ID, "", err)
+			continue
+		}
+		g.add(p)
 	}
 	for _, pc := range cfg.Providers {
 		p, err := buildProvider(pc, g.deps)

@@ -40,6 +40,10 @@ type Kind struct {
 	// plugin directory when the kind runs processes and none was given;
 	// optional.
 	DefaultCwd func(s Spec, dir string)
+	// Section, for the runtime's own kinds (builtin, local), is the config
+	// section that holds the kind's one entry (HostEntries): such a kind is
+	// never written under providers:, and its keys are the section's.
+	Section string
 }
 
 type kindDef struct {
@@ -57,7 +61,7 @@ var (
 // second kind of the same name or a spec that is not a tagged struct: both
 // are programming errors found by the first test that loads a config.
 func RegisterKind(k Kind) {
-	if k.Name == "" || k.NewSpec == nil || k.Validate == nil {
+	if k.Name == "" || k.NewSpec == nil || k.Validate == nil && k.Section == "" {
 		panic("config: RegisterKind needs Name, NewSpec and Validate")
 	}
 	spec := k.NewSpec()
@@ -73,11 +77,23 @@ func RegisterKind(k Kind) {
 	if slices.ContainsFunc(kinds, func(d *kindDef) bool { return d.Name == k.Name }) {
 		panic(fmt.Sprintf("config: kind %q registered twice", k.Name))
 	}
+	if k.Section != "" { // its keys are its section's, decoded with the config
+		kinds = append(kinds, &kindDef{Kind: k})
+		return
+	}
 	fs := fieldsOf(t.Elem())
 	kinds = append(kinds, &kindDef{Kind: k, keys: keysOf(fs), fields: fs})
 }
 
+// kindNamed is the kind that providers: entries may name.
 func kindNamed(name string) *kindDef {
+	if k := anyKindNamed(name); k != nil && k.Section == "" {
+		return k
+	}
+	return nil
+}
+
+func anyKindNamed(name string) *kindDef {
 	kindsMu.RLock()
 	defer kindsMu.RUnlock()
 	for _, k := range kinds {
@@ -88,13 +104,16 @@ func kindNamed(name string) *kindDef {
 	return nil
 }
 
-// KindNames lists the registered kinds, in the order messages list them.
+// KindNames lists the kinds providers: entries may name, in the order
+// messages list them.
 func KindNames() []string {
 	kindsMu.RLock()
 	defer kindsMu.RUnlock()
-	out := make([]string, len(kinds))
-	for i, k := range kinds {
-		out[i] = k.Name
+	out := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		if k.Section == "" {
+			out = append(out, k.Name)
+		}
 	}
 	return out
 }

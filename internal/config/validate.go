@@ -247,6 +247,8 @@ func (v *Validator) provider(p *Provider, pp string, ids map[string]string) {
 		kind = "" // already reported; the checks below depend on it
 	} else if p.Kind == "" {
 		v.errf(pp, `missing required key "kind" (want %s)`, orList(KindNames()))
+	} else if h := anyKindNamed(p.Kind); h != nil && h.Section != "" {
+		v.errf(kp, "kind %s is the runtime's own: configure it under %s:, not providers: (want %s)", v.show(kp, p.Kind), h.Section, orList(KindNames()))
 	} else if kindNamed(p.Kind) == nil {
 		v.errf(kp, "unknown kind %s (want %s)", v.show(kp, p.Kind), orList(KindNames()))
 	}

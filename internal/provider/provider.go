@@ -184,4 +184,7 @@ type Deps struct {
 	// Secrets resolves the provider's secret references (${keyring:…},
 	// ${pass:…}, ...) when it is built (nil: secrets.Default).
 	Secrets *secrets.Resolver
+	// Status reports the runtime's state (providers, mode, version) for the
+	// built-in runtime_status tool; it never includes credentials.
+	Status func(ctx context.Context) any
 }

@@ -7,18 +7,23 @@ package kinds
 
 import (
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/provider/cli"
+	"github.com/agent-tools/agent-tools/internal/provider/local"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
 	"github.com/agent-tools/agent-tools/internal/provider/openapi"
 	"github.com/agent-tools/agent-tools/internal/provider/workers"
 )
 
-// All is every kind, in the order messages list them.
+// All is every kind, in the order messages list them; the runtime's own
+// (builtin, local) come from their config sections (config.HostEntries).
 var All = []provider.Kind{
 	mcp.Kind,
 	openapi.Kind,
 	cli.Kind,
 	workers.Kind,
+	builtin.Kind,
+	local.Kind,
 }
 
 func init() {

@@ -54,7 +54,9 @@ agent-tools.yaml:4:5: providers[0]: unknown key "txt"; did you mean "text"?`},
 func kindNames() []string {
 	var out []string
 	for _, k := range kinds.All {
-		out = append(out, k.Name)
+		if k.Section == "" { // the runtime's own are configured by their sections
+			out = append(out, k.Name)
+		}
 	}
 	return out
 }

@@ -1,0 +1,33 @@
+package builtin
+
+import (
+	"fmt"
+
+	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/provider"
+)
+
+// Kind is the runtime's own tools as a registered kind: its one entry is
+// the code: section (config.HostEntries), built through provider.Build
+// like every other provider.
+var Kind = provider.Kind{
+	Kind: config.Kind{
+		Name:    config.BuiltinKind,
+		NewSpec: func() config.Spec { return &config.Code{} },
+		Section: "code",
+	},
+	Build: Build,
+}
+
+// Build makes the built-in provider of the code: section c: its scripts'
+// limits, and the runtime's status from deps.
+func Build(_ provider.Header, s config.Spec, deps provider.Deps) (provider.Provider, error) {
+	c, ok := s.(*config.Code)
+	if !ok {
+		return nil, fmt.Errorf("provider %q: not the code: section", ID)
+	}
+	return New(Options{Status: deps.Status, Code: CodeOptions{
+		AllowMutations: c.AllowMutations, MaxCalls: c.MaxCalls, Concurrency: c.Concurrency,
+		Timeout: c.Timeout.Duration, Memory: c.Memory, CPU: c.CPU.Duration,
+	}}), nil
+}
