@@ -2,6 +2,9 @@ package static_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -59,4 +62,47 @@ func kindNames() []string {
 		}
 	}
 	return out
+}
+
+// TestContributingDiffApplies: CONTRIBUTING.md's diff, the whole change for
+// a new kind, applies to this tree (git apply --check), and the kind it
+// adds is this package's code.
+func TestContributingDiffApplies(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed: cannot check that CONTRIBUTING.md's diff applies")
+	}
+	root, _ := filepath.Abs(filepath.Join("..", "..", ".."))
+	b, err := os.ReadFile(filepath.Join(root, "CONTRIBUTING.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "```diff\n")
+	if i < 0 {
+		t.Fatal("CONTRIBUTING.md has no diff")
+	}
+	d := doc[i+len("```diff\n"):]
+	d = d[:strings.Index(d, "```")]
+	patch := filepath.Join(t.TempDir(), "kind.diff")
+	if err := os.WriteFile(patch, []byte(d), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(git, "-C", root, "apply", "--check", patch).CombinedOutput(); err != nil {
+		t.Errorf("CONTRIBUTING.md's diff does not apply: %v\n%s", err, out)
+	}
+	code, err := os.ReadFile("kind.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(code), "\npackage static\n")
+	var added strings.Builder
+	for _, l := range strings.Split(d[strings.Index(d, "+++ b/internal/provider/static/kind.go"):], "\n")[2:] {
+		if rest, ok := strings.CutPrefix(l, "+"); ok {
+			added.WriteString(rest + "\n")
+		}
+	}
+	if _, want, _ := strings.Cut(added.String(), "\npackage static\n"); want != body {
+		t.Errorf("the kind in CONTRIBUTING.md's diff is not internal/tests/static/kind.go's code")
+	}
 }
