@@ -296,12 +296,21 @@ type gated struct {
 func (g gated) Unwrap() provider.Provider { return g.Provider }
 
 func (g gated) Call(ctx context.Context, t catalog.Tool, args json.RawMessage) (*provider.Result, error) {
+	return g.CallValues(ctx, t, args, provider.Values{})
+}
+
+// CallValues passes the call's values on to the provider once it is known
+// to be enabled.
+func (g gated) CallValues(ctx context.Context, t catalog.Tool, args json.RawMessage, v provider.Values) (*provider.Result, error) {
 	if _, _, ok := g.reg.Provider(t.Provider); !ok {
 		return nil, toolerr.New(toolerr.ProviderUnavailable,
 			"The provider was disabled while this call was on its way; it did not run. Tell the user, or call agent_tools_help for what is loaded now.",
 			"provider %q was disabled; %q did not run", t.Provider, t.Canonical)
 	}
-	return g.Provider.Call(ctx, t, args)
+	return provider.CallWith(ctx, g.Provider, t, args, v)
 }
 
-var _ provider.Unwrapper = gated{}
+var (
+	_ provider.Unwrapper    = gated{}
+	_ provider.ValuesCaller = gated{}
+)

@@ -102,19 +102,18 @@ func scriptTarget(req *pipeline.Request) bool {
 	return !req.Skill && req.Malformed == nil && req.Tool == builtin.JavaScriptTool && (req.Provider == "" || req.Provider == builtin.ID)
 }
 
-// withScriptHost lends an execute_javascript call the facade's tools: its
-// script's calls run back through the pipeline under the caller's session,
-// audited with this call's request id as their parent.
-func (f *Facade) withScriptHost(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) context.Context {
+// lendScriptHost lends an execute_javascript call the facade's tools, as
+// one of the call's values (provider.Values.Script): its script's calls run
+// back through the pipeline under the caller's session, audited with this
+// call's request id as their parent.
+func (f *Facade) lendScriptHost(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 	if !scriptTarget(req) {
-		return ctx
+		return
 	}
 	if req.RequestID == "" {
 		req.RequestID = rand.Text()[:16]
 	}
-	h := &scriptHost{f: f, mreq: mreq, parent: req}
-	f.hosts.Store(req, h)
-	return builtin.WithScriptHost(ctx, h)
+	req.Values.Script = &scriptHost{f: f, mreq: mreq, parent: req}
 }
 
 type scriptHost struct {
@@ -138,11 +137,10 @@ type pendingConfirm struct {
 // CONFIRMATION_REQUIRED they belong to: the tokens go to the model, which
 // decides (with the user) and runs a script that passes them.
 func (f *Facade) withPending(req *pipeline.Request, resp *pipeline.Response) *pipeline.Response {
-	v, ok := f.hosts.LoadAndDelete(req)
+	h, ok := req.Values.Script.(*scriptHost)
 	if !ok {
 		return resp
 	}
-	h := v.(*scriptHost)
 	h.mu.Lock()
 	pending := h.pending
 	h.mu.Unlock()
@@ -160,7 +158,7 @@ func (f *Facade) withPending(req *pipeline.Request, resp *pipeline.Response) *pi
 	return &pipeline.Response{Err: e, Decision: "confirmation_required", Duration: resp.Duration}
 }
 
-var _ builtin.ScriptHost = (*scriptHost)(nil)
+var _ provider.ScriptHost = (*scriptHost)(nil)
 
 // callable is a tool a script may see: visible to this caller (global
 // rules, the profile, the caller's per-identity rules), and not the

@@ -87,8 +87,6 @@ type Facade struct {
 
 	policy atomic.Pointer[policy.Rules] // swapped by SetRules on a config reload
 
-	hosts sync.Map // *pipeline.Request of a running script → its *scriptHost (code.go)
-
 	pt *passthrough.Passthrough // upstream prompts and the flat-mode passthrough
 
 	mu            sync.Mutex
@@ -338,11 +336,11 @@ func (f *Facade) visibleTools(providerID string) []catalog.Tool {
 
 // call runs one request through the pipeline and renders the MCP result.
 func (f *Facade) call(ctx context.Context, mreq *sdk.CallToolRequest, req *pipeline.Request) *sdk.CallToolResult {
-	ctx = f.withScriptHost(ctx, mreq, req) // code.go: a script's tools.call
-	defer f.hosts.Delete(req)
+	f.lendScriptHost(mreq, req) // code.go: a script's tools.call
 	if _, flat := req.Shape.(flatShape); flat {
-		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context) (*sdk.CallToolResult, bool) {
+		res, ok := f.pt.Call(ctx, mreq, req.Tool, func(ctx context.Context, fwd *provider.Forward) (*sdk.CallToolResult, bool) {
 			f.bindSession(mreq, req)
+			req.Values.Forward = fwd // the client's own upstream session
 			resp := f.run(ctx, req)
 			return render(resp), resp.Result != nil
 		})

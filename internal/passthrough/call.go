@@ -5,6 +5,8 @@ import (
 	"fmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"sync"
+
+	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 // perRequestProtocolKey names the _meta keys a client sends on every
@@ -65,12 +67,13 @@ func (ds *downstream) end(fl *flight) {
 // _meta); pipeline errors (policy, confirmation, timeout...) keep the
 // runtime's envelope. run runs the call through the pipeline under the
 // context it is given, and returns the rendered answer and whether the
-// pipeline produced a result (rather than an error of its own). No
+// pipeline produced a result (rather than an error of its own); the call
+// carries fwd (provider.Values.Forward) to the upstream's provider. No
 // heartbeat: the upstream's own progress is relayed. ok is false when the
 // call is not one of a forwarded provider's tool: the caller runs it as
 // usual.
 func (pt *Passthrough) Call(ctx context.Context, mreq *sdk.CallToolRequest, tool string,
-	run func(ctx context.Context) (res *sdk.CallToolResult, produced bool)) (res *sdk.CallToolResult, ok bool) {
+	run func(ctx context.Context, fwd *provider.Forward) (res *sdk.CallToolResult, produced bool)) (res *sdk.CallToolResult, ok bool) {
 	if !pt.forward || mreq == nil || mreq.Session == nil || mreq.Params == nil {
 		return nil, false
 	}
@@ -88,18 +91,20 @@ func (pt *Passthrough) Call(ctx context.Context, mreq *sdk.CallToolRequest, tool
 
 	var mu sync.Mutex
 	var raw *sdk.CallToolResult
-	ctx = r.pt.BindCall(ctx, func(ctx context.Context) (*sdk.ClientSession, error) {
-		c, err := ds.conn(ctx, r)
-		if err != nil {
-			return nil, err
-		}
-		return c.cs, nil
-	}, fl.meta, func(res *sdk.CallToolResult) {
-		mu.Lock()
-		raw = res
-		mu.Unlock()
-	})
-	rendered, produced := run(ctx)
+	fwd := &provider.Forward{Provider: t.Provider, Meta: fl.meta,
+		Session: func(ctx context.Context) (*sdk.ClientSession, error) {
+			c, err := ds.conn(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			return c.cs, nil
+		},
+		Raw: func(res *sdk.CallToolResult) {
+			mu.Lock()
+			raw = res
+			mu.Unlock()
+		}}
+	rendered, produced := run(ctx, fwd)
 	mu.Lock()
 	defer mu.Unlock()
 	if produced && raw != nil {

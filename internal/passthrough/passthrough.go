@@ -71,12 +71,10 @@ type Upstream interface {
 	// OpenSession connects a separate session to the same upstream; the
 	// caller closes it.
 	OpenSession(ctx context.Context, opts *sdk.ClientOptions, sopts *sdk.ClientSessionOptions, setup func(*sdk.Client)) (*sdk.ClientSession, error)
-	// BindCall returns a context under which the provider's Call runs on the
-	// session that session returns, with meta as _meta, and hands the
-	// upstream's own result to raw. The pipeline sits between the
-	// passthrough and the provider's Call, so the binding travels in the
-	// context; only the provider that made it reads it.
-	BindCall(ctx context.Context, session func(context.Context) (*sdk.ClientSession, error), meta sdk.Meta, raw func(*sdk.CallToolResult)) context.Context
+	// CallValues runs a call with a provider.Forward (the binding the
+	// pipeline hands over with the call): on its session, with its _meta,
+	// the upstream's own result handed to its Raw.
+	provider.ValuesCaller
 }
 
 // Catalog is what the passthrough reads from the registry.

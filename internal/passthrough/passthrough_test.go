@@ -185,14 +185,6 @@ type upProvider struct {
 
 var _ passthrough.Upstream = (*upProvider)(nil)
 
-type bindKey struct{}
-
-type binding struct {
-	session func(context.Context) (*sdk.ClientSession, error)
-	meta    sdk.Meta
-	raw     func(*sdk.CallToolResult)
-}
-
 func newUpProvider(t *testing.T, info catalog.ProviderInfo, u *upstream) *upProvider {
 	t.Helper()
 	cs, err := u.connect(context.Background(), sdk.NewClient(&sdk.Implementation{Name: "shared"}, nil), nil)
@@ -219,22 +211,29 @@ func (p *upProvider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 }
 
 func (p *upProvider) Call(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
+	return p.CallValues(ctx, tool, args, provider.Values{})
+}
+
+func (p *upProvider) CallValues(ctx context.Context, tool catalog.Tool, args json.RawMessage, v provider.Values) (*provider.Result, error) {
 	cs := p.shared
 	params := &sdk.CallToolParams{Name: tool.Name, Arguments: args}
-	b, _ := ctx.Value(bindKey{}).(*binding)
+	b := v.Forward
+	if b != nil && b.Provider != p.info.ID {
+		b = nil
+	}
 	if b != nil {
 		var err error
-		if cs, err = b.session(ctx); err != nil {
+		if cs, err = b.Session(ctx); err != nil {
 			return nil, err
 		}
-		params.Meta = b.meta
+		params.Meta = b.Meta
 	}
 	res, err := cs.CallTool(ctx, params)
 	if err != nil {
 		return nil, err
 	}
 	if b != nil {
-		b.raw(res)
+		b.Raw(res)
 	}
 	var text []string
 	for _, c := range res.Content {
@@ -266,10 +265,6 @@ func (p *upProvider) OpenSession(ctx context.Context, opts *sdk.ClientOptions, s
 		setup(c)
 	}
 	return p.up.connect(ctx, c, sopts)
-}
-
-func (p *upProvider) BindCall(ctx context.Context, session func(context.Context) (*sdk.ClientSession, error), meta sdk.Meta, raw func(*sdk.CallToolResult)) context.Context {
-	return context.WithValue(ctx, bindKey{}, &binding{session: session, meta: meta, raw: raw})
 }
 
 // ptHarness is a flat-mode facade in front of a passthrough provider (bare

@@ -59,6 +59,9 @@ type Request struct {
 	// Tool is the name as given; Resolve fills Resolved.
 	Tool string
 	Args json.RawMessage
+	// Values go to the provider with the call, explicitly (a script's
+	// tools object, a passthrough's binding): provider.CallWith.
+	Values provider.Values
 	// Confirm is the agent's explicit confirmation of a mutating call.
 	Confirm bool
 	// ConfirmToken is the one-time token of a CONFIRMATION_REQUIRED error (token mode).

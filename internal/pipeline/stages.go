@@ -363,7 +363,7 @@ func Execute(o ExecuteOptions) Middleware {
 			if req.Skill {
 				res, err = runSkill(callCtx, req)
 			} else {
-				res, err = req.Backend.Call(callCtx, req.Resolved, req.Resolved.FillHidden(req.Args)) // an override's hidden arguments
+				res, err = provider.CallWith(callCtx, req.Backend, req.Resolved, req.Resolved.FillHidden(req.Args), req.Values) // an override's hidden arguments
 			}
 			if err != nil {
 				return &Response{Err: callError(ctx, callCtx, req, timeout, err)}

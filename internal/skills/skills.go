@@ -431,6 +431,8 @@ var (
 	_ provider.Starter   = (*Wrapped)(nil)
 	_ provider.Closer    = (*Wrapped)(nil)
 	_ provider.Fresher   = (*Wrapped)(nil)
+
+	_ provider.ValuesCaller = (*Wrapped)(nil)
 )
 
 // Wrap returns p with the skills of dir; dir == "" returns p itself. It
@@ -457,6 +459,11 @@ func (w *Wrapped) Tools(ctx context.Context) ([]catalog.Tool, error) { return w.
 
 func (w *Wrapped) Call(ctx context.Context, t catalog.Tool, args json.RawMessage) (*provider.Result, error) {
 	return w.inner.Call(ctx, t, args)
+}
+
+// CallValues passes a call's values on to the wrapped provider.
+func (w *Wrapped) CallValues(ctx context.Context, t catalog.Tool, args json.RawMessage, v provider.Values) (*provider.Result, error) {
+	return provider.CallWith(ctx, w.inner, t, args, v)
 }
 
 // Skills lists the wrapped provider's skills, then the directory's.

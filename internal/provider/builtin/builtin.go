@@ -42,7 +42,10 @@ type Provider struct {
 	tools []catalog.Tool
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider     = (*Provider)(nil)
+	_ provider.ValuesCaller = (*Provider)(nil)
+)
 
 // New returns the built-in provider.
 func New(o Options) *Provider {
@@ -83,7 +86,16 @@ func (p *Provider) Call(ctx context.Context, t catalog.Tool, args json.RawMessag
 		}
 		return &provider.Result{Text: string(b), Structured: st}, nil
 	case JavaScriptTool:
-		return p.executeJavaScript(ctx, args)
+		return p.executeJavaScript(ctx, args, nil) // no tools object: a plain script
 	}
 	return nil, errors.New("unknown built-in tool " + fmt.Sprintf("%q", t.Name))
+}
+
+// CallValues runs a built-in tool with its call's values: execute_javascript
+// lends its script the Script host (code mode's `tools`).
+func (p *Provider) CallValues(ctx context.Context, t catalog.Tool, args json.RawMessage, v provider.Values) (*provider.Result, error) {
+	if t.Name == JavaScriptTool {
+		return p.executeJavaScript(ctx, args, v.Script)
+	}
+	return p.Call(ctx, t, args)
 }

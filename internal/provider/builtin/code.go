@@ -1,7 +1,6 @@
 package builtin
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
@@ -82,29 +81,8 @@ func Info(t catalog.Tool, withSchema bool) ToolInfo {
 	return i
 }
 
-// ScriptHost is what the runtime lends a script's `tools` object: search and
-// describe over the tools the caller may see, and calls back through the
-// call pipeline (policy, validation, loop guard, confirmation, audit with
-// the script's call as parent). The facade attaches one to the context of
-// every execute_javascript call; without one, scripts have no `tools`.
-type ScriptHost interface {
-	Search(ctx context.Context, query string, limit int) []catalog.Tool
-	Describe(ctx context.Context, name string) (catalog.Tool, bool)
-	// Call runs one tool call; confirm is nil, true, or a confirm token.
-	Call(ctx context.Context, name string, args json.RawMessage, confirm any) (*provider.Result, error)
-}
-
-type hostKey struct{}
-
-// WithScriptHost returns ctx carrying h for execute_javascript.
-func WithScriptHost(ctx context.Context, h ScriptHost) context.Context {
-	return context.WithValue(ctx, hostKey{}, h)
-}
-
-func scriptHostFrom(ctx context.Context) ScriptHost {
-	h, _ := ctx.Value(hostKey{}).(ScriptHost)
-	return h
-}
+// ScriptHost is the `tools` object a script is lent (provider.Values.Script).
+type ScriptHost = provider.ScriptHost
 
 // CodeAPI documents the `tools` object for tool descriptions and help.
 const CodeAPI = "In the script, `tools.search(query, {limit})` returns matching tools as [{name, description, signature, readOnly}]; " +

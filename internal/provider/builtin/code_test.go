@@ -92,9 +92,8 @@ func (h *fakeHost) Call(ctx context.Context, name string, args json.RawMessage, 
 func runScript(t *testing.T, o Options, h *fakeHost, code string) *provider.Result {
 	t.Helper()
 	p := New(o)
-	ctx := WithScriptHost(context.Background(), h)
 	args, _ := json.Marshal(map[string]any{"code": code})
-	res, err := p.Call(ctx, tool(t, p, JavaScriptTool), args)
+	res, err := p.CallValues(context.Background(), tool(t, p, JavaScriptTool), args, provider.Values{Script: h})
 	if err != nil {
 		t.Fatalf("Call: %v", err)
 	}
@@ -163,9 +162,8 @@ func TestScriptTools(t *testing.T) {
 // failure".
 func TestUncaughtRefusalKeepsItsCode(t *testing.T) {
 	p := New(Options{})
-	ctx := WithScriptHost(context.Background(), &fakeHost{})
 	args, _ := json.Marshal(map[string]any{"code": `await tools.call("secret_read")`})
-	_, err := p.Call(ctx, tool(t, p, JavaScriptTool), args)
+	_, err := p.CallValues(context.Background(), tool(t, p, JavaScriptTool), args, provider.Values{Script: &fakeHost{}})
 	te, ok := toolerr.As(err)
 	if !ok || te.Code != toolerr.Denied || te.Details["tool"] != "secret_read" || !strings.Contains(te.Message, "did not catch") {
 		t.Fatalf("err = %v, want DENIED for secret_read", err)
@@ -251,7 +249,7 @@ func runScriptErr(o Options, h *fakeHost, code string, timeoutMS int) (*provider
 		a["timeout_ms"] = timeoutMS
 	}
 	args, _ := json.Marshal(a)
-	return p.Call(WithScriptHost(context.Background(), h), p.tools[0], args)
+	return p.CallValues(context.Background(), p.tools[0], args, provider.Values{Script: h})
 }
 
 // BenchmarkScriptTwoCalls: a script that makes two tool calls, in process
@@ -277,10 +275,10 @@ func BenchmarkScriptTwoCalls(b *testing.B) {
 				}
 			}
 			p := New(Options{Runner: bc.runner})
-			ctx := WithScriptHost(context.Background(), &fakeHost{})
+			ctx, host := context.Background(), provider.Values{Script: &fakeHost{}}
 			run := func() time.Duration {
 				start := time.Now()
-				res, err := p.Call(ctx, p.tools[0], args)
+				res, err := p.CallValues(ctx, p.tools[0], args, host)
 				if err != nil || res.IsError || !strings.Contains(res.Text, `"result":[48.1,21]`) {
 					b.Fatalf("%v %+v", err, res)
 				}

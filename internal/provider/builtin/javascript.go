@@ -91,7 +91,7 @@ type javaScriptArgs struct {
 	TimeoutMS json.RawMessage `json:"timeout_ms"`
 }
 
-func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (*provider.Result, error) {
+func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage, h ScriptHost) (*provider.Result, error) {
 	code, timeout, err := p.parseJavaScriptArgs(raw)
 	if err != nil {
 		return nil, err
@@ -104,7 +104,7 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage) (
 		host jsrun.HostFunc
 		srv  *scriptServer
 	)
-	if h := scriptHostFrom(ctx); h != nil {
+	if h != nil {
 		opts := p.opts.Code.withDefaults()
 		sc.Kind, sc.Config = scriptKind, mustJSON(scriptConfig{MaxCalls: opts.MaxCalls})
 		srv = newScriptServer(h, opts)

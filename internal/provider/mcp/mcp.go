@@ -344,10 +344,22 @@ func (p *Provider) Tools(ctx context.Context) ([]catalog.Tool, error) {
 }
 
 // Call runs one upstream tool under ctx's deadline.
-// A context from BindCall runs it on that passthrough session instead of
-// the shared one, and hands the upstream's own result over as well.
 func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMessage) (*provider.Result, error) {
-	b := p.binding(ctx)
+	return p.call(ctx, tool, args, nil)
+}
+
+// CallValues runs a call with its per-call values: a Forward for this
+// provider runs it on that passthrough session instead of the shared one,
+// and hands the upstream's own result over as well.
+func (p *Provider) CallValues(ctx context.Context, tool catalog.Tool, args json.RawMessage, v provider.Values) (*provider.Result, error) {
+	b := v.Forward
+	if b == nil || b.Provider != p.opts.ID || b.Session == nil {
+		b = nil
+	}
+	return p.call(ctx, tool, args, b)
+}
+
+func (p *Provider) call(ctx context.Context, tool catalog.Tool, args json.RawMessage, b *provider.Forward) (*provider.Result, error) {
 	var s *session
 	var err error
 	if b != nil {
@@ -371,7 +383,7 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 
 	params := &sdk.CallToolParams{Name: tool.Name, Arguments: args}
 	if b != nil {
-		params.Meta = b.meta
+		params.Meta = b.Meta
 	}
 	res, err := callTool(callCtx, s, params)
 	if err != nil && (errors.Is(err, errStuck) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
@@ -383,8 +395,8 @@ func (p *Provider) Call(ctx context.Context, tool catalog.Tool, args json.RawMes
 	if err != nil {
 		return nil, p.callError(ctx, s, tool, err)
 	}
-	if b != nil && b.raw != nil {
-		b.raw(res)
+	if b != nil && b.Raw != nil {
+		b.Raw(res)
 	}
 	return toResult(res, p.opts.MaxResultBytes), nil
 }

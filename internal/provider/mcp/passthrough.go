@@ -23,8 +23,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
+
+var _ provider.ValuesCaller = (*Provider)(nil)
 
 // sharedClientOfPassthrough makes the shared session of a provider with bare
 // names (a passthrough in flat mode) declare what passthrough sessions relay
@@ -218,35 +221,9 @@ func (p *Provider) openSession(cs *sdk.ClientSession) (*session, error) {
 		"provider %q: the passthrough session to the upstream has ended", p.opts.ID)
 }
 
-type bindKey struct{}
-
-type binding struct {
-	p       *Provider
-	session func(context.Context) (*sdk.ClientSession, error)
-	meta    sdk.Meta
-	raw     func(*sdk.CallToolResult)
-}
-
-// BindCall returns a context under which this provider's Call runs on the
-// session that session returns (one from OpenSession, opened only when the
-// call gets past the pipeline's policy), with meta as the request's _meta
-// (a mapped progress token), and hands the upstream's result, unchanged, to
-// raw before the usual mapping. Only this provider's Call looks at it.
-func (p *Provider) BindCall(ctx context.Context, session func(context.Context) (*sdk.ClientSession, error), meta sdk.Meta, raw func(*sdk.CallToolResult)) context.Context {
-	return context.WithValue(ctx, bindKey{}, &binding{p: p, session: session, meta: meta, raw: raw})
-}
-
-func (p *Provider) binding(ctx context.Context) *binding {
-	b, _ := ctx.Value(bindKey{}).(*binding)
-	if b == nil || b.p != p || b.session == nil {
-		return nil
-	}
-	return b
-}
-
 // boundSession opens (or finds) the passthrough session of a bound call.
-func (p *Provider) boundSession(ctx context.Context, b *binding) (*session, error) {
-	cs, err := b.session(ctx)
+func (p *Provider) boundSession(ctx context.Context, b *provider.Forward) (*session, error) {
+	cs, err := b.Session(ctx)
 	if err != nil {
 		if _, ok := toolerr.As(err); ok || ctx.Err() != nil {
 			return nil, err

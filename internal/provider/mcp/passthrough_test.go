@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -106,9 +107,9 @@ func TestOpenSessionAndBindCall(t *testing.T) {
 	}
 
 	var raw *sdk.CallToolResult
-	bctx := p.BindCall(ctx, func(context.Context) (*sdk.ClientSession, error) { return cs, nil },
-		sdk.Meta{"progressToken": "tok-1"}, func(r *sdk.CallToolResult) { raw = r })
-	res, err := p.Call(bctx, catalog.Tool{Provider: "ev", Name: "ask"}, nil)
+	bound := provider.Values{Forward: &provider.Forward{Provider: p.opts.ID, Session: func(context.Context) (*sdk.ClientSession, error) { return cs, nil },
+		Meta: sdk.Meta{"progressToken": "tok-1"}, Raw: func(r *sdk.CallToolResult) { raw = r }}}
+	res, err := p.CallValues(ctx, catalog.Tool{Provider: "ev", Name: "ask"}, nil, bound)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,11 +119,11 @@ func TestOpenSessionAndBindCall(t *testing.T) {
 	if raw == nil || len(raw.Content) != 1 {
 		t.Errorf("raw result = %+v", raw)
 	}
-	// Another provider's binding is ignored.
-	other := New(o)
-	defer other.Close()
-	if b := p.binding(other.BindCall(ctx, func(context.Context) (*sdk.ClientSession, error) { return cs, nil }, nil, nil)); b != nil {
-		t.Error("a binding made for another provider was used")
+	// Another provider's binding is ignored: the call runs on the shared session.
+	foreign := provider.Values{Forward: &provider.Forward{Provider: "another", Session: func(context.Context) (*sdk.ClientSession, error) { return cs, nil },
+		Meta: sdk.Meta{"progressToken": "tok-2"}}}
+	if res, err := p.CallValues(ctx, catalog.Tool{Provider: "ev", Name: "pids"}, []byte(`{}`), foreign); err != nil || strings.Fields(res.Text)[0] != sharedPid {
+		t.Errorf("a binding made for another provider was used: %+v, %v", res, err)
 	}
 
 	pid := strings.TrimPrefix(res.Text[strings.LastIndex(res.Text, "pid="):], "pid=")
@@ -132,7 +133,7 @@ func TestOpenSessionAndBindCall(t *testing.T) {
 	}
 	cs.Close()
 	eventually(t, "the passthrough process to exit", func() bool { return !alive(n) })
-	_, err = p.Call(bctx, catalog.Tool{Provider: "ev", Name: "echo"}, nil)
+	_, err = p.CallValues(ctx, catalog.Tool{Provider: "ev", Name: "echo"}, nil, bound)
 	wantUnavailable(t, err)
 
 	// Close ends the passthrough sessions still open.
@@ -181,8 +182,8 @@ func TestBoundCallWaitsForEarlierNotifications(t *testing.T) {
 	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "debug"}); err != nil {
 		t.Fatal(err)
 	}
-	bctx := p.BindCall(ctx, func(context.Context) (*sdk.ClientSession, error) { return cs, nil }, nil, nil)
-	if _, err := p.Call(bctx, catalog.Tool{Provider: "ev", Name: "logs"}, []byte(`{"n":5}`)); err != nil {
+	bound := provider.Values{Forward: &provider.Forward{Provider: p.opts.ID, Session: func(context.Context) (*sdk.ClientSession, error) { return cs, nil }}}
+	if _, err := p.CallValues(ctx, catalog.Tool{Provider: "ev", Name: "logs"}, []byte(`{"n":5}`), bound); err != nil {
 		t.Fatal(err)
 	}
 	if n := handled.Load(); n != 5 {
