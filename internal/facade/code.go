@@ -10,12 +10,12 @@ import (
 	"sync"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -26,7 +26,7 @@ const Code Mode = "code"
 
 // codeTool is the name code mode publishes the interpreter under (the
 // built-in's own, host-local name).
-const codeTool = builtin.JavaScriptTool
+const codeTool = codemode.Tool
 
 // codeAPI declares the `tools` object a script sees, for help.
 const codeAPI = `declare const tools: {
@@ -69,7 +69,7 @@ func (f *Facade) codeRunDef() toolDef {
 	}
 	// Short on purpose: code mode's list is all a model reads up front.
 	desc := "Run JavaScript that finds tools, calls them and combines their results. " +
-		builtin.CodeAPI + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
+		codemode.API + " Example: `const [t] = tools.search(\"weather forecast\", {limit: 1}); const r = await tools.call(t.name, {city: \"Paris\"}); return r.temperature`. " +
 		"Top-level await and return work; no require, fetch or timers; a script runs up to " + f.codeTimeout() + " unless timeout_ms says less. Calls pass the same policy, validation and confirmation as direct ones."
 	return toolDef{
 		tool: &sdk.Tool{
@@ -99,7 +99,7 @@ func (codeShape) Call(tool string, args json.RawMessage, confirm any) map[string
 
 // scriptTarget reports whether req runs execute_javascript.
 func scriptTarget(req *pipeline.Request) bool {
-	return !req.Skill && req.Malformed == nil && req.Tool == builtin.JavaScriptTool && (req.Provider == "" || req.Provider == builtin.ID)
+	return !req.Skill && req.Malformed == nil && req.Tool == codemode.Tool && (req.Provider == "" || req.Provider == codemode.Provider)
 }
 
 // lendScriptHost lends an execute_javascript call the facade's tools, as
@@ -168,7 +168,7 @@ func (h *scriptHost) callable(t catalog.Tool) bool {
 	if h.mreq != nil {
 		x = h.mreq.Extra
 	}
-	return t.Canonical != builtin.JavaScriptTool && h.f.visibleTo(h.f.grantOf(x), t.Provider, t.Canonical)
+	return t.Canonical != codemode.Tool && h.f.visibleTo(h.f.grantOf(x), t.Provider, t.Canonical)
 }
 
 func (h *scriptHost) Search(_ context.Context, query string, limit int) []catalog.Tool {
@@ -191,8 +191,8 @@ func (h *scriptHost) Describe(_ context.Context, name string) (catalog.Tool, boo
 }
 
 func (h *scriptHost) Call(ctx context.Context, name string, args json.RawMessage, confirm any) (*provider.Result, error) {
-	if strings.TrimSpace(name) == builtin.JavaScriptTool {
-		return nil, toolerr.New(toolerr.Denied, "Do the work in this script instead of starting another.", "a script cannot run %s", builtin.JavaScriptTool)
+	if strings.TrimSpace(name) == codemode.Tool {
+		return nil, toolerr.New(toolerr.Denied, "Do the work in this script instead of starting another.", "a script cannot run %s", codemode.Tool)
 	}
 	req := &pipeline.Request{Via: codeTool, Parent: h.parent.RequestID, Tool: name, Args: args, Shape: codeShape{}}
 	if e := setConfirm(req, confirm, "tools.call", h.f.tokenMode()); e != nil {
@@ -222,5 +222,5 @@ func (f *Facade) codeTimeout() string {
 	if t, ok := f.cat.Lookup(codeTool); ok && t.Timeout > 0 {
 		return (t.Timeout - 2*jsrun.Grace).String()
 	}
-	return builtin.DefaultCodeTimeout.String()
+	return codemode.DefaultTimeout.String()
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/policy"
-	"github.com/agent-tools/agent-tools/internal/provider/builtin"
 )
 
 // hit is one discover/search result, shaped so one result is usually enough
@@ -40,7 +40,7 @@ func toolHit(t catalog.Tool, withSchema bool, mode Mode) hit {
 	ro := t.ReadOnly
 	h := hit{Kind: "tool", Name: name, Provider: t.Provider, Description: firstLine(t.Description, descLen), ReadOnly: &ro}
 	if spec.signatures {
-		h.Signature = builtin.Signature(t.Canonical, t.InputSchema, t.OutputSchema)
+		h.Signature = codemode.Signature(t.Canonical, t.InputSchema, t.OutputSchema)
 	} else {
 		h.Required, h.Params = schemaSummary(t.InputSchema)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -162,11 +163,11 @@ func (r *runner) serve(ctx context.Context, method string, params json.RawMessag
 		res, err := r.tools.CallTool(ctx, name, args)
 		switch {
 		case err != nil:
-			return json.Marshal(r.issue(name, CallError(ctx, name, err, "the skill's"), false))
+			return json.Marshal(r.issue(name, codemode.CallError(ctx, name, err, "the skill's"), false))
 		case res == nil:
 			res = &provider.Result{}
 		case res.IsError:
-			return json.Marshal(r.issue(name, backendError(res), false))
+			return json.Marshal(r.issue(name, codemode.BackendError(res), false))
 		}
 		return json.Marshal(answer{Name: name, Result: &wireResult{Text: res.Text}})
 	case hostCanonical:
@@ -210,34 +211,6 @@ func (r *runner) toolCanonical(name string) (string, error) {
 	return naming.Canonical(r.d.info.ID, name, r.d.info.HostLocal)
 }
 
-// CallError turns a ToolCaller's error into an envelope; whose names the
-// deadline in messages ("the skill's").
-func CallError(ctx context.Context, name string, err error, whose string) *toolerr.Error {
-	if te, ok := toolerr.As(err); ok {
-		return te
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return toolerr.New(toolerr.Timeout, "", "call to %q did not finish before %s deadline", name, whose)
-	case errors.Is(err, context.Canceled):
-		return toolerr.New(toolerr.Cancelled, "", "call to %q was cancelled", name)
-	}
-	return toolerr.New(toolerr.BackendError, "", "call to %q failed: %v", name, err)
-}
-
-// BackendError mirrors the pipeline's envelope for a tool's own failure
-// (the error tools.call throws for a result the tool marked as an error).
-func BackendError(res *provider.Result) *toolerr.Error { return backendError(res) }
-
-// backendError mirrors the pipeline's envelope for a tool's own failure.
-func backendError(res *provider.Result) *toolerr.Error {
-	e := toolerr.New(toolerr.BackendError, "The tool ran and reported a failure; read `output`.", "the tool reported an error")
-	for k, v := range res.Details {
-		e.With(k, v)
-	}
-	return e.With("output", res.Text)
-}
-
 // failure maps a failed run to the error run_skill returns.
 func (r *runner) failure(err error, expired bool) error {
 	var je *jsrun.Error
@@ -274,7 +247,7 @@ func (r *runner) failure(err error, expired bool) error {
 			te = r.issued[t.Ref-1]
 		}
 		r.mu.Unlock()
-		return withConsole(r.toolFailure(Thrown{Tool: t.Tool, Err: te, Budget: t.Budget}))
+		return withConsole(r.toolFailure(codemode.Thrown{Tool: t.Tool, Err: te, Budget: t.Budget}))
 	}
 	if fail.Declared != nil {
 		return withConsole(fail.Declared.toolerr())
@@ -293,7 +266,7 @@ func (r *runner) failure(err error, expired bool) error {
 
 // toolFailure is the skill's failure when one of its tool calls failed and
 // the skill did not catch it: the tool's code, with the tool's envelope.
-func (r *runner) toolFailure(t Thrown) *toolerr.Error {
+func (r *runner) toolFailure(t codemode.Thrown) *toolerr.Error {
 	if t.Budget {
 		return t.Err
 	}

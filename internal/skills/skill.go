@@ -8,6 +8,7 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
@@ -104,7 +105,7 @@ type skillRun struct {
 	cfg    skillConfig
 	host   *jsrun.Host
 	vm     *goja.Runtime
-	bridge *Bridge // the JS side of tools.call (bridge.go)
+	bridge *codemode.Bridge // the JS side of tools.call
 	// declared is the code and hint of an error the skill threw on purpose.
 	declared *toolerr.Error
 	refs     map[*toolerr.Error]int // the server's Ref of each error it sent
@@ -122,7 +123,7 @@ func installSkill(ctx context.Context, s *jsrun.Session, vm *goja.Runtime, sc *j
 		return nil, err
 	}
 	// Capture the built-ins before the skill's code can replace them.
-	b, err := NewBridge(vm)
+	b, err := codemode.NewBridge(vm)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +249,7 @@ func (r *skillRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value 
 		if a.Result != nil {
 			res = &provider.Result{Text: a.Result.Text}
 		}
-		return r.bridge.Outcome(name, res, err, func(err error) *toolerr.Error { return CallError(ctx, name, err, "the skill's") })
+		return r.bridge.Outcome(name, res, err, func(err error) *toolerr.Error { return codemode.CallError(ctx, name, err, "the skill's") })
 	}
 }
 

@@ -9,13 +9,14 @@ import (
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
 // ID is the provider id of the built-in tools.
-const ID = "builtin"
+const ID = codemode.Provider
 
 // StatusTool is the name of the runtime status tool ({namespace}_{action}, as registered tools are named).
 const StatusTool = "runtime_status"

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
@@ -13,7 +14,7 @@ import (
 const (
 	DefaultCodeMaxCalls    = 50
 	DefaultCodeConcurrency = 4
-	DefaultCodeTimeout     = 30 * time.Second
+	DefaultCodeTimeout     = codemode.DefaultTimeout
 	// DefaultCodeSearchLimit is how many hits tools.search returns by default.
 	DefaultCodeSearchLimit = 5
 	// MaxCodeSearchLimit bounds tools.search's limit.
@@ -74,7 +75,7 @@ type ToolInfo struct {
 // Info describes t for a script; withSchema adds its input schema.
 func Info(t catalog.Tool, withSchema bool) ToolInfo {
 	i := ToolInfo{Name: t.Canonical, Description: t.Description, ReadOnly: t.ReadOnly,
-		Signature: Signature(t.Canonical, t.InputSchema, t.OutputSchema)}
+		Signature: codemode.Signature(t.Canonical, t.InputSchema, t.OutputSchema)}
 	if withSchema {
 		i.InputSchema = t.InputSchema
 	}
@@ -85,7 +86,4 @@ func Info(t catalog.Tool, withSchema bool) ToolInfo {
 type ScriptHost = provider.ScriptHost
 
 // CodeAPI documents the `tools` object for tool descriptions and help.
-const CodeAPI = "In the script, `tools.search(query, {limit})` returns matching tools as [{name, description, signature, readOnly}]; " +
-	"`tools.describe(name)` returns one with its inputSchema; `await tools.call(name, args, {confirm})` calls it through the same checks as a direct call " +
-	"and returns its result (parsed JSON when the result is JSON), or throws an Error with code, message, hint and correct_shape. " +
-	"Run independent calls together with Promise.all. Only what the script returns and prints comes back, so filter and combine results in the script."
+const CodeAPI = codemode.API

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -17,7 +18,7 @@ import (
 )
 
 // JavaScriptTool is the sandboxed interpreter (docs/providers/builtins.md).
-const JavaScriptTool = "execute_javascript"
+const JavaScriptTool = codemode.Tool
 
 // JavaScriptLimits bound execute_javascript (zero fields: jsrun's defaults).
 type JavaScriptLimits = jsrun.Limits

@@ -9,9 +9,9 @@ import (
 
 	"github.com/dop251/goja"
 
+	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/skills"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -252,11 +252,11 @@ func (r *scriptServer) call(ctx context.Context, p callParams) hostAnswer {
 	}
 	switch {
 	case err != nil:
-		return r.issue(skills.CallError(ctx, p.Name, err, "the script's"), false)
+		return r.issue(codemode.CallError(ctx, p.Name, err, "the script's"), false)
 	case res == nil:
 		res = &provider.Result{}
 	case res.IsError:
-		return r.issue(skills.BackendError(res), false)
+		return r.issue(codemode.BackendError(res), false)
 	}
 	return hostAnswer{Result: &wireResult{Text: res.Text}}
 }
@@ -268,7 +268,7 @@ type scriptRun struct {
 	cfg    scriptConfig
 	sess   *jsrun.Session
 	vm     *goja.Runtime
-	bridge *skills.Bridge
+	bridge *codemode.Bridge
 	refs   map[*toolerr.Error]int // the server's Ref of each error it sent
 }
 
@@ -285,7 +285,7 @@ func installTools(ctx context.Context, s *jsrun.Session, vm *goja.Runtime, sc *j
 	if err := json.Unmarshal(sc.Config, &r.cfg); err != nil {
 		return nil, err
 	}
-	b, err := skills.NewBridge(vm)
+	b, err := codemode.NewBridge(vm)
 	if err != nil {
 		return nil, err
 	}
@@ -405,7 +405,7 @@ func (r *scriptRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value
 					res = &provider.Result{Text: a.Result.Text}
 				}
 				v, thrown := r.bridge.Settle(name, res, err, func(err error) *toolerr.Error {
-					return skills.CallError(ctx, name, err, "the script's")
+					return codemode.CallError(ctx, name, err, "the script's")
 				})
 				if thrown != nil {
 					return reject(thrown)

@@ -1,4 +1,4 @@
-package builtin
+package codemode
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package skills
+package codemode
 
 import (
 	"encoding/json"
@@ -108,7 +108,7 @@ func (b *Bridge) Outcome(name string, res *provider.Result, err error, asEnvelop
 		b.Throw(name, asEnvelope(err), false)
 	}
 	if res != nil && res.IsError {
-		b.Throw(name, backendError(res), false)
+		b.Throw(name, BackendError(res), false)
 	}
 	return b.Value(res)
 }
@@ -120,7 +120,7 @@ func (b *Bridge) Settle(name string, res *provider.Result, err error, asEnvelope
 		return nil, b.Error(name, asEnvelope(err), false)
 	}
 	if res != nil && res.IsError {
-		return nil, b.Error(name, backendError(res), false)
+		return nil, b.Error(name, BackendError(res), false)
 	}
 	return b.Value(res), nil
 }
