@@ -10,12 +10,12 @@ import (
 	"sync"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 )
 
 // hit is one discover/search result, shaped so one result is usually enough

@@ -9,10 +9,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

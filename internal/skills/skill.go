@@ -8,9 +8,9 @@ import (
 
 	"github.com/dop251/goja"
 
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

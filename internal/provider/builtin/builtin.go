@@ -9,10 +9,10 @@ import (
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 )
 
 // ID is the provider id of the built-in tools.

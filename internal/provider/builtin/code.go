@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 )
 
 // Code-mode defaults (docs/modes.md, "Code mode").

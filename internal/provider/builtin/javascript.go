@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
-	"github.com/agent-tools/agent-tools/internal/codemode"
 	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/provider/codemode"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 

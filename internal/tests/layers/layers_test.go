@@ -45,7 +45,7 @@ var layers = []layer{
 	{"config", []string{"internal/config"}},
 	// The provider contract, and code mode's (the facade's and the
 	// built-in's meeting point, shared with JavaScript skills).
-	{"provider", []string{"internal/provider", "internal/status", "internal/codemode"}},
+	{"provider", []string{"internal/provider", "internal/provider/codemode", "internal/status"}},
 	// The kinds, and what wraps them; none of them knows the runtime's
 	// services (registry, pipeline, passthrough) above.
 	{"kinds", []string{
