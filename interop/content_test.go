@@ -65,3 +65,34 @@ func TestTypedContentThroughTheRuntime(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceContentScenariosThroughTheRuntime runs the official
+// conformance suite's content scenarios (tools-call-image, -audio,
+// -embedded-resource, -mixed-content) against agent-tools in flat mode in
+// front of the go-sdk's conformance server, its tools under their own
+// names (prefix ""): every check the suite makes of the server itself
+// passes through the runtime. (Progressive mode's call is compared block
+// by block above: the suite calls the fixture tools by name.)
+func TestConformanceContentScenariosThroughTheRuntime(t *testing.T) {
+	requirePeers(t)
+	node, suite := conformancePeers(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	addr := startEverythingServer(ctx, t)
+	project := t.TempDir()
+	config := fmt.Sprintf("mode: flat\nproviders:\n  - id: ev\n    kind: mcp\n    url: http://%s/\n    prefix: \"\"\n    requireConfirm: false\n", addr)
+	if err := os.WriteFile(filepath.Join(project, "agent-tools.yaml"), []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url := startHTTP(ctx, t, project)
+	for _, scenario := range []string{"tools-call-image", "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content"} {
+		cmd := peerCommand(ctx, interopDir, node, suite, "server", "--url", url, "--scenario", scenario)
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(node)+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("scenario %s through agent-tools: %v\n%s", scenario, err, out)
+			continue
+		}
+		t.Logf("%s: passed", scenario)
+	}
+}
