@@ -209,7 +209,7 @@ func ParseMode(s string) (Mode, error) {
 // spec is the facade's row; progressive's grouped row above the threshold.
 func (f *Facade) spec(provs []registry.ProviderStatus) *modeSpec {
 	s := specOf(f.opts.Mode)
-	if s.grouped != nil && f.grouped(len(provs)) {
+	if s.grouped != nil && f.grouped(provs) {
 		return s.grouped
 	}
 	return s

@@ -7,6 +7,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
@@ -54,20 +55,66 @@ const namesInDescChars = 120
 // live config); 0 means DefaultGroupAbove, a negative value never groups.
 type groupAboveer interface{ ProgressiveGroupAbove() int }
 
-// grouped reports whether progressive mode groups the providers now.
-func (f *Facade) grouped(providers int) bool {
+// listBudget is the default mode's tools/list budget, in estimated tokens
+// (estimateTokens). Under the default threshold progressive mode also
+// groups fewer providers when their own tools would pass it (a few
+// providers with long descriptions and skills: four of 620 tokens each),
+// so its list stays under 2,000 tokens at any catalog size
+// (bench/contextcost's TestDefaultModeListBounded).
+const listBudget = 1800
+
+// grouped reports whether progressive mode groups the providers provs now.
+func (f *Facade) grouped(provs []registry.ProviderStatus) bool {
 	if f.opts.Mode != Progressive {
 		return false
 	}
-	n := DefaultGroupAbove
+	n, auto := DefaultGroupAbove, true
 	if g, ok := f.cat.(groupAboveer); ok {
 		if v := g.ProgressiveGroupAbove(); v < 0 {
 			return false
 		} else if v > 0 {
-			n = v
+			n, auto = v, false // the operator's threshold, whatever the list costs
 		}
 	}
-	return providers > n
+	if len(provs) > n {
+		return true
+	}
+	return auto && f.ungroupedTokens(provs) > listBudget
+}
+
+// helpTokens is about what agent_tools_help costs in tools/list.
+const helpTokens = 120
+
+// ungroupedTokens estimates progressive mode's tools/list with a discover,
+// a call (and a run_skill) for each of provs.
+func (f *Facade) ungroupedTokens(provs []registry.ProviderStatus) int {
+	total := helpTokens
+	var own []metaTool // help is helpTokens: building it asks this very question
+	for _, m := range specOf(Progressive).tools {
+		if m.scope == perProvider || m.scope == perProviderWithSkills {
+			own = append(own, m)
+		}
+	}
+	for _, d := range f.build(&modeSpec{tools: own}, provs) {
+		b, _ := json.Marshal(d.tool)
+		total += estimateTokens(b)
+	}
+	return total
+}
+
+// estimateTokens over-estimates what a BPE tokenizer (o200k_base) makes of
+// b: a token per 3.5 bytes of ASCII (JSON and English run 4.3), one per
+// other character (CJK runs below one).
+func estimateTokens(b []byte) int {
+	ascii, other := 0, 0
+	for _, r := range string(b) {
+		if r < utf8.RuneSelf {
+			ascii++
+		} else {
+			other++
+		}
+	}
+	return ascii*2/7 + other
 }
 
 func (f *Facade) helpDef() toolDef {
@@ -103,7 +150,7 @@ type providerLine struct {
 func (f *Facade) help(g *policy.Grant) map[string]any {
 	var lines []providerLine
 	provs := f.visibleProviders()
-	if f.grouped(len(provs)) {
+	if f.grouped(provs) {
 		return f.groupedHelp(g, provs)
 	}
 	for _, p := range provs {

@@ -3,6 +3,7 @@ package facade
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"strings"
 
@@ -49,6 +50,29 @@ func (f *Facade) runSkillDef(p registry.ProviderStatus) toolDef {
 	}
 }
 
+// Bounds of the skills a server-wide run_skill names in its description.
+const (
+	skillsInDescMx    = 24
+	skillsInDescChars = 400
+)
+
+// providersOf are the distinct prefixes of prefix:name skills.
+func providersOf(skills []string) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range skills {
+		p, _, _ := strings.Cut(s, ":")
+		out[p] = true
+	}
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // searchRunSkillDef runs any provider's skill by prefix:name (search
 // mode, and grouped progressive).
 func (f *Facade) searchRunSkillDef() toolDef {
@@ -58,11 +82,17 @@ func (f *Facade) searchRunSkillDef() toolDef {
 			skills = append(skills, p.Info.ID+":"+s.Name)
 		}
 	}
+	listed := strings.Join(skills, ", ")
+	if len(skills) > skillsInDescMx || len(listed) > skillsInDescChars {
+		// The list grows with the catalog: past a few lines, a count keeps
+		// the default mode's tools/list bounded at any size.
+		listed = fmt.Sprintf("%d, across %s; %s finds them", len(skills), plural(len(providersOf(skills)), "provider"), searchTool)
+	}
 	return toolDef{
 		tool: &sdk.Tool{
 			Name: runSkillTool,
 			Description: "Run a ready-made recipe that does a whole task in one call: {skill: \"prefix:name\", arguments}. Skills: " +
-				strings.Join(skills, ", ") + ". " + searchTool + " shows each skill's arguments.",
+				listed + ". " + searchTool + " shows each skill's arguments.",
 			InputSchema: f.skillSchema("The skill as prefix:name."),
 			Annotations: &sdk.ToolAnnotations{Title: "Run a skill", OpenWorldHint: boolPtr(true)},
 		},
