@@ -178,6 +178,9 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
 	var con *console.Console
 	if !hf.noUI {
+		// The calls waiting for a person live in the shared state: with
+		// server.redis every replica's console lists and decides them.
+		approvals.Share(ctx, sh.Store, sh.Replica)
 		approvals.SetPolicy(func() (bool, time.Duration) {
 			pol := a.Config().Policy
 			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
