@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -496,6 +497,59 @@ server:
 				if limit := time.Second * raceSlack(); took > limit && w.replica != "c2" {
 					t.Errorf("%s on %s was told after %v, want under %v", w.name, w.replica, took, limit)
 				}
+			}
+		}
+	})
+
+	t.Run("console login on every replica", func(t *testing.T) {
+		// A browser behind the balancer: logged in on c1, it is on c3 too,
+		// and logging out on c2 ends it everywhere.
+		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noRedirect.PostForm(byID["c1"].url+"/ui/login", url.Values{"token": {opsTok}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		var cookie *http.Cookie
+		for _, c := range resp.Cookies() {
+			if c.Name == "agent_tools_console" {
+				cookie = c
+			}
+		}
+		if resp.StatusCode != http.StatusSeeOther || cookie == nil {
+			t.Fatalf("login on c1: %d, cookie %v", resp.StatusCode, cookie)
+		}
+		get := func(base, path string) (int, string) {
+			req, _ := http.NewRequest("GET", base+path, nil)
+			req.AddCookie(cookie)
+			resp, err := noRedirect.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		st, page := get(byID["c3"].url, "/ui/approvals")
+		_, rest, _ := strings.Cut(page, `<meta name="csrf-token" content="`)
+		csrf, _, _ := strings.Cut(rest, `"`)
+		if st != http.StatusOK || csrf == "" {
+			t.Fatalf("c1's login on c3: %d (csrf %q)", st, csrf)
+		}
+		req, _ := http.NewRequest("POST", byID["c2"].url+"/ui/logout", nil)
+		req.AddCookie(cookie)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, err = noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("logout on c2: %d", resp.StatusCode)
+		}
+		for _, r := range rs {
+			if st, _ := get(r.url, "/ui/api/approvals"); st != http.StatusUnauthorized {
+				t.Errorf("after the logout %s answers %d, want 401", r.id, st)
 			}
 		}
 	})

@@ -193,7 +193,10 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		winCtx, stopWin := context.WithCancel(ctx) // ends with serve, whichever way it returns
 		defer stopWin()
 		go win.Run(winCtx, tick.C)
-		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done()}); err != nil {
+		// With Redis a login holds on every replica: a browser behind the
+		// load balancer lands anywhere.
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done(),
+			Sessions: sharedStore(sh), SessionKey: sh.Key.Derive("console-sessions")}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
 		}
