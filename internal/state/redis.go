@@ -255,13 +255,15 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Scan implements Store. It walks SCAN MATCH with a bounded number of
-// rounds: the sets it is for (replica records) are small.
+// rounds: the sets it is for (replica records, waiting approvals, the
+// providers' run-time choices) are small, but SCAN visits the whole
+// keyspace, so each round asks for 1000 keys to keep the round trips few.
 func (r *Redis) Scan(ctx context.Context, prefix string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var cursor uint64
 	pattern := r.k(escapeGlob(prefix)) + "*"
 	for range 1000 {
-		keys, next, err := r.client.Scan(ctx, cursor, pattern, 256).Result()
+		keys, next, err := r.client.Scan(ctx, cursor, pattern, 1000).Result()
 		if err != nil {
 			return nil, err
 		}
