@@ -70,7 +70,7 @@ func TestChangesAcrossReplicas(t *testing.T) {
 			if on, ok := x.Enabled["github"]; !ok || on || len(x.Restart) != 0 {
 				t.Fatalf("r2 got %+v", x)
 			}
-			if took > DefaultChangesPoll+time.Second {
+			if took > DefaultChangesPoll+2*time.Second { // a poll, plus slack for a loaded machine
 				t.Errorf("the toggle took %v", took)
 			}
 			if x, _ := next(c1, "r1's own toggle"); x.Enabled["github"] || len(x.Restart) != 0 {
