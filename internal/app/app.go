@@ -100,6 +100,7 @@ type App struct {
 	profiles profileFacades // profiles.go
 	tap      auditTap       // outlives reloads: see audittap.go
 	pins     pinState       // outlives reloads: see pins.go
+	cluster  clusterWatch   // the other replicas' changes: see cluster.go
 	log      *slog.Logger
 }
 
@@ -207,6 +208,7 @@ func New(ctx context.Context, o Options) (*App, error) {
 	a.fac.Store(a.Facade)
 	g.reg.OnChange(a.changed)
 	a.Facade.Sync()
+	a.watchCluster()
 	return a, nil
 }
 
@@ -253,6 +255,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		if d, ok := o.Decisions.(interface{ Share(state.Store) }); ok && a.shared.Redis != nil {
 			d.Share(a.shared.Store)
 		}
+		a.sharedChoices(ctx) // and so are the providers switched on or off
 	}
 	audit, closeAudit, err := openAudit(cfg.Audit.Path, o.AuditDefault)
 	if err != nil {
@@ -441,6 +444,7 @@ func promptDiagnostics(g *generation) []provider.Diagnostic {
 // Close stops the watcher and releases providers and the audit log.
 func (a *App) Close() error {
 	a.stopWatch()
+	a.stopCluster()
 	a.pins.close()
 	err := a.live.close()
 	if a.shared != nil {

@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
@@ -158,7 +159,18 @@ func (g *generation) startOne(ctx context.Context, id string, p provider.Provide
 // and search change at once and every session (stdio, HTTP, in-process)
 // is told list_changed. The choice survives config reloads. Calls already
 // running on the provider finish; later ones get PROVIDER_UNAVAILABLE.
+// With server.redis the choice is the cluster's: every replica applies it
+// and tells its own sessions (cluster.go).
 func (a *App) SetEnabled(ctx context.Context, id string, on bool) error {
+	if err := a.setEnabled(ctx, id, on); err != nil {
+		return err
+	}
+	a.share("toggle", id, func(c *cluster.Changes) error { return c.SetEnabled(ctx, id, on) })
+	return nil
+}
+
+// setEnabled is SetEnabled on this replica only.
+func (a *App) setEnabled(ctx context.Context, id string, on bool) error {
 	a.reload.mu.Lock() // one toggle or reload at a time: a build sees every choice
 	defer a.reload.mu.Unlock()
 	g := a.current()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/pins"
 	"github.com/agent-tools/agent-tools/internal/redact"
@@ -140,12 +141,14 @@ func (p *pinState) record(c pins.Change) {
 func (a *App) Pins() *pins.Store { return a.pins.store }
 
 // ApprovePin makes tool's changed definition its pin and brings a held
-// tool back into the catalog at once.
+// tool back into the catalog at once; with server.redis every replica
+// re-reads the pins at once too (cluster.go) and tells its own sessions.
 func (a *App) ApprovePin(ctx context.Context, tool string) (pins.Record, error) {
 	r, err := a.pins.store.Approve(tool)
 	if err != nil {
 		return r, err
 	}
 	a.Registry().Refresh(ctx)
+	a.share("pin", r.Provider, func(c *cluster.Changes) error { return c.Bump(ctx) })
 	return r, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/status"
 )
@@ -15,7 +16,21 @@ import (
 // HTTP, in-process) is told list_changed, as after SetEnabled. It does not
 // hold the toggle lock: a slow start must not block toggles and reloads;
 // a reload racing it closes the provider, and Restart then fails.
+//
+// With server.redis the restart is the cluster's: every other replica
+// restarts its own upstream of the provider too (each has its own process
+// or session), without waiting for it here, and tells its own sessions
+// when the tools changed (cluster.go).
 func (a *App) Restart(ctx context.Context, id string) error {
+	return a.restartAs(ctx, id, true)
+}
+
+// restart is Restart on this replica only (one another replica asked for).
+func (a *App) restart(ctx context.Context, id string) error {
+	return a.restartAs(ctx, id, false)
+}
+
+func (a *App) restartAs(ctx context.Context, id string, share bool) error {
 	g := a.current()
 	p, ok := g.all[id]
 	if !ok {
@@ -30,6 +45,9 @@ func (a *App) Restart(ctx context.Context, id string) error {
 	r, ok := provider.As[provider.Restarter](p)
 	if !ok {
 		return fmt.Errorf("%w: %q has no process or session of its own", status.ErrNotRestartable, id)
+	}
+	if share { // the others start theirs while this one does
+		a.share("restart", id, func(c *cluster.Changes) error { return c.Restarted(ctx, id) })
 	}
 	a.log.Info("restarting provider", "provider", id)
 	err := r.Restart(ctx)

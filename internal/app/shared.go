@@ -69,6 +69,9 @@ type Shared struct {
 	// key, so every replica uses one login (nil without Redis: the user's
 	// file store).
 	Logins upstreamauth.WatchStore
+	// Changes carries the operator's toggles, restarts and pin approvals
+	// to the other replicas (nil without Redis: one process has no others).
+	Changes *cluster.Changes
 	// fallback checks Redis for /readyz (nil without Redis).
 	fallback *state.Fallback
 }
@@ -91,6 +94,7 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 		if s.Logins, err = upstreamauth.NewRedisStore(r, key.Derive(LoginsPurpose)); err != nil {
 			return nil, &ConfigError{err}
 		}
+		s.Changes = &cluster.Changes{Store: fb, Replica: s.Replica, Log: log}
 		if key.Generated {
 			log.Warn("server.redis is set but no cluster key is: confirmation tokens and session ids of this replica cannot be verified by the others; set " + cluster.EnvKey)
 		}

@@ -6,16 +6,18 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/pins"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // runPins lists the pinned tool definitions and approves changed ones
 // (docs/pins.md): agent-tools.pins.json next to the config, or the shared
 // state with server.redis. A running server picks an approval up within a
 // second and brings a quarantined tool back.
-func runPins(_ context.Context, env *Env, args []string) int {
+func runPins(ctx context.Context, env *Env, args []string) int {
 	f := newFlags(env, "pins", "pins list|approve NAME [--config FILE] [--json]").withJSON().
 		verb("list", "pins list [--config FILE] [--json]", "config", "json").verb("approve", "pins approve NAME [--config FILE]", "config")
 	pos, ok := f.parse(args)
@@ -31,7 +33,8 @@ func runPins(_ context.Context, env *Env, args []string) int {
 		cfgPath, _ = config.Find(env.Dir) // ./agent-tools.yaml, as serve finds it
 	}
 	store, err := pins.Open(pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv), pins.Warn, nil)
-	if shared, closeShared := sharedDecisions(env, f); shared != nil {
+	shared, closeShared := sharedDecisions(env, f)
+	if shared != nil {
 		defer closeShared()
 		store.Share(shared) // replicas keep pins in Redis
 		err = nil
@@ -52,6 +55,11 @@ func runPins(_ context.Context, env *Env, args []string) int {
 		if err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
+		}
+		if shared != nil { // every replica re-reads the pins now, not at its next second
+			bctx, cancel := context.WithTimeout(ctx, 2*state.OpTimeout)
+			_ = (&cluster.Changes{Store: shared}).Bump(bctx)
+			cancel()
 		}
 		fmt.Fprintf(env.Stdout, "approved %s (pinned %s); a running server serves it within a second\n", r.Tool, short(r.Digest))
 		return ExitOK

@@ -178,6 +178,9 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	ho.Cluster = &transport.ClusterOptions{Sessions: sh.Sessions, Node: node, Store: sharedStore(sh), Check: sh.Check}
 	var con *console.Console
 	if !hf.noUI {
+		// The calls waiting for a person live in the shared state: with
+		// server.redis every replica's console lists and decides them.
+		approvals.Share(ctx, sh.Store, sh.Replica)
 		approvals.SetPolicy(func() (bool, time.Duration) {
 			pol := a.Config().Policy
 			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
@@ -190,7 +193,10 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		winCtx, stopWin := context.WithCancel(ctx) // ends with serve, whichever way it returns
 		defer stopWin()
 		go win.Run(winCtx, tick.C)
-		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done()}); err != nil {
+		// With Redis a login holds on every replica: a browser behind the
+		// load balancer lands anywhere.
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done(),
+			Sessions: sharedStore(sh), SessionKey: sh.Key.Derive("console-sessions")}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed
 		}

@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/text"
 )
 
@@ -28,16 +29,23 @@ var errApprovalTimeout = errors.New("nobody approved the call in the console in 
 // with policy.confirm: human, a call from a client that cannot elicit asks
 // here instead of being denied at once. It exists before the app (its
 // middleware goes into the pipeline), the console serves it.
+//
+// The calls wait on a board (cluster.Approvals) in this process's memory
+// until Share puts it in the shared store: then the console of every
+// replica lists and decides every replica's calls, and each call resumes
+// on the replica that holds it.
 type Approvals struct {
 	// Timeout bounds the wait when the live policy sets none (0 =
 	// DefaultApprovalTimeout).
 	Timeout time.Duration
 
-	mu      sync.Mutex
-	policy  func() (human bool, timeout time.Duration) // see SetPolicy
-	next    int
-	pending map[string]*approval
+	mu     sync.Mutex
+	policy func() (human bool, timeout time.Duration) // see SetPolicy
+	board  *cluster.Approvals
 }
+
+// Approval is one pending call as the console lists it.
+type Approval = cluster.Approval
 
 // SetPolicy tells the queue how to read the live policy: calls wait here
 // only while it reports confirm: human (until set: never), other modes
@@ -46,6 +54,27 @@ func (q *Approvals) SetPolicy(f func() (human bool, timeout time.Duration)) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.policy = f
+}
+
+// Share keeps the pending calls in store (the replicas' shared state) and,
+// until ctx ends, listens there for decisions made on other replicas.
+// Replica names this process in the entries. Call it before serving.
+func (q *Approvals) Share(ctx context.Context, store state.Store, replica string) {
+	b := &cluster.Approvals{Store: store, Replica: replica, TickEvery: approvalProgressEvery}
+	b.Listen(ctx)
+	q.mu.Lock()
+	q.board = b
+	q.mu.Unlock()
+}
+
+// queue is the board calls wait on: the shared one, else this process's.
+func (q *Approvals) queue() *cluster.Approvals {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.board == nil {
+		q.board = &cluster.Approvals{Store: state.NewMemory(), TickEvery: approvalProgressEvery}
+	}
+	return q.board
 }
 
 func (q *Approvals) live() (human bool, timeout time.Duration) {
@@ -62,24 +91,6 @@ func (q *Approvals) live() (human bool, timeout time.Duration) {
 		timeout = DefaultApprovalTimeout
 	}
 	return human, timeout
-}
-
-// Approval is one pending call as the console lists it.
-type Approval struct {
-	ID       string    `json:"id"`
-	Tool     string    `json:"tool"`
-	Provider string    `json:"provider"`
-	Session  string    `json:"session,omitempty"` // its first 8 characters: an id is half a credential
-	Client   string    `json:"client,omitempty"`
-	Identity string    `json:"identity,omitempty"`
-	Args     string    `json:"args"` // scrubbed of the secrets the runtime knows, clipped
-	Since    time.Time `json:"since"`
-	Expires  time.Time `json:"expires"`
-}
-
-type approval struct {
-	Approval
-	answer chan policy.Approval
 }
 
 // Middleware gives a call without a way to ask a person in its client
@@ -101,95 +112,55 @@ func (q *Approvals) Middleware() pipeline.Middleware {
 	}
 }
 
-// Get returns a pending call by id.
-func (q *Approvals) Get(id string) (Approval, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	a, ok := q.pending[id]
-	if !ok {
-		return Approval{}, false
-	}
-	return a.Approval, true
+// Get returns a pending call by id (of any replica, when shared).
+func (q *Approvals) Get(ctx context.Context, id string) (Approval, bool, error) {
+	return q.queue().Get(ctx, id)
 }
 
 func (q *Approvals) wait(ctx context.Context, req *pipeline.Request, timeout time.Duration) (policy.Approval, error) {
 	now := time.Now()
-	q.mu.Lock()
-	if q.pending == nil {
-		q.pending = map[string]*approval{}
-	}
-	q.next++
-	id := strconv.Itoa(q.next)
-	a := &approval{answer: make(chan policy.Approval, 1), Approval: Approval{
-		ID: id, Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
+	a := Approval{
+		ID: cluster.NewApprovalID(), Tool: req.Resolved.Canonical, Provider: req.Resolved.Provider, Session: shortSession(req.Session),
 		Client: req.Client, Identity: req.Identity, Args: redact.String(text.Clip(string(req.Args), 2000)),
 		Since: now, Expires: now.Add(timeout),
-	}}
-	q.pending[id] = a
-	q.mu.Unlock()
-	defer func() {
-		q.mu.Lock()
-		delete(q.pending, id)
-		q.mu.Unlock()
-	}()
+	}
 	// The client sees why the call takes long (progress notifications,
 	// when it asked for them), and does not time out while a person decides.
-	waiting := func() string {
-		return fmt.Sprintf("waiting for a person to approve %s in the agent-tools console (%s left)",
-			a.Tool, time.Until(a.Expires).Round(time.Second))
+	waiting := func() {
+		provider.ReportProgress(ctx, 0, 0, fmt.Sprintf("waiting for a person to approve %s in the agent-tools console (%s left)",
+			a.Tool, time.Until(a.Expires).Round(time.Second)))
 	}
-	provider.ReportProgress(ctx, 0, 0, waiting())
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	tick := time.NewTicker(approvalProgressEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case answer := <-a.answer:
-			return answer, nil // the pipeline remembers "session" and "always" in the decision store
-		case <-tick.C:
-			provider.ReportProgress(ctx, 0, 0, waiting())
-		case <-t.C:
-			return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
-		case <-ctx.Done():
-			return policy.Declined, ctx.Err()
-		}
+	waiting()
+	answer, err := q.queue().Wait(ctx, a, waiting)
+	if errors.Is(err, cluster.ErrApprovalTimeout) {
+		return policy.Declined, fmt.Errorf("%w (%s)", errApprovalTimeout, timeout)
 	}
+	return answer, err // the pipeline remembers "session" and "always" in the decision store
 }
 
 // approvalProgressEvery is how often a waiting call reports progress.
 const approvalProgressEvery = 5 * time.Second
 
-// List returns the pending calls, oldest first.
-func (q *Approvals) List() []Approval {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	out := make([]Approval, 0, len(q.pending))
-	for _, a := range q.pending {
-		out = append(out, a.Approval)
-	}
-	slices.SortFunc(out, func(a, b Approval) int { return a.Since.Compare(b.Since) })
-	return out
+// List returns the pending calls (of every replica, when shared), oldest first.
+func (q *Approvals) List(ctx context.Context) ([]Approval, error) {
+	return q.queue().List(ctx)
 }
 
 // Answer approves (once, for the session or always) or declines a pending
-// call; false when there is none by that id.
-func (q *Approvals) Answer(id string, answer policy.Approval) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	a, ok := q.pending[id]
-	if !ok {
-		return false
-	}
-	delete(q.pending, id) // answered once: a second answer finds nothing
-	a.answer <- answer
-	return true
+// call, on whichever replica it waits; false when there is none by that id.
+func (q *Approvals) Answer(ctx context.Context, id string, answer policy.Approval) (bool, error) {
+	return q.queue().Decide(ctx, id, answer)
 }
 
 func (c *Console) apiApprovals(w http.ResponseWriter, r *http.Request) {
 	list := []Approval{}
 	if c.opts.Approvals != nil {
-		list = c.opts.Approvals.List()
+		l, err := c.opts.Approvals.List(r.Context())
+		if err != nil {
+			writeJSON(w, http.StatusServiceUnavailable, errBody("unavailable", "cannot read the pending approvals: "+err.Error()))
+			return
+		}
+		list = l
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
 }
@@ -224,22 +195,38 @@ func (c *Console) apiAnswer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	if c.opts.Approvals != nil {
-		// A person approves only what they could call themselves: the
-		// gate's Approve, on the waiting call's tool.
-		if a, ok := c.opts.Approvals.Get(id); ok {
-			d := c.rt.Gate().Decide(callerOf(r.Context()).policyCaller(), policy.Approve, policy.Target{Provider: a.Provider, Canonical: a.Tool})
-			if d.Verdict != policy.Allow {
-				writeJSON(w, http.StatusForbidden, errBody("forbidden", d.Err.Message+". "+d.Err.Hint))
-				return
-			}
-		}
-	}
-	if c.opts.Approvals == nil || !c.opts.Approvals.Answer(id, answer) {
+	notFound := func() {
 		writeJSON(w, http.StatusNotFound, errBody("unknown_approval", "no pending call "+strconv.Quote(id)+" (answered, timed out or cancelled)"))
+	}
+	if c.opts.Approvals == nil {
+		notFound()
 		return
 	}
-	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve, "remember", body.Remember)
+	a, ok, err := c.opts.Approvals.Get(r.Context(), id)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, errBody("unavailable", "cannot read the pending approval: "+err.Error()))
+		return
+	}
+	if !ok {
+		notFound()
+		return
+	}
+	// A person approves only what they could call themselves: the gate's
+	// Approve, on the waiting call's tool, decided here on the replica the
+	// person uses, whichever replica holds the call.
+	d := c.rt.Gate().Decide(callerOf(r.Context()).policyCaller(), policy.Approve, policy.Target{Provider: a.Provider, Canonical: a.Tool})
+	if d.Verdict != policy.Allow {
+		writeJSON(w, http.StatusForbidden, errBody("forbidden", d.Err.Message+". "+d.Err.Hint))
+		return
+	}
+	if ok, err := c.opts.Approvals.Answer(r.Context(), id, answer); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, errBody("unavailable", "cannot record the answer: "+err.Error()))
+		return
+	} else if !ok {
+		notFound()
+		return
+	}
+	c.log.Info("console answered an approval", "user", callerOf(r.Context()).user, "id", id, "approve", *body.Approve, "remember", body.Remember, "replica", a.Replica)
 	writeJSON(w, http.StatusOK, map[string]any{"id": id, "approve": *body.Approve, "remember": body.Remember})
 }
 

@@ -122,7 +122,7 @@ func TestApprovalsOnlyUnderHumanConfirm(t *testing.T) {
 	if text := res.Content[0].(*sdk.TextContent).Text; !res.IsError || !strings.Contains(text, "CONFIRMATION_REQUIRED") {
 		t.Fatalf("agent mode: %s", text)
 	}
-	if len(appr.List()) != 0 || f.demo.wiped.Load() != 0 {
+	if l, err := appr.List(ctx); err != nil || len(l) != 0 || f.demo.wiped.Load() != 0 {
 		t.Fatal("agent mode used the console queue")
 	}
 }

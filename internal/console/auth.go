@@ -2,9 +2,12 @@ package console
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -26,10 +29,45 @@ const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 type session struct {
-	user    string
-	claims  policy.Claims // the verified claims of the token that logged in (OIDC)
-	csrf    string
-	expires time.Time
+	User    string        `json:"user"`
+	Claims  policy.Claims `json:"claims,omitempty"` // the verified claims of the token that logged in (OIDC)
+	CSRF    string        `json:"csrf"`
+	Expires time.Time     `json:"expires"`
+}
+
+// sharedKey is a session's entry in the shared store: an HMAC of its
+// cookie under Options.SessionKey.
+func (c *Console) sharedKey(cookie string) string {
+	m := hmac.New(sha256.New, c.opts.SessionKey)
+	m.Write([]byte(cookie))
+	return "console-session:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// lookup finds a live session by its cookie: in the shared store when the
+// console has one, else in memory.
+func (c *Console) lookup(ctx context.Context, cookie string) (session, bool) {
+	if st := c.opts.Sessions; st != nil {
+		b, err := st.Get(ctx, c.sharedKey(cookie))
+		if err != nil {
+			return session{}, false
+		}
+		var s session
+		if json.Unmarshal(b, &s) != nil || s.CSRF == "" || c.opts.Now().After(s.Expires) {
+			return session{}, false
+		}
+		return s, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.sessions[cookie]
+	if !ok {
+		return session{}, false
+	}
+	if c.opts.Now().After(s.Expires) {
+		delete(c.sessions, cookie)
+		return session{}, false
+	}
+	return *s, true
 }
 
 // caller is who a console request authenticated as.
@@ -73,17 +111,11 @@ func (c *Console) authenticate(r *http.Request) (caller, bool) {
 	if err != nil || ck.Value == "" {
 		return caller{}, false
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.sessions[ck.Value]
+	s, ok := c.lookup(r.Context(), ck.Value)
 	if !ok {
 		return caller{}, false
 	}
-	if c.opts.Now().After(s.expires) {
-		delete(c.sessions, ck.Value)
-		return caller{}, false
-	}
-	return caller{user: s.user, claims: s.claims, csrf: s.csrf}, true
+	return caller{user: s.User, claims: s.Claims, csrf: s.CSRF}, true
 }
 
 // page wraps an HTML page: without a login it shows how to get one; a
@@ -183,15 +215,24 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 
 func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user string, claims policy.Claims) {
 	id := randomToken()
-	c.mu.Lock()
 	now := c.opts.Now()
-	for k, s := range c.sessions { // expired ones go as new ones come
-		if now.After(s.expires) {
-			delete(c.sessions, k)
+	s := &session{User: user, Claims: claims, CSRF: randomToken(), Expires: now.Add(c.opts.SessionTTL)}
+	if st := c.opts.Sessions; st != nil {
+		b, _ := json.Marshal(s)
+		if err := st.Put(r.Context(), c.sharedKey(id), b, c.opts.SessionTTL); err != nil {
+			c.render(w, http.StatusServiceUnavailable, "login", c.loginData("Cannot record the login: "+err.Error()))
+			return
 		}
+	} else {
+		c.mu.Lock()
+		for k, s := range c.sessions { // expired ones go as new ones come
+			if now.After(s.Expires) {
+				delete(c.sessions, k)
+			}
+		}
+		c.sessions[id] = s
+		c.mu.Unlock()
 	}
-	c.sessions[id] = &session{user: user, claims: claims, csrf: randomToken(), expires: now.Add(c.opts.SessionTTL)}
-	c.mu.Unlock()
 	http.SetCookie(w, &http.Cookie{
 		Name: CookieName, Value: id, Path: transport.ConsolePath, HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil, MaxAge: int(c.opts.SessionTTL / time.Second),
@@ -203,6 +244,9 @@ func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user stri
 // logout ends the cookie session (POST, so it carries the CSRF token).
 func (c *Console) logout(w http.ResponseWriter, r *http.Request) {
 	if ck, err := r.Cookie(CookieName); err == nil {
+		if st := c.opts.Sessions; st != nil {
+			_ = st.Delete(r.Context(), c.sharedKey(ck.Value)) // on every replica
+		}
 		c.mu.Lock()
 		delete(c.sessions, ck.Value)
 		c.mu.Unlock()

@@ -11,6 +11,7 @@ package console
 import (
 	"context"
 	"embed"
+	"errors"
 	"html/template"
 	"io/fs"
 	"log/slog"
@@ -24,6 +25,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/status"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
@@ -72,6 +74,14 @@ type Options struct {
 	Logger *slog.Logger
 	// SessionTTL bounds a login session (0 = DefaultSessionTTL).
 	SessionTTL time.Duration
+	// Sessions, when set, keeps the login sessions in the replicas' shared
+	// state (server.redis), so that a browser behind a load balancer stays
+	// logged in on whichever replica it lands; nil keeps them in memory.
+	Sessions state.Store
+	// SessionKey keys the shared entries (a key derived from the cluster
+	// key): an entry's name is an HMAC of the cookie, so the store never
+	// holds a cookie and nobody without the key can plant a session.
+	SessionKey []byte
 	// Now is the clock (tests).
 	Now func() time.Time
 }
@@ -108,6 +118,9 @@ func New(o Options) (*Console, error) {
 	}
 	if o.SessionTTL <= 0 {
 		o.SessionTTL = DefaultSessionTTL
+	}
+	if o.Sessions != nil && len(o.SessionKey) < 32 {
+		return nil, errors.New("console: shared sessions need a 32-byte SessionKey")
 	}
 	pages, err := parsePages()
 	if err != nil {

@@ -633,6 +633,11 @@ func (s *Store) Watch(ctx context.Context, every time.Duration) {
 	}()
 }
 
+// Sync re-reads the file or shared record now, as Watch does every
+// interval: a replica told that a pin was approved on another one
+// (cluster.Changes) serves it at once rather than at the next interval.
+func (s *Store) Sync(ctx context.Context) { s.refresh(ctx) }
+
 // refresh is one watcher step: the shared record is fetched without the
 // lock (it may take a round trip), then applied under it.
 func (s *Store) refresh(ctx context.Context) {

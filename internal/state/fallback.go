@@ -37,6 +37,7 @@ type Fallback struct {
 
 var _ Store = (*Fallback)(nil)
 var _ Reporter = (*Fallback)(nil)
+var _ Bus = (*Fallback)(nil)
 
 // NewFallback returns a store over shared with an in-memory local fallback.
 func NewFallback(shared Pinger, log *slog.Logger) *Fallback {
@@ -160,6 +161,31 @@ func (f *Fallback) Delete(ctx context.Context, keys ...string) error {
 // Once implements Store.
 func (f *Fallback) Once(ctx context.Context, key string, ttl time.Duration) (bool, error) {
 	return do(ctx, f, func(ctx context.Context, s Store) (bool, error) { return s.Once(ctx, key, ttl) })
+}
+
+// Claim implements Store.
+func (f *Fallback) Claim(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error) {
+	return do(ctx, f, func(ctx context.Context, s Store) (bool, error) { return s.Claim(ctx, key, value, ttl) })
+}
+
+// Publish implements Bus on Shared while it answers (a degraded replica's
+// wake-ups would reach nobody; listeners poll).
+func (f *Fallback) Publish(ctx context.Context, topic, msg string) error {
+	b, ok := f.Shared.(Bus)
+	if !ok || f.Status().Degraded {
+		return nil
+	}
+	octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), OpTimeout)
+	defer cancel()
+	return b.Publish(octx, topic, msg)
+}
+
+// Listen implements Bus on Shared, which resubscribes by itself after an
+// outage.
+func (f *Fallback) Listen(ctx context.Context, topic string, fn func(msg string)) {
+	if b, ok := f.Shared.(Bus); ok {
+		b.Listen(ctx, topic, fn)
+	}
 }
 
 // Take implements Store.

@@ -18,6 +18,8 @@ type Memory struct {
 
 	mu sync.Mutex
 	m  map[string]*entry
+
+	bus memoryBus
 }
 
 // DefaultMaxKeys bounds a Memory store when MaxKeys is zero.
@@ -33,6 +35,7 @@ type entry struct {
 
 var _ Store = (*Memory)(nil)
 var _ Reporter = (*Memory)(nil)
+var _ Bus = (*Memory)(nil)
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory { return &Memory{} }
@@ -149,6 +152,20 @@ func (m *Memory) Once(_ context.Context, key string, ttl time.Duration) (bool, e
 	return true, nil
 }
 
+// Claim implements Store.
+func (m *Memory) Claim(_ context.Context, key string, value []byte, ttl time.Duration) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	now := m.now()
+	if m.live(key, now) != nil {
+		return false, nil
+	}
+	e := m.add(key, now)
+	e.value = append([]byte{}, value...) // never nil: Get tells a claim from a counter by it
+	e.expires = expiry(now, ttl)
+	return true, nil
+}
+
 // Take implements Store.
 func (m *Memory) Take(_ context.Context, key string, rate float64, burst int) (bool, time.Duration, error) {
 	if rate <= 0 {
@@ -215,4 +232,55 @@ func (m *Memory) Scan(_ context.Context, prefix string) (map[string][]byte, erro
 		}
 	}
 	return out, nil
+}
+
+// memoryBus is Memory's Bus: the listeners of this process.
+type memoryBus struct {
+	mu        sync.Mutex
+	listeners map[string]map[*memoryListener]bool
+}
+
+type memoryListener struct{ ch chan string }
+
+// Publish implements Bus: every listener of topic in this process gets msg
+// (a listener that is behind by 64 messages misses it).
+func (m *Memory) Publish(_ context.Context, topic, msg string) error {
+	m.bus.mu.Lock()
+	defer m.bus.mu.Unlock()
+	for l := range m.bus.listeners[topic] {
+		select {
+		case l.ch <- msg:
+		default:
+		}
+	}
+	return nil
+}
+
+// Listen implements Bus.
+func (m *Memory) Listen(ctx context.Context, topic string, f func(msg string)) {
+	l := &memoryListener{ch: make(chan string, 64)}
+	m.bus.mu.Lock()
+	if m.bus.listeners == nil {
+		m.bus.listeners = map[string]map[*memoryListener]bool{}
+	}
+	if m.bus.listeners[topic] == nil {
+		m.bus.listeners[topic] = map[*memoryListener]bool{}
+	}
+	m.bus.listeners[topic][l] = true
+	m.bus.mu.Unlock()
+	go func() {
+		defer func() {
+			m.bus.mu.Lock()
+			delete(m.bus.listeners[topic], l)
+			m.bus.mu.Unlock()
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case msg := <-l.ch:
+				f(msg)
+			}
+		}
+	}()
 }

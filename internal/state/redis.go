@@ -20,10 +20,15 @@ type Redis struct {
 	client *redis.Client
 	prefix string
 	where  string // host:port, for messages (never the URL's credentials)
+
+	mu     sync.Mutex
+	subs   map[*redis.PubSub]bool // Listen's subscriptions, closed by Close
+	closed bool
 }
 
 var _ Store = (*Redis)(nil)
 var _ Reporter = (*Redis)(nil)
+var _ Bus = (*Redis)(nil)
 
 // DefaultPrefix namespaces every key the runtime writes.
 const DefaultPrefix = "agent-tools:"
@@ -85,8 +90,17 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close closes the connection pool.
-func (r *Redis) Close() error { return r.client.Close() }
+// Close ends every Listen and closes the connection pool.
+func (r *Redis) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	for ps := range r.subs {
+		_ = ps.Close()
+	}
+	r.subs = nil
+	r.mu.Unlock()
+	return r.client.Close()
+}
 
 func (r *Redis) k(key string) string { return r.prefix + key }
 
@@ -127,6 +141,61 @@ func (r *Redis) Once(ctx context.Context, key string, ttl time.Duration) (bool, 
 		ttl = time.Hour
 	}
 	return r.client.SetNX(ctx, r.k(key), 1, ttl).Result()
+}
+
+// Claim implements Store (SET NX with the value).
+func (r *Redis) Claim(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error) {
+	return r.client.SetNX(ctx, r.k(key), value, max(ttl, 0)).Result()
+}
+
+// busChannel is a topic's Redis channel, namespaced like the keys.
+func (r *Redis) busChannel(topic string) string { return r.k("bus:" + topic) }
+
+// Publish implements Bus (PUBLISH).
+func (r *Redis) Publish(ctx context.Context, topic, msg string) error {
+	return r.client.Publish(ctx, r.busChannel(topic), msg).Err()
+}
+
+// Listen implements Bus with a SUBSCRIBE on a connection of its own, which
+// go-redis pings every few seconds and re-subscribes after a reconnect
+// (messages published meanwhile are lost: listeners poll too).
+func (r *Redis) Listen(ctx context.Context, topic string, f func(msg string)) {
+	go func() {
+		// Subscribing dials at once when it can; when Redis is away, the
+		// channel's own loop dials and subscribes until it answers.
+		ps := r.client.Subscribe(context.WithoutCancel(ctx), r.busChannel(topic))
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			_ = ps.Close()
+			return
+		}
+		if r.subs == nil {
+			r.subs = map[*redis.PubSub]bool{}
+		}
+		r.subs[ps] = true
+		r.mu.Unlock()
+		defer func() {
+			r.mu.Lock()
+			if r.subs[ps] {
+				delete(r.subs, ps)
+				_ = ps.Close()
+			}
+			r.mu.Unlock()
+		}()
+		ch := ps.Channel()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case m, ok := <-ch:
+				if !ok {
+					return // closed by Close
+				}
+				f(m.Payload)
+			}
+		}
+	}()
 }
 
 // takeScript is a token bucket kept in a hash {tokens, ts}, refilled from
@@ -186,13 +255,15 @@ func (r *Redis) Get(ctx context.Context, key string) ([]byte, error) {
 }
 
 // Scan implements Store. It walks SCAN MATCH with a bounded number of
-// rounds: the sets it is for (replica records) are small.
+// rounds: the sets it is for (replica records, waiting approvals, the
+// providers' run-time choices) are small, but SCAN visits the whole
+// keyspace, so each round asks for 1000 keys to keep the round trips few.
 func (r *Redis) Scan(ctx context.Context, prefix string) (map[string][]byte, error) {
 	out := map[string][]byte{}
 	var cursor uint64
 	pattern := r.k(escapeGlob(prefix)) + "*"
 	for range 1000 {
-		keys, next, err := r.client.Scan(ctx, cursor, pattern, 256).Result()
+		keys, next, err := r.client.Scan(ctx, cursor, pattern, 1000).Result()
 		if err != nil {
 			return nil, err
 		}

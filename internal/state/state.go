@@ -32,6 +32,11 @@ type Store interface {
 	// Once marks key used for ttl. It reports false when key already was:
 	// exactly one caller, on any replica, wins.
 	Once(ctx context.Context, key string, ttl time.Duration) (bool, error)
+	// Claim stores value under key for ttl only if key is absent, and
+	// reports whether it did: as with Once exactly one caller wins, and Get
+	// then reads what the winner stored (a decision made once, on any
+	// replica, that every replica can read).
+	Claim(ctx context.Context, key string, value []byte, ttl time.Duration) (bool, error)
 	// Take takes one token from the bucket key, refilled at rate tokens per
 	// second up to burst. When it refuses, wait is how long until a token.
 	Take(ctx context.Context, key string, rate float64, burst int) (ok bool, wait time.Duration, err error)
@@ -41,6 +46,20 @@ type Store interface {
 	// Scan returns every live key with the prefix and its value. It is for
 	// small sets (the replicas of a cluster), not for whole namespaces.
 	Scan(ctx context.Context, prefix string) (map[string][]byte, error)
+}
+
+// Bus carries wake-ups between the processes that share a store: a message
+// published on a topic reaches every listener of that topic, in this
+// process and on every replica using the same Redis. Delivery is at most
+// once and can be lost (a reconnect, an outage): a bus only makes a change
+// arrive sooner, and whoever listens also reads the store, on a short
+// bounded poll, for the truth.
+type Bus interface {
+	// Publish sends msg to the topic's listeners.
+	Publish(ctx context.Context, topic, msg string) error
+	// Listen calls f with every message on topic, from one goroutine of its
+	// own (f must not block long), until ctx ends.
+	Listen(ctx context.Context, topic string, f func(msg string))
 }
 
 // Status says where state lives right now, for /readyz and doctor.

@@ -53,6 +53,39 @@ func contract(t *testing.T, s Store) {
 			t.Errorf("%d winners, want exactly 1", wins)
 		}
 	})
+	t.Run("claim", func(t *testing.T) {
+		var mu sync.Mutex
+		var winners []string
+		var wg sync.WaitGroup
+		for i := range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				v := fmt.Sprint("answer-", i)
+				if ok, err := s.Claim(ctx, "decision:1", []byte(v), time.Minute); err == nil && ok {
+					mu.Lock()
+					winners = append(winners, v)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		if len(winners) != 1 {
+			t.Fatalf("%d winners, want exactly 1", len(winners))
+		}
+		if b, err := s.Get(ctx, "decision:1"); err != nil || string(b) != winners[0] {
+			t.Errorf("Get = %q, %v; want the winner's %q", b, err, winners[0])
+		}
+		if ok, err := s.Claim(ctx, "decision:2", nil, time.Minute); err != nil || !ok {
+			t.Fatalf("claim with an empty value: %v %v", ok, err)
+		}
+		if b, err := s.Get(ctx, "decision:2"); err != nil || len(b) != 0 {
+			t.Errorf("an empty claim reads back as %q, %v", b, err)
+		}
+	})
+	if b, ok := s.(Bus); ok {
+		t.Run("bus", func(t *testing.T) { busContract(t, b) })
+	}
 	t.Run("take", func(t *testing.T) {
 		allowed := 0
 		var wait time.Duration
@@ -92,6 +125,49 @@ func contract(t *testing.T, s Store) {
 			t.Errorf("Get = %q, %v", b, err)
 		}
 	})
+}
+
+// busContract: a listener gets what is published on its topic, not
+// another topic's, and stops when its context ends. A subscription may
+// start after Listen returns (Redis), so the first message is published
+// until one arrives, within a deadline.
+func busContract(t *testing.T, b Bus) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan string, 16)
+	b.Listen(ctx, "t1", func(msg string) { got <- msg })
+	other := make(chan string, 16)
+	b.Listen(ctx, "t2", func(msg string) { other <- msg })
+	deadline := time.Now().Add(10 * time.Second)
+	for first := false; !first; {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing received in 10 s")
+		}
+		if err := b.Publish(ctx, "t1", "hello"); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case msg := <-got:
+			first = msg == "hello"
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := b.Publish(ctx, "t1", "second"); err != nil {
+		t.Fatal(err)
+	}
+	for msg := range got {
+		if msg == "second" {
+			break
+		}
+		if msg != "hello" {
+			t.Fatalf("unexpected message %q", msg)
+		}
+	}
+	select {
+	case msg := <-other:
+		t.Fatalf("topic t2 got %q", msg)
+	default:
+	}
 }
 
 func TestMemory(t *testing.T) { contract(t, NewMemory()) }
@@ -153,6 +229,18 @@ func TestRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	contract(t, r)
+}
+
+// TestFallbackContract: the fallback over a live Redis is a Store and a
+// Bus like the others.
+func TestFallbackContract(t *testing.T) {
+	srv := redistest.Start(t)
+	r, err := NewRedis(srv.URL, fmt.Sprintf("fbc-%d:", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	contract(t, NewFallback(r, nil))
 }
 
 func TestNewRedisBadURL(t *testing.T) {

@@ -367,7 +367,9 @@ function setupAudit() {
 }
 
 // setupApprovals polls the pending calls (a call waits at most the
-// approval timeout, so a second's delay is fine) and answers them.
+// approval timeout, so a second's delay is fine) and answers them. With
+// server.redis they are every replica's; an answer resumes the call on
+// the replica that holds it.
 function setupApprovals() {
   const table = document.getElementById("approvals");
   if (!table) return;
@@ -391,14 +393,14 @@ function setupApprovals() {
       const tr = body.insertRow();
       tr.className = "empty";
       const td = tr.insertCell();
-      td.colSpan = 7;
+      td.colSpan = 8;
       td.textContent = "No call is waiting.";
       return;
     }
     for (const a of r.data.approvals) {
       const tr = body.insertRow();
       tr.dataset.approval = a.id;
-      for (const c of [a.tool, a.provider, a.session || "", a.client || "", a.args, a.expires.replace("T", " ").replace(/\..*/, "")]) {
+      for (const c of [a.tool, a.provider, a.session || "", a.client || "", a.args, a.replica || "", a.expires.replace("T", " ").replace(/\..*/, "")]) {
         const td = tr.insertCell();
         td.textContent = c;
       }
