@@ -169,6 +169,7 @@ type child struct {
 	exited chan struct{} // closed once Wait returned
 	state  *os.ProcessState
 	wmu    sync.Mutex
+	wbuf   []byte // the last frame's buffer, reused (under wmu)
 }
 
 func startChild() (*child, error) {
@@ -255,13 +256,11 @@ func (c *child) kill() {
 }
 
 func (c *child) send(m *message) error {
-	b, err := encodeMessage(m)
-	if err != nil {
-		return err
-	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return writeFrame(c.in, b)
+	var err error
+	c.wbuf, err = writeMessage(c.in, c.wbuf, m)
+	return err
 }
 
 // Run runs sc in a child: it answers the child's host calls with host and

@@ -16,9 +16,11 @@ func limitSelf(Limits) error { return errors.New("no process limits on this syst
 
 func watchMemory(int64) {}
 
-func prepareLimits() {}
+func prepareLimits() error { return nil }
 
 func closeInherited() {}
+
+func pollable(f *os.File) *os.File { return f }
 
 func childAttr(*exec.Cmd) {}
 

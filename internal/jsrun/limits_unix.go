@@ -21,13 +21,14 @@ const asSlack = 128 << 20
 const childFiles = 32
 
 // limitSelf applies the script's limits to this (child) process before the
-// script runs: processor time counted from now, no new descriptors beyond a
-// few, and an address-space backstop. The memory limit itself is
-// watchMemory's: Go's runtime maps its heap in large steps (a 40 MiB string
-// may need a fresh 64 MiB arena), so an address-space limit set at the
-// memory limit fails scripts well below it. The backstop (the space mapped
-// now, twice the limit, and asSlack) stops what the watcher cannot see in
-// time: one native call allocating far past the limit.
+// script runs: processor time counted from now and an address-space
+// backstop (prepareLimits set the descriptor limit). The memory limit
+// itself is watchMemory's: Go's runtime maps its heap in large steps (a 40
+// MiB string may need a fresh 64 MiB arena), so an address-space limit set
+// at the memory limit fails scripts well below it. The backstop (the space
+// mapped while the child waited, twice the limit, and asSlack, which also
+// covers reading the script) stops what the watcher cannot see in time:
+// one native call allocating far past the limit.
 func limitSelf(l Limits) error {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
@@ -38,11 +39,8 @@ func limitSelf(l Limits) error {
 	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: soft, Max: soft + 1}); err != nil {
 		return err
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: childFiles, Max: childFiles}); err != nil {
-		return err
-	}
-	if base := mappedBytes(); base > 0 {
-		as := uint64(base) + 2*uint64(l.Memory) + asSlack
+	if waiting > 0 {
+		as := uint64(waiting) + 2*uint64(l.Memory) + asSlack
 		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
 			return err
 		}
@@ -50,10 +48,16 @@ func limitSelf(l Limits) error {
 	return nil
 }
 
+// waiting is the address space the child had mapped when it was ready
+// (0: unknown), measured by prepareLimits.
+var waiting int64
+
 // prepareLimits does, while the child waits for its script, what need not
-// wait for the script's limits: the SIGXCPU handler (exit with exitCPU) and
-// the runtime metrics' first read (which builds their tables).
-func prepareLimits() {
+// wait for the script's limits: the SIGXCPU handler (exit with exitCPU),
+// the runtime metrics' first read (which builds their tables), no new
+// descriptors beyond a few, and the address space to count the backstop
+// from. A failure leaves the child unready: it never runs a script.
+func prepareLimits() error {
 	xcpu := make(chan os.Signal, 1)
 	signal.Notify(xcpu, unix.SIGXCPU)
 	go func() {
@@ -61,6 +65,11 @@ func prepareLimits() {
 		os.Exit(exitCPU)
 	}()
 	metrics.Read(memorySamples())
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: childFiles, Max: childFiles}); err != nil {
+		return err
+	}
+	waiting = mappedBytes()
+	return nil
 }
 
 func memorySamples() []metrics.Sample {
@@ -85,6 +94,20 @@ func watchMemory(limit int64) {
 			}
 		}
 	}()
+}
+
+// pollable is f (a pipe end) made non-blocking and handed to the runtime's
+// poller: a reader waiting on it parks in the poller rather than holding a
+// thread in read(2), so an answer wakes one thread, which runs the reader
+// and then the goroutine it hands the answer to. The child's ends of its
+// pipes are its own (the parent closed its copies), so nothing else sees
+// the flag.
+func pollable(f *os.File) *os.File {
+	fd := f.Fd()
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		return f
+	}
+	return os.NewFile(fd, f.Name())
 }
 
 // childAttr puts the child in its own process group, so the parent kills
