@@ -166,6 +166,7 @@ type child struct {
 	out    *bufio.Reader // the child's stdout, our end
 	outF   *os.File
 	stderr *tail
+	job    childJob      // its job object where the server sets its limits (Windows)
 	exited chan struct{} // closed once Wait returned
 	state  *os.ProcessState
 	wmu    sync.Mutex
@@ -197,7 +198,7 @@ func startChild() (*child, error) {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
 	childAttr(cmd)
 	c.cmd = cmd
-	err = cmd.Start()
+	c.job, err = startProcess(cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -253,6 +254,7 @@ func (c *child) kill() {
 	c.in.Close()
 	<-c.exited
 	c.outF.Close()
+	c.job.close()
 }
 
 func (c *child) send(m *message) error {
@@ -289,6 +291,9 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 			p.refill()
 		}()
 	}()
+	if err := c.job.limit(lim); err != nil {
+		return nil, &Error{Kind: KindInternal, Message: "jsrun: cannot limit the script's process: " + err.Error()}
+	}
 	hostCtx, cancelHost := context.WithCancel(ctx)
 	defer cancelHost()
 
@@ -400,6 +405,7 @@ func (c *child) death(lim Limits, cause error) *Error {
 	case code == exitCPU || sig == "SIGXCPU" || (sig == "SIGKILL" && cpu >= lim.CPU-100*time.Millisecond):
 		return &Error{Kind: KindCPU, Message: fmt.Sprintf("the script used more than %s of CPU", lim.CPU)}
 	case code == exitMemory || strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "address space") || strings.Contains(text, "failed to allocate") ||
+		strings.Contains(text, "failed to commit pages") || // Windows: a commit past the job's limit
 		code == 2 && strings.Contains(text, "memory"):
 		return &Error{Kind: KindMemory, Message: fmt.Sprintf("the script used more than %s", sizeText(lim.Memory))}
 	case sig != "":

@@ -7,15 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/metrics"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// asSlack is the address space the backstop allows beyond twice the limit.
-const asSlack = 128 << 20
 
 // childFiles bounds the descriptors a child may hold: it opens none itself.
 const childFiles = 32
@@ -72,30 +70,6 @@ func prepareLimits() error {
 	return nil
 }
 
-func memorySamples() []metrics.Sample {
-	return []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-}
-
-// watchMemory ends the process with exitMemory once the runtime holds more
-// than limit bytes over what it held at the start. The address-space limit
-// is the hard bound; this turns most overruns into a clean exit before it.
-func watchMemory(limit int64) {
-	s := memorySamples()
-	held := func() int64 {
-		metrics.Read(s)
-		return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
-	}
-	base := held()
-	go func() {
-		t := time.NewTicker(2 * time.Millisecond)
-		for range t.C {
-			if held()-base > limit {
-				os.Exit(exitMemory)
-			}
-		}
-	}()
-}
-
 // pollable is f (a pipe end) made non-blocking and handed to the runtime's
 // poller: a reader waiting on it parks in the poller rather than holding a
 // thread in read(2), so an answer wakes one thread, which runs the reader
@@ -146,5 +120,14 @@ func exitCause(st *os.ProcessState) (code int, signal string) {
 
 // isolation says whether scripts can run in a limited child process here.
 func isolation() (bool, string) {
-	return true, "each script runs in its own process with " + limitKinds()
+	return true, describeLimits(runtime.GOOS)
 }
+
+// childJob is nothing here: the child limits itself (limitSelf).
+type childJob struct{}
+
+func startProcess(cmd *exec.Cmd) (childJob, error) { return childJob{}, cmd.Start() }
+
+func (childJob) limit(Limits) error { return nil }
+
+func (childJob) close() {}
