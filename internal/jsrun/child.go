@@ -73,6 +73,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "jsrun child:", err)
 		return exitProtocol
 	}
+	startProfile, stopProfile := childProfile()
 	if err := prepareLimits(); err != nil {
 		fmt.Fprintln(os.Stderr, "jsrun child: cannot set limits:", err)
 		return exitProtocol
@@ -90,6 +91,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	if err != nil || m.T != msgRun {
 		return exitProtocol
 	}
+	startProfile()
 	sc := m.Run
 	sc.Limits = sc.Limits.withDefaults()
 	sc.Limits.MaxHeapGrowth = -1 // the process limit replaces the sampler
@@ -111,6 +113,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 		}
 		done = &message{T: msgDone, Fail: toWire(e)}
 	}
+	stopProfile()
 	if err := c.send(done); err != nil {
 		small := &message{T: msgDone, Fail: &wireError{Kind: KindInternal, Message: "jsrun: the script's answer did not fit the pipe: " + err.Error()}}
 		if c.send(small) != nil {

@@ -193,7 +193,7 @@ func startChild() (*child, error) {
 	// The name this process was started by: a binary that dispatches on it
 	// (a test binary standing in for agent-tools) reaches the same entry.
 	cmd.Args[0] = os.Args[0]
-	cmd.Env = []string{} // nothing of the server's environment
+	cmd.Env = childEnv() // nothing of the server's environment
 	cmd.Dir = os.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
 	childAttr(cmd)

@@ -175,3 +175,21 @@ func TestPoolSkipsDeadChild(t *testing.T) {
 		t.Fatalf("%v %v", out, err)
 	}
 }
+
+// With ProfileEnv set, a script's process writes its CPU profile there.
+func TestChildProfile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ProfileEnv, dir)
+	p := isolatedPool(t)
+	if out, err := p.Run(context.Background(), Script{Code: "let n = 0; for (let i = 0; i < 1e5; i++) n += i; n", Limits: testLimits}, nil); err != nil || string(out.Result) != "4999950000" {
+		t.Fatalf("%v %v", out, err)
+	}
+	p.Close()
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		if info, err := f.Info(); err == nil && strings.HasPrefix(f.Name(), "jsrun-") && info.Size() > 0 {
+			return
+		}
+	}
+	t.Fatalf("no profile in %s: %v", dir, files)
+}
