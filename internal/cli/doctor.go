@@ -10,6 +10,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/facade"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/mcp"
@@ -51,7 +52,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if f.json {
 		// The provider list is the runtime's Status, as runtime_status reports it.
 		writeJSON(env.Stdout, map[string]any{"config": a.Config().Path, "mode": a.Mode, "ok": !failed, "checks": diags,
-			"providers": a.Status().Providers, "containment": proc.Containment(), "scripts": scriptIsolation(), "traces": traces.String()})
+			"providers": a.Status().Providers, "containment": proc.Containment(), "scripts": scriptIsolation(), "scriptLimits": jsrun.ProcessLimits(), "traces": traces.String()})
 		return status
 	}
 	cfg := a.Config().Path
@@ -62,7 +63,7 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	// How the processes of a call are contained (cgroup v2 or process group).
 	fmt.Fprintf(env.Stdout, "containment: %s\n", proc.Containment())
 	// How execute_javascript scripts and skills are contained (jsrun.go).
-	fmt.Fprintf(env.Stdout, "scripts: %s\n", scriptIsolation())
+	fmt.Fprintf(env.Stdout, "scripts: %s\n", scriptLimitLines())
 	// Traces: where spans go (scheme and host only, never headers or credentials).
 	fmt.Fprintf(env.Stdout, "traces: %s\n\n", traces)
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/jsrun"
 )
@@ -23,4 +25,19 @@ func scriptChild(args []string, stdin io.Reader, stdout io.Writer) (code int, ok
 func scriptIsolation() string {
 	_, how := jsrun.Isolation()
 	return how
+}
+
+// scriptLimitLines is doctor's text on scripts: how they are contained,
+// then each limit on a line of its own, saying so where it cannot be set.
+func scriptLimitLines() string {
+	ok, how := jsrun.Isolation()
+	if ok {
+		how = "each script runs in its own process"
+	}
+	var b strings.Builder
+	b.WriteString(how)
+	for _, l := range jsrun.ProcessLimits() {
+		fmt.Fprintf(&b, "\n  %s: %s", l.Setting, l.How)
+	}
+	return b.String()
 }

@@ -55,19 +55,30 @@ func MaybeChild() {
 // to the parent as requests on out; their answers come on in.
 func ChildMain(in io.Reader, out io.Writer) int {
 	closeInherited()
+	if f, ok := in.(*os.File); ok {
+		in = pollable(f)
+	}
+	if f, ok := out.(*os.File); ok {
+		out = pollable(f)
+	}
 	// The interpreter is made while the child waits for its script, after
-	// a throwaway run that takes the first-use costs of a new process
-	// (code pages, lazily built tables): a warm child's script starts at
-	// once.
+	// throwaway runs that take the first-use costs of a new process (code
+	// pages, lazily built tables, the JSON codecs of the host calls): a
+	// warm child's script starts at once. Its pipes go to the runtime's
+	// poller (pollable).
 	debug.SetGCPercent(400) // a script's process is short-lived; the memory watcher bounds it
 	warmUp()
-	prepareLimits()
 	warm, err := NewSession(ScriptName, Limits{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "jsrun child:", err)
 		return exitProtocol
 	}
-	c := &childConn{w: out, waiting: map[uint64]chan *message{}}
+	startProfile, stopProfile := childProfile()
+	if err := prepareLimits(); err != nil {
+		fmt.Fprintln(os.Stderr, "jsrun child: cannot set limits:", err)
+		return exitProtocol
+	}
+	c := &childConn{w: out, waiting: map[uint64]func(*message){}}
 	if err := c.send(&message{T: msgReady}); err != nil {
 		return exitProtocol
 	}
@@ -80,6 +91,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	if err != nil || m.T != msgRun {
 		return exitProtocol
 	}
+	startProfile()
 	sc := m.Run
 	sc.Limits = sc.Limits.withDefaults()
 	sc.Limits.MaxHeapGrowth = -1 // the process limit replaces the sampler
@@ -91,7 +103,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 	watchMemory(sc.Limits.Memory)
 
 	go c.readLoop(r)
-	host := &Host{call: c.call}
+	host := &Host{call: c.call, start: c.start}
 	o, err := execScript(context.Background(), sc, host, warm)
 	done := &message{T: msgDone, Out: o}
 	if err != nil {
@@ -101,6 +113,7 @@ func ChildMain(in io.Reader, out io.Writer) int {
 		}
 		done = &message{T: msgDone, Fail: toWire(e)}
 	}
+	stopProfile()
 	if err := c.send(done); err != nil {
 		small := &message{T: msgDone, Fail: &wireError{Kind: KindInternal, Message: "jsrun: the script's answer did not fit the pipe: " + err.Error()}}
 		if c.send(small) != nil {
@@ -116,59 +129,82 @@ const warmUpCode = `const xs = JSON.parse('[{"a":1,"b":"x"},{"a":2,"b":"y"}]'); 
 	`console.log("w", xs.length); const r = await Promise.all(xs.map(async x => ({...x, c: String(x.a).padStart(3, "0")}))); ` +
 	`return r.filter(x => x.a > 0).map(x => [x.b, x.c].join(":"))`
 
+// warmUp runs warmUpCode, then each registered kind's warm-up
+// (RegisterWarmUp) with its in-process host.
 func warmUp() {
 	_, _ = execScript(context.Background(), &Script{Code: warmUpCode, Limits: Limits{Timeout: 2 * time.Second}}, nil, nil)
+	installersMu.RLock()
+	runs := append([]Script(nil), warmUps...)
+	hosts := make([]*Host, len(runs))
+	for i, sc := range runs {
+		hosts[i] = &Host{call: warmHosts[sc.Kind]}
+	}
+	installersMu.RUnlock()
+	for i, sc := range runs {
+		sc.Limits = Limits{Timeout: 2 * time.Second}
+		_, _ = execScript(context.Background(), &sc, hosts[i], nil)
+	}
 }
 
 // childConn is the child's end of the wire.
 type childConn struct {
 	wmu sync.Mutex
 	w   io.Writer
+	buf []byte // the last frame's buffer, reused (under wmu)
 
 	mu      sync.Mutex
 	next    uint64
-	waiting map[uint64]chan *message
+	waiting map[uint64]func(*message) // by request id: who takes the answer
 }
 
 func (c *childConn) send(m *message) error {
-	b, err := encodeMessage(m)
-	if err != nil {
-		return err
-	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return writeFrame(c.w, b)
+	var err error
+	c.buf, err = writeMessage(c.w, c.buf, m)
+	return err
+}
+
+// start sends a request and returns; readLoop hands its answer to done.
+func (c *childConn) start(method string, params json.RawMessage, done func(json.RawMessage, error)) {
+	c.mu.Lock()
+	c.next++
+	id := c.next
+	c.waiting[id] = func(m *message) {
+		if m.E != "" {
+			done(nil, errors.New(m.E))
+			return
+		}
+		done(m.D, nil)
+	}
+	c.mu.Unlock()
+	if err := c.send(&message{T: msgReq, ID: id, M: method, D: params}); err != nil {
+		c.mu.Lock()
+		delete(c.waiting, id)
+		c.mu.Unlock()
+		done(nil, fmt.Errorf("%s: %w", method, err))
+	}
 }
 
 // call is one host call: a request, then the answer with its id.
 func (c *childConn) call(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	ch := make(chan *message, 1)
-	c.mu.Lock()
-	c.next++
-	id := c.next
-	c.waiting[id] = ch
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		delete(c.waiting, id)
-		c.mu.Unlock()
-	}()
-	if err := c.send(&message{T: msgReq, ID: id, M: method, D: params}); err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
+	type answer struct {
+		d   json.RawMessage
+		err error
 	}
+	ch := make(chan answer, 1)
+	c.start(method, params, func(d json.RawMessage, err error) { ch <- answer{d, err} })
 	select {
-	case m := <-ch:
-		if m.E != "" {
-			return nil, errors.New(m.E)
-		}
-		return m.D, nil
+	case a := <-ch:
+		return a.d, a.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-// readLoop hands each answer to its caller. The parent closing the pipe
-// (it went away, or gave up on this script) ends the process.
+// readLoop hands each answer to its caller, which must not block. The
+// parent closing the pipe (it went away, or gave up on this script) ends
+// the process.
 func (c *childConn) readLoop(r io.Reader) {
 	for {
 		b, err := readFrame(r, MaxFrame)
@@ -180,10 +216,11 @@ func (c *childConn) readLoop(r io.Reader) {
 			os.Exit(exitProtocol)
 		}
 		c.mu.Lock()
-		ch := c.waiting[m.ID]
+		done := c.waiting[m.ID]
+		delete(c.waiting, m.ID)
 		c.mu.Unlock()
-		if ch != nil {
-			ch <- m
+		if done != nil {
+			done(m)
 		}
 	}
 }

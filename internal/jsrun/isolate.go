@@ -166,9 +166,11 @@ type child struct {
 	out    *bufio.Reader // the child's stdout, our end
 	outF   *os.File
 	stderr *tail
+	job    childJob      // its job object where the server sets its limits (Windows)
 	exited chan struct{} // closed once Wait returned
 	state  *os.ProcessState
 	wmu    sync.Mutex
+	wbuf   []byte // the last frame's buffer, reused (under wmu)
 }
 
 func startChild() (*child, error) {
@@ -191,12 +193,12 @@ func startChild() (*child, error) {
 	// The name this process was started by: a binary that dispatches on it
 	// (a test binary standing in for agent-tools) reaches the same entry.
 	cmd.Args[0] = os.Args[0]
-	cmd.Env = []string{} // nothing of the server's environment
+	cmd.Env = childEnv() // nothing of the server's environment
 	cmd.Dir = os.TempDir()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, c.stderr
 	childAttr(cmd)
 	c.cmd = cmd
-	err = cmd.Start()
+	c.job, err = startProcess(cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -252,16 +254,15 @@ func (c *child) kill() {
 	c.in.Close()
 	<-c.exited
 	c.outF.Close()
+	c.job.close()
 }
 
 func (c *child) send(m *message) error {
-	b, err := encodeMessage(m)
-	if err != nil {
-		return err
-	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	return writeFrame(c.in, b)
+	var err error
+	c.wbuf, err = writeMessage(c.in, c.wbuf, m)
+	return err
 }
 
 // Run runs sc in a child: it answers the child's host calls with host and
@@ -290,6 +291,9 @@ func (p *Pool) Run(ctx context.Context, sc Script, host HostFunc) (*Output, erro
 			p.refill()
 		}()
 	}()
+	if err := c.job.limit(lim); err != nil {
+		return nil, &Error{Kind: KindInternal, Message: "jsrun: cannot limit the script's process: " + err.Error()}
+	}
 	hostCtx, cancelHost := context.WithCancel(ctx)
 	defer cancelHost()
 
@@ -401,6 +405,7 @@ func (c *child) death(lim Limits, cause error) *Error {
 	case code == exitCPU || sig == "SIGXCPU" || (sig == "SIGKILL" && cpu >= lim.CPU-100*time.Millisecond):
 		return &Error{Kind: KindCPU, Message: fmt.Sprintf("the script used more than %s of CPU", lim.CPU)}
 	case code == exitMemory || strings.Contains(text, "out of memory") || strings.Contains(text, "cannot allocate memory") || strings.Contains(text, "address space") || strings.Contains(text, "failed to allocate") ||
+		strings.Contains(text, "failed to commit pages") || // Windows: a commit past the job's limit
 		code == 2 && strings.Contains(text, "memory"):
 		return &Error{Kind: KindMemory, Message: fmt.Sprintf("the script used more than %s", sizeText(lim.Memory))}
 	case sig != "":

@@ -99,6 +99,44 @@ func TestIsolatedHostCalls(t *testing.T) {
 	}
 }
 
+// Asynchronous host calls (Host.Start) settle their Promises in a child and
+// in process alike: overlapping, failing, or left unawaited.
+func TestHostStart(t *testing.T) {
+	registerEcho()
+	host := func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		if string(params) == `"fail"` {
+			return nil, errors.New("refused")
+		}
+		return params, nil
+	}
+	tests := []struct{ code, want string }{
+		{`const [a, b] = await Promise.all([later(1), later(2)]); a + b + echo(3)`, `6`},
+		{`try { await later("fail") } catch (e) { return e.message }`, `"refused"`},
+		{`later(1); later(2); 5`, `5`},
+		{`let n = 0; for (let i = 0; i < 50; i++) n += await later(i); n`, `1225`},
+	}
+	for _, r := range []struct {
+		name string
+		r    Runner
+	}{{"isolated", nil}, {"in process", InProcess}} {
+		runner := r.r
+		if runner == nil {
+			if ok, _ := Isolation(); !ok {
+				continue
+			}
+			p := NewPool(1)
+			defer p.Close()
+			runner = p
+		}
+		for _, tc := range tests {
+			out, err := runner.Run(context.Background(), Script{Kind: "test-echo", Code: tc.code, Limits: testLimits}, host)
+			if err != nil || string(out.Result) != tc.want {
+				t.Errorf("%s: %s: %v %v, want %s", r.name, tc.code, out, err, tc.want)
+			}
+		}
+	}
+}
+
 // A child whose server went away (its stdin ends) exits by itself.
 func TestChildExitsWithoutItsParent(t *testing.T) {
 	if ok, why := Isolation(); !ok {
@@ -136,4 +174,22 @@ func TestPoolSkipsDeadChild(t *testing.T) {
 	if err != nil || string(out.Result) != "42" {
 		t.Fatalf("%v %v", out, err)
 	}
+}
+
+// With ProfileEnv set, a script's process writes its CPU profile there.
+func TestChildProfile(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(ProfileEnv, dir)
+	p := isolatedPool(t)
+	if out, err := p.Run(context.Background(), Script{Code: "let n = 0; for (let i = 0; i < 1e5; i++) n += i; n", Limits: testLimits}, nil); err != nil || string(out.Result) != "4999950000" {
+		t.Fatalf("%v %v", out, err)
+	}
+	p.Close()
+	files, _ := os.ReadDir(dir)
+	for _, f := range files {
+		if info, err := f.Info(); err == nil && strings.HasPrefix(f.Name(), "jsrun-") && info.Size() > 0 {
+			return
+		}
+	}
+	t.Fatalf("no profile in %s: %v", dir, files)
 }

@@ -49,9 +49,3 @@ func mappedBytes() int64 {
 	}
 	return pages * int64(os.Getpagesize())
 }
-
-func limitKinds() string {
-	return "a memory watcher of code.memory backed by an address-space limit (RLIMIT_AS), RLIMIT_CPU of code.cpu, " +
-		"RLIMIT_NOFILE, an empty environment and no descriptors but its pipes; the server kills it at the deadline " +
-		"(cgroup memory.max is not used)"
-}

@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package jsrun
 
@@ -6,19 +6,21 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 )
 
-// On this system a child process cannot be given the limits (a job object
-// with a memory limit is not wired up yet): scripts run in process, and
-// doctor says so.
+// On this system a child process cannot be given the limits: scripts run
+// in process, and doctor says so (processLimits).
 
 func limitSelf(Limits) error { return errors.New("no process limits on this system") }
 
 func watchMemory(int64) {}
 
-func prepareLimits() {}
+func prepareLimits() error { return nil }
 
 func closeInherited() {}
+
+func pollable(f *os.File) *os.File { return f }
 
 func childAttr(*exec.Cmd) {}
 
@@ -30,7 +32,12 @@ func killChild(cmd *exec.Cmd) {
 
 func exitCause(st *os.ProcessState) (int, string) { return st.ExitCode(), "" }
 
-func isolation() (bool, string) {
-	return false, "scripts run inside the server: this system has no per-process memory limit wired up (Windows job objects are not used yet), " +
-		"so a script's memory is bounded only by the in-process heap sampler"
-}
+func isolation() (bool, string) { return false, describeLimits(runtime.GOOS) }
+
+type childJob struct{}
+
+func startProcess(cmd *exec.Cmd) (childJob, error) { return childJob{}, cmd.Start() }
+
+func (childJob) limit(Limits) error { return nil }
+
+func (childJob) close() {}

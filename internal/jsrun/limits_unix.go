@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"runtime/metrics"
 	"syscall"
 	"time"
@@ -14,20 +15,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// asSlack is the address space the backstop allows beyond twice the limit.
-const asSlack = 128 << 20
-
 // childFiles bounds the descriptors a child may hold: it opens none itself.
 const childFiles = 32
 
 // limitSelf applies the script's limits to this (child) process before the
-// script runs: processor time counted from now, no new descriptors beyond a
-// few, and an address-space backstop. The memory limit itself is
-// watchMemory's: Go's runtime maps its heap in large steps (a 40 MiB string
-// may need a fresh 64 MiB arena), so an address-space limit set at the
-// memory limit fails scripts well below it. The backstop (the space mapped
-// now, twice the limit, and asSlack) stops what the watcher cannot see in
-// time: one native call allocating far past the limit.
+// script runs: processor time counted from now and an address-space
+// backstop (prepareLimits set the descriptor limit). The memory limit
+// itself is watchMemory's: Go's runtime maps its heap in large steps (a 40
+// MiB string may need a fresh 64 MiB arena), so an address-space limit set
+// at the memory limit fails scripts well below it. The backstop (the space
+// mapped while the child waited, twice the limit, and asSlack, which also
+// covers reading the script) stops what the watcher cannot see in time:
+// one native call allocating far past the limit.
 func limitSelf(l Limits) error {
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
@@ -38,11 +37,8 @@ func limitSelf(l Limits) error {
 	if err := unix.Setrlimit(unix.RLIMIT_CPU, &unix.Rlimit{Cur: soft, Max: soft + 1}); err != nil {
 		return err
 	}
-	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: childFiles, Max: childFiles}); err != nil {
-		return err
-	}
-	if base := mappedBytes(); base > 0 {
-		as := uint64(base) + 2*uint64(l.Memory) + asSlack
+	if waiting > 0 {
+		as := uint64(waiting) + 2*uint64(l.Memory) + asSlack
 		if err := unix.Setrlimit(unix.RLIMIT_AS, &unix.Rlimit{Cur: as, Max: as}); err != nil {
 			return err
 		}
@@ -50,10 +46,16 @@ func limitSelf(l Limits) error {
 	return nil
 }
 
+// waiting is the address space the child had mapped when it was ready
+// (0: unknown), measured by prepareLimits.
+var waiting int64
+
 // prepareLimits does, while the child waits for its script, what need not
-// wait for the script's limits: the SIGXCPU handler (exit with exitCPU) and
-// the runtime metrics' first read (which builds their tables).
-func prepareLimits() {
+// wait for the script's limits: the SIGXCPU handler (exit with exitCPU),
+// the runtime metrics' first read (which builds their tables), no new
+// descriptors beyond a few, and the address space to count the backstop
+// from. A failure leaves the child unready: it never runs a script.
+func prepareLimits() error {
 	xcpu := make(chan os.Signal, 1)
 	signal.Notify(xcpu, unix.SIGXCPU)
 	go func() {
@@ -61,30 +63,25 @@ func prepareLimits() {
 		os.Exit(exitCPU)
 	}()
 	metrics.Read(memorySamples())
-}
-
-func memorySamples() []metrics.Sample {
-	return []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
-}
-
-// watchMemory ends the process with exitMemory once the runtime holds more
-// than limit bytes over what it held at the start. The address-space limit
-// is the hard bound; this turns most overruns into a clean exit before it.
-func watchMemory(limit int64) {
-	s := memorySamples()
-	held := func() int64 {
-		metrics.Read(s)
-		return int64(s[0].Value.Uint64()) - int64(s[1].Value.Uint64())
+	if err := unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: childFiles, Max: childFiles}); err != nil {
+		return err
 	}
-	base := held()
-	go func() {
-		t := time.NewTicker(2 * time.Millisecond)
-		for range t.C {
-			if held()-base > limit {
-				os.Exit(exitMemory)
-			}
-		}
-	}()
+	waiting = mappedBytes()
+	return nil
+}
+
+// pollable is f (a pipe end) made non-blocking and handed to the runtime's
+// poller: a reader waiting on it parks in the poller rather than holding a
+// thread in read(2), so an answer wakes one thread, which runs the reader
+// and then the goroutine it hands the answer to. The child's ends of its
+// pipes are its own (the parent closed its copies), so nothing else sees
+// the flag.
+func pollable(f *os.File) *os.File {
+	fd := f.Fd()
+	if err := syscall.SetNonblock(int(fd), true); err != nil {
+		return f
+	}
+	return os.NewFile(fd, f.Name())
 }
 
 // childAttr puts the child in its own process group, so the parent kills
@@ -123,5 +120,14 @@ func exitCause(st *os.ProcessState) (code int, signal string) {
 
 // isolation says whether scripts can run in a limited child process here.
 func isolation() (bool, string) {
-	return true, "each script runs in its own process with " + limitKinds()
+	return true, describeLimits(runtime.GOOS)
 }
+
+// childJob is nothing here: the child limits itself (limitSelf).
+type childJob struct{}
+
+func startProcess(cmd *exec.Cmd) (childJob, error) { return childJob{}, cmd.Start() }
+
+func (childJob) limit(Limits) error { return nil }
+
+func (childJob) close() {}

@@ -36,6 +36,9 @@ type HostFunc func(ctx context.Context, method string, params json.RawMessage) (
 // work as well as the VM goroutine).
 type Host struct {
 	call func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// start, when set (a child's pipe), sends a request at once and hands
+	// its answer to done from the pipe's reader; done must not block.
+	start func(method string, params json.RawMessage, done func(json.RawMessage, error))
 }
 
 // Call sends params (marshalled to JSON) and decodes the answer into out
@@ -58,6 +61,35 @@ func (h *Host) Call(ctx context.Context, method string, params, out any) error {
 	return json.Unmarshal(res, out)
 }
 
+// Start is an asynchronous host call made on the VM goroutine (from a
+// host function): params (marshalled to JSON) leave at once, and then runs
+// with the answer on the VM goroutine between JavaScript jobs, as a
+// [Session.Go] settle function does (a run that ended first drops it). In a
+// child process the request is written before Start returns and the pipe's
+// reader queues the answer for the VM: no goroutine waits in between, and
+// requests go on the wire in the order the script made them.
+func (h *Host) Start(ctx context.Context, s *Session, method string, params any, then func(res json.RawMessage, err error) error) {
+	b, err := json.Marshal(params)
+	switch {
+	case h == nil || h.call == nil:
+		err = errors.New("jsrun: this script has no host")
+	case err != nil:
+	case h.start != nil:
+		post := s.later()
+		h.start(method, b, func(res json.RawMessage, err error) {
+			post(func() error { return then(res, err) })
+		})
+		return
+	default:
+		s.Go(func() func() error {
+			res, err := h.call(ctx, method, b)
+			return func() error { return then(res, err) }
+		})
+		return
+	}
+	s.Go(func() func() error { return func() error { return then(nil, err) } })
+}
+
 // Installer sets up the VM for one kind of script (the `tools` object of
 // execute_javascript, a skill's run function) and runs sc.Code: it is a
 // [Body] with the script and its host. It runs wherever the interpreter
@@ -78,6 +110,28 @@ func Register(kind string, in Installer) {
 		panic("jsrun: installer registered twice or without a kind: " + kind)
 	}
 	installers[kind] = in
+}
+
+// warmUps are the registered warm-up runs (RegisterWarmUp), by kind.
+var warmUps []Script
+
+// warmHosts answer the warm-up runs' host calls, by kind.
+var warmHosts = map[string]HostFunc{}
+
+// RegisterWarmUp gives a child process a throwaway run of a registered
+// kind to make while it waits for its script: code with config, its host
+// calls answered in the child by host (no server involved). A fresh
+// process pays for every first use (code pages, the JSON codecs of the
+// host calls' types, the installer's own tables); after the warm-up the
+// script does not.
+func RegisterWarmUp(kind, code string, config json.RawMessage, host HostFunc) {
+	installersMu.Lock()
+	defer installersMu.Unlock()
+	if _, ok := installers[kind]; !ok || warmHosts[kind] != nil || host == nil {
+		panic("jsrun: a warm-up for an unknown kind, twice, or without a host: " + kind)
+	}
+	warmUps = append(warmUps, Script{Kind: kind, Code: code, Config: config})
+	warmHosts[kind] = host
 }
 
 func installer(kind string) (Installer, bool) {

@@ -53,14 +53,18 @@ type Session struct {
 	used                      bool
 	annotate                  func(*Error) json.RawMessage
 
-	// The event loop for host work started with Go: settled carries each
-	// finished piece back to the VM goroutine; pending counts what is still
-	// out (VM goroutine only); over is closed when Exec returns, so late
-	// work is dropped rather than blocking; halt is closed when the
-	// watchdog interrupts the VM, so a wait on host work ends too.
-	settled chan func() error
+	// The event loop for host work (Go, Host.Start): each finished piece
+	// queues its settle function for the VM goroutine and signals ready;
+	// posting never blocks, so a child's pipe reader hands an answer over
+	// and reads on. pending counts what is still out (VM goroutine only);
+	// over is set when Exec returns, so late work is dropped; halt is
+	// closed when the watchdog interrupts the VM, so a wait on host work
+	// ends too.
+	qmu     sync.Mutex
+	queue   []func() error
+	over    bool
+	ready   chan struct{} // capacity 1: "the queue has something"
 	pending int
-	over    chan struct{}
 	halt    chan struct{}
 }
 
@@ -69,7 +73,7 @@ type Session struct {
 func NewSession(name string, l Limits) (*Session, error) {
 	l = l.withDefaults()
 	s := &Session{vm: goja.New(), lim: l, name: name, console: &sink{maxEntries: l.MaxConsole, maxChars: l.MaxOutput},
-		settled: make(chan func() error), over: make(chan struct{}), halt: make(chan struct{})}
+		ready: make(chan struct{}, 1), halt: make(chan struct{})}
 	s.vm.SetMaxCallStackSize(l.MaxCallStack)
 	v, err := s.vm.RunProgram(prelude)
 	if err != nil {
@@ -126,14 +130,48 @@ func (s *Session) Limits() Limits { return s.lim }
 // function). A run whose result is a Promise waits for outstanding work to
 // settle it; work that finishes after the run ended is dropped.
 func (s *Session) Go(work func() (settle func() error)) {
+	post := s.later()
+	go func() { post(work()) }()
+}
+
+// later counts one piece of host work as out (VM goroutine only) and
+// returns how its settle function comes back: post may be called once,
+// from any goroutine, and never blocks.
+func (s *Session) later() (post func(settle func() error)) {
 	s.pending++
-	go func() {
-		settle := work()
-		select {
-		case s.settled <- settle:
-		case <-s.over:
+	return func(settle func() error) {
+		s.qmu.Lock()
+		if s.over {
+			s.qmu.Unlock()
+			return
 		}
-	}()
+		s.queue = append(s.queue, settle)
+		s.qmu.Unlock()
+		select {
+		case s.ready <- struct{}{}:
+		default: // already signalled
+		}
+	}
+}
+
+// next takes the oldest settled piece of work, if any.
+func (s *Session) next() (func() error, bool) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
+	if len(s.queue) == 0 {
+		return nil, false
+	}
+	f := s.queue[0]
+	s.queue[0] = nil
+	s.queue = s.queue[1:]
+	return f, true
+}
+
+// end drops what is queued and whatever host work finishes later.
+func (s *Session) end() {
+	s.qmu.Lock()
+	s.over, s.queue = true, nil
+	s.qmu.Unlock()
 }
 
 // Annotate sets what a failed run adds to its *Error's Host field: f runs on
@@ -152,7 +190,7 @@ func (s *Session) Exec(ctx context.Context, body Body) (*Output, error) {
 		return nil, &Error{Kind: KindInternal, Message: "jsrun: a session runs once"}
 	}
 	s.used = true
-	defer close(s.over)
+	defer s.end()
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, s.lim.Timeout)
 	defer cancel()
@@ -345,15 +383,25 @@ func (s *Session) await(v goja.Value) *Error {
 	if !ok {
 		return nil
 	}
+	halted := &Error{Kind: KindCancelled, Message: "interrupted"} // the watchdog fired (deadline, cancellation, heap): Exec reports why
 	for p.State() == goja.PromiseStatePending && s.pending > 0 {
-		select {
-		case settle := <-s.settled:
-			s.pending--
-			if err := settle(); err != nil {
-				return s.convert(err)
+		settle, ok := s.next()
+		if !ok {
+			select {
+			case <-s.ready:
+				continue
+			case <-s.halt:
+				return halted
 			}
-		case <-s.halt: // the watchdog fired (deadline, cancellation, heap): Exec reports why
-			return &Error{Kind: KindCancelled, Message: "interrupted"}
+		}
+		select {
+		case <-s.halt:
+			return halted
+		default:
+		}
+		s.pending--
+		if err := settle(); err != nil {
+			return s.convert(err)
 		}
 	}
 	return nil

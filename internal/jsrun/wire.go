@@ -49,16 +49,39 @@ func readFrame(r io.Reader, max int) ([]byte, error) {
 	return b, nil
 }
 
-// writeFrame writes b as one frame; w must not be shared without a lock.
-func writeFrame(w io.Writer, b []byte) error {
-	if len(b) > MaxFrame {
-		return fmt.Errorf("%w: %d bytes, at most %d", errFrameTooLarge, len(b), MaxFrame)
+// keepFrameBuffer is the largest frame buffer a connection keeps for its
+// next message.
+const keepFrameBuffer = 64 << 10
+
+// writeMessage encodes m straight into a frame (header and JSON in one
+// buffer, buf's space reused) and writes it with one Write. The JSON has no
+// HTML escaping: a result's JSON crosses the wire byte for byte. A message
+// past MaxFrame is not written (errFrameTooLarge). It returns the
+// buffer to reuse for the next message; w must not be shared without a
+// lock, nor buf.
+func writeMessage(w io.Writer, buf []byte, m *message) ([]byte, error) {
+	b := bytes.NewBuffer(buf[:0])
+	b.Write([]byte{0, 0, 0, 0})
+	enc := json.NewEncoder(b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return buf, err
 	}
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
-	_, err := w.Write(buf)
-	return err
+	f := bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	if n := len(f) - 4; n > MaxFrame {
+		return keep(buf, f), fmt.Errorf("%w: %d bytes, at most %d", errFrameTooLarge, n, MaxFrame)
+	}
+	binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+	_, err := w.Write(f)
+	return keep(buf, f), err
+}
+
+// keep is the buffer to reuse after f: f's own when it is small.
+func keep(old, f []byte) []byte {
+	if cap(f) <= keepFrameBuffer {
+		return f[:0]
+	}
+	return old[:0]
 }
 
 // message is one frame's JSON.
@@ -110,18 +133,6 @@ func decodeMessage(b []byte) (*message, error) {
 		return nil, fmt.Errorf("jsrun: bad frame: unknown type %q", m.T)
 	}
 	return &m, nil
-}
-
-// encodeMessage is the JSON of m, with no HTML escaping: a result's JSON
-// crosses the wire byte for byte.
-func encodeMessage(m *message) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(m); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // wireError is an *Error on the wire (its thrown value stays in the child:

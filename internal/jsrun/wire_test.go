@@ -82,12 +82,13 @@ func TestDecodeMessage(t *testing.T) {
 // A message survives the wire byte for byte (no HTML escaping of a result).
 func TestMessageRoundTrip(t *testing.T) {
 	in := &message{T: msgDone, Out: &Output{Result: []byte(`{"sig":"f(): Promise<any> & more"}`), Console: []Entry{{Level: "log", Text: "<b>"}}}}
-	b, err := encodeMessage(in)
+	var buf bytes.Buffer
+	reuse, err := writeMessage(&buf, nil, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := writeFrame(&buf, b); err != nil {
+	// The buffer is reused: the next message does not see the last one's bytes.
+	if _, err := writeMessage(&buf, reuse, &message{T: msgRes, ID: 7, D: []byte(`[]`)}); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := readFrame(&buf, MaxFrame)
@@ -98,10 +99,21 @@ func TestMessageRoundTrip(t *testing.T) {
 	if err != nil || string(out.Out.Result) != `{"sig":"f(): Promise<any> & more"}` || out.Out.Console[0].Text != "<b>" {
 		t.Fatalf("%s %v", raw, err)
 	}
-	if err := writeFrame(io.Discard, make([]byte, MaxFrame+1)); !errors.Is(err, errFrameTooLarge) {
-		t.Fatalf("oversized write: %v", err)
+	raw, err = readFrame(&buf, MaxFrame)
+	if err != nil || string(raw) != `{"t":"res","id":7,"d":[]}` {
+		t.Fatalf("second frame %q %v", raw, err)
+	}
+	var w countWriter
+	big := &message{T: msgRes, ID: 1, E: strings.Repeat("x", MaxFrame)}
+	if _, err := writeMessage(&w, nil, big); !errors.Is(err, errFrameTooLarge) || w.n != 0 {
+		t.Fatalf("oversized write: %v, %d bytes written", err, w.n)
 	}
 }
+
+// countWriter counts the bytes written to it.
+type countWriter struct{ n int }
+
+func (w *countWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
 
 // FuzzFrames: the reader never panics, never returns more than its limit,
 // and what decodes as a message re-encodes and decodes again.
@@ -124,9 +136,16 @@ func FuzzFrames(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			again, err := encodeMessage(m)
-			if err != nil {
+			var w bytes.Buffer
+			if _, err := writeMessage(&w, nil, m); err != nil {
+				if errors.Is(err, errFrameTooLarge) {
+					continue
+				}
 				t.Fatalf("re-encoding %q: %v", b, err)
+			}
+			again, err := readFrame(&w, MaxFrame)
+			if err != nil || w.Len() != 0 {
+				t.Fatalf("%q re-encoded does not read back as one frame: %v", b, err)
 			}
 			if _, err := decodeMessage(again); err != nil {
 				t.Fatalf("%q re-encoded as %q does not decode: %v", b, again, err)

@@ -175,6 +175,10 @@ func StartInJob(cmd *exec.Cmd) (*Job, error) {
 	return &Job{h: h, proc: p}, nil
 }
 
+// Handle is the job object's handle, for setting further limits
+// (SetInformationJobObject); it is the job's until Close.
+func (j *Job) Handle() windows.Handle { return j.h }
+
 // Terminate kills every process in the job.
 func (j *Job) Terminate() error { return windows.TerminateJobObject(j.h, 1) }
 

@@ -126,6 +126,8 @@ func TestScriptTools(t *testing.T) {
 		{"confirm passes through", `await tools.call("ops_deploy", {}, {confirm: "tok-1"})`, CodeOptions{AllowMutations: true}, `deployed`, false, 1},
 		{"budget", `let n = 0; try { for (;;) { await tools.call("geo_lookup", {place: "x"}); n++ } } catch (e) { return [n, e.code, e.message] }`, CodeOptions{MaxCalls: 3},
 			`[3,"DENIED","the script exceeded its budget of 3 tool calls (call to \"geo_lookup\" refused)"]`, false, 3},
+		{"budget with calls in flight", `const ps = []; let code; try { for (let i = 0; i < 5; i++) ps.push(tools.call("geo_lookup", {place: "p" + i})) } catch (e) { code = e.code }
+			const r = await Promise.all(ps); return [r.length, code]`, CodeOptions{MaxCalls: 3}, `[3,"DENIED"]`, false, 3},
 		{"describe unknown", `try { tools.describe("nope") } catch (e) { return e.code }`, CodeOptions{}, `UNKNOWN_TOOL`, false, 0},
 		{"bad arguments", `try { tools.call("geo_lookup", 5) } catch (e) { return String(e) }`, CodeOptions{}, `TypeError: tools.call(name, args): args must be an object`, false, 0},
 	}
@@ -302,5 +304,56 @@ func BenchmarkScriptTwoCalls(b *testing.B) {
 			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 			b.ReportMetric(float64(took[len(took)*9/10].Microseconds())/1000, "p90-ms")
 		})
+	}
+}
+
+// The warm-up a script's process makes before its script (warmUpScript)
+// runs clean: a failure there would leave its code paths cold, silently.
+func TestScriptWarmUp(t *testing.T) {
+	out, err := jsrun.InProcess.Run(context.Background(), jsrun.Script{Kind: scriptKind, Code: warmUpScript,
+		Config: mustJSON(scriptConfig{MaxCalls: 2}), Limits: jsrun.Limits{Timeout: 5 * time.Second}}, warmUpHost)
+	if err != nil || string(out.Result) != `[{"ok":true,"code":"DENIED"},"warm_tool(args: {q: string}): Promise<any>"]` {
+		t.Fatalf("%v %v", out, err)
+	}
+}
+
+// The server keeps the budget whatever the script's process sends: a child
+// that calls past it (skipping its own count) is refused without the host
+// being reached, asking for the budget's refusal costs no call, and the
+// errors the server keeps for a looping script are bounded.
+func TestScriptServerKeepsTheBudget(t *testing.T) {
+	h := &fakeHost{}
+	srv := newScriptServer(h, CodeOptions{MaxCalls: 2}.withDefaults())
+	serve := srv.serve()
+	ask := func(method string, params any) hostAnswer {
+		t.Helper()
+		b, _ := json.Marshal(params)
+		out, err := serve(context.Background(), method, b)
+		if err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		var a hostAnswer
+		if err := json.Unmarshal(out, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	if a := ask(hostBudget, nameParams{Name: "geo_lookup"}); a.Error == nil || !a.Budget || a.Error.Code != toolerr.Denied {
+		t.Fatalf("budget refusal: %+v", a)
+	}
+	for i := range 5 {
+		a := ask(hostCall, callParams{Name: "geo_lookup", Args: json.RawMessage(`{"place":"x"}`)})
+		if refused := a.Error != nil && a.Budget; refused != (i >= 2) {
+			t.Fatalf("call %d: %+v", i+1, a)
+		}
+	}
+	if len(h.calls) != 2 {
+		t.Fatalf("the host saw %d calls, want 2", len(h.calls))
+	}
+	for range maxIssued + 10 {
+		ask(hostBudget, nameParams{Name: "geo_lookup"})
+	}
+	if a := ask(hostBudget, nameParams{Name: "geo_lookup"}); a.Ref != 0 || len(srv.issued) != maxIssued {
+		t.Fatalf("issued %d errors, answer ref %d", len(srv.issued), a.Ref)
 	}
 }

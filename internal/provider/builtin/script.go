@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -28,19 +29,57 @@ import (
 // scriptKind is the jsrun installer of execute_javascript's `tools`.
 const scriptKind = "execute_javascript"
 
-func init() { jsrun.Register(scriptKind, installTools) }
+func init() {
+	jsrun.Register(scriptKind, installTools)
+	jsrun.RegisterWarmUp(scriptKind, warmUpScript, mustJSON(scriptConfig{MaxCalls: 2}), warmUpHost)
+}
+
+// warmUpScript is what a script's process runs before it is handed a
+// script (jsrun.RegisterWarmUp): a search, a describe, calls that succeed
+// and fail, and the budget's refusal, against warmUpHost.
+const warmUpScript = `const [t] = tools.search("warm", {limit: 1}); const d = tools.describe(t.name); ` +
+	`const [a] = await Promise.all([tools.call(t.name, {q: "x"}), tools.call("warm_fail", {}).catch(e => e.code)]); ` +
+	`try { tools.call(t.name, {}) } catch (e) { a.code = e.code } return [a, d.signature]`
+
+// warmUpHost answers warmUpScript in the child, as a server would.
+func warmUpHost(_ context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	tool := ToolInfo{Name: "warm_tool", Description: "A warm-up.", Signature: "warm_tool(args: {q: string}): Promise<any>"}
+	var ans any
+	switch method {
+	case hostSearch:
+		ans = []ToolInfo{tool}
+	case hostDescribe:
+		ans = hostAnswer{Value: mustJSON(tool)}
+	case hostCall:
+		var p callParams
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, err
+		}
+		ans = hostAnswer{Result: &wireResult{Text: `{"ok":true}`}}
+		if p.Name == "warm_fail" {
+			ans = hostAnswer{Error: wireErr(toolerr.New(toolerr.Denied, "A warm-up.", "refused")), Ref: 1}
+		}
+	case hostBudget:
+		ans = hostAnswer{Error: wireErr(toolerr.New(toolerr.Denied, "A warm-up.", "over budget")), Budget: true, Ref: 2}
+	}
+	return json.Marshal(ans)
+}
 
 // scriptConfig is what the interpreter's half is told.
 type scriptConfig struct {
 	MaxCalls int `json:"maxCalls"`
 }
 
-// Host calls: method names and their parameters.
+// Host calls: method names and their parameters. A tool call is one
+// request: the server counts it against the budget and runs it, or refuses
+// it, and answers once. The interpreter keeps its own count too, so that a
+// call past the budget throws at once (as the script's other refusals do):
+// it asks the server for that refusal (hostBudget) instead of calling.
 const (
 	hostSearch   = "search"   // searchParams → []ToolInfo
 	hostDescribe = "describe" // nameParams → hostAnswer{Value: ToolInfo}
-	hostAdmit    = "admit"    // nameParams → hostAnswer (an Error: refused)
-	hostCall     = "call"     // callParams → hostAnswer{Result}
+	hostBudget   = "budget"   // nameParams → hostAnswer{Error, Budget}: the refusal of a call past the budget
+	hostCall     = "call"     // callParams → hostAnswer{Result} (or Error; Budget when it was past the budget)
 )
 
 type searchParams struct {
@@ -100,23 +139,32 @@ type uncaught struct {
 
 // scriptServer is the server's half of one script.
 type scriptServer struct {
-	host     ScriptHost
-	opts     CodeOptions
-	sem      chan struct{}
-	mu       sync.Mutex // calls and admitted: host calls are served concurrently
-	calls    int
-	admitted map[string]int // admitted calls not yet made, by name
+	host  ScriptHost
+	opts  CodeOptions
+	sem   chan struct{}
+	mu    sync.Mutex // calls and issued: host calls are served concurrently
+	calls int        // tool calls counted against the budget
 	// issued are the errors the script was handed, by Ref - 1: a failure
-	// reports the server's own copy, not what came back.
+	// reports the server's own copy, not what came back. At most maxIssued
+	// are kept (an answer past them has no Ref).
 	issued []*toolerr.Error
 }
+
+// maxIssued bounds the errors a script's server keeps: a script that
+// loops on refusals (or a hostile child asking for them) cannot grow the
+// server's memory past it.
+const maxIssued = 1024
 
 // issue records te for the script and returns the answer that carries it.
 func (r *scriptServer) issue(te *toolerr.Error, budget bool) hostAnswer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.issued = append(r.issued, te)
-	return hostAnswer{Error: wireErr(te), Budget: budget, Ref: len(r.issued)}
+	a := hostAnswer{Error: wireErr(te), Budget: budget}
+	if len(r.issued) < maxIssued {
+		r.issued = append(r.issued, te)
+		a.Ref = len(r.issued)
+	}
+	return a
 }
 
 // uncaught is the server's envelope of the call a failed script did not
@@ -142,12 +190,12 @@ func (r *scriptServer) issuedError(u uncaught) (*toolerr.Error, bool) {
 }
 
 func newScriptServer(host ScriptHost, opts CodeOptions) *scriptServer {
-	return &scriptServer{host: host, opts: opts, sem: make(chan struct{}, opts.Concurrency), admitted: map[string]int{}}
+	return &scriptServer{host: host, opts: opts, sem: make(chan struct{}, opts.Concurrency)}
 }
 
 // serve answers one host call. Calls may come concurrently (a script's
-// Promise.all): the budget and the admissions are under mu, and a call runs
-// only after its admission, at most Concurrency at once.
+// Promise.all): the budget is counted under mu, and a call runs only
+// within it, at most Concurrency at once.
 func (r *scriptServer) serve() jsrun.HostFunc {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		var ans any
@@ -182,25 +230,20 @@ func (r *scriptServer) serve() jsrun.HostFunc {
 				return nil, err
 			}
 			ans = hostAnswer{Value: b}
-		case hostAdmit:
+		case hostBudget:
 			var p nameParams
 			if err := json.Unmarshal(params, &p); err != nil {
 				return nil, err
 			}
-			ans = r.admit(ctx, p.Name)
+			ans = r.overBudget(p.Name)
 		case hostCall:
 			var p callParams
 			if err := json.Unmarshal(params, &p); err != nil {
 				return nil, err
 			}
-			r.mu.Lock()
-			ok := r.admitted[p.Name] > 0
-			if ok {
-				r.admitted[p.Name]--
-			}
-			r.mu.Unlock()
-			if !ok {
-				return nil, errNotAdmitted
+			if !r.admit() {
+				ans = r.overBudget(p.Name)
+				break
 			}
 			ans = r.call(ctx, p)
 		default:
@@ -212,28 +255,30 @@ func (r *scriptServer) serve() jsrun.HostFunc {
 
 var (
 	errBadQuery      = toolerr.New(toolerr.InvalidArguments, "", "tools.search: the query is empty or too long")
-	errNotAdmitted   = toolerr.New(toolerr.Denied, "", "tools.call: a call the server did not admit")
 	errUnknownMethod = toolerr.New(toolerr.Denied, "", "an unknown host call")
 )
 
-// admit counts a call against the budget: the refusal a script learns of
-// before its call starts. (No read-only check here: a lookup could miss a
-// tool the pipeline then resolves, and let it through; the gate decides on
-// the resolved tool.)
-func (r *scriptServer) admit(ctx context.Context, name string) hostAnswer {
+// admit counts a call against the budget: false when it is past it. (No
+// read-only check here: a lookup could miss a tool the pipeline then
+// resolves, and let it through; the gate decides on the resolved tool.)
+func (r *scriptServer) admit() bool {
 	r.mu.Lock()
-	r.calls++
-	n := r.calls
-	r.mu.Unlock()
-	if n > r.opts.MaxCalls {
-		return r.issue(toolerr.New(toolerr.Denied,
-			"The script made more tool calls than one run allows. Do fewer calls per script (search once, then call what you need), or split the work across scripts.",
-			"the script exceeded its budget of %d tool calls (call to %q refused)", r.opts.MaxCalls, name).With("budget", r.opts.MaxCalls), true)
+	defer r.mu.Unlock()
+	if r.calls >= r.opts.MaxCalls {
+		return false
 	}
-	r.mu.Lock()
-	r.admitted[name]++
-	r.mu.Unlock()
-	return hostAnswer{}
+	r.calls++
+	return true
+}
+
+// overBudget is the refusal of a call to name past the budget. The
+// interpreter asks for it when its own count is past the budget (the
+// server's may lag: calls are served concurrently), so it is not counted;
+// a call past the server's count gets it too.
+func (r *scriptServer) overBudget(name string) hostAnswer {
+	return r.issue(toolerr.New(toolerr.Denied,
+		"The script made more tool calls than one run allows. Do fewer calls per script (search once, then call what you need), or split the work across scripts.",
+		"the script exceeded its budget of %d tool calls (call to %q refused)", r.opts.MaxCalls, name).With("budget", r.opts.MaxCalls), true)
 }
 
 // call runs one admitted call through the host (the pipeline), at most
@@ -266,6 +311,7 @@ func (r *scriptServer) call(ctx context.Context, p callParams) hostAnswer {
 type scriptRun struct {
 	host   *jsrun.Host
 	cfg    scriptConfig
+	calls  int // tools.call made, as the server counts them
 	sess   *jsrun.Session
 	vm     *goja.Runtime
 	bridge *codemode.Bridge
@@ -370,8 +416,8 @@ func (r *scriptRun) describe(ctx context.Context) func(goja.FunctionCall) goja.V
 
 // call is tools.call(name, args, {confirm}): a Promise settled when the
 // server answers. Refusals the script can know of before calling (a bad
-// argument, the budget, a mutating tool while mutations are off) throw at
-// once.
+// argument, the budget) throw at once; the call itself is one request,
+// written before tools.call returns.
 func (r *scriptRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value {
 	return func(c goja.FunctionCall) goja.Value {
 		name := r.bridge.Name("tools.call", c.Argument(0))
@@ -386,32 +432,41 @@ func (r *scriptRun) call(ctx context.Context) func(goja.FunctionCall) goja.Value
 				confirm = v.ToBoolean()
 			}
 		}
-		var adm hostAnswer
-		r.ask(ctx, hostAdmit, nameParams{Name: name}, &adm)
-		if adm.Error != nil {
-			r.bridge.Throw(name, r.toolerr(adm), adm.Budget)
-		}
-		p, resolve, reject := r.vm.NewPromise()
-		r.sess.Go(func() func() error {
+		if r.calls >= r.cfg.MaxCalls {
 			var a hostAnswer
-			err := r.host.Call(ctx, hostCall, callParams{Name: name, Args: json.RawMessage(raw), Confirm: confirm}, &a)
-			return func() error {
-				var res *provider.Result
-				switch {
-				case err != nil:
-				case a.Error != nil:
-					err = r.toolerr(a)
-				case a.Result != nil:
-					res = &provider.Result{Text: a.Result.Text}
-				}
-				v, thrown := r.bridge.Settle(name, res, err, func(err error) *toolerr.Error {
-					return codemode.CallError(ctx, name, err, "the script's")
-				})
-				if thrown != nil {
-					return reject(thrown)
-				}
-				return resolve(v)
+			r.ask(ctx, hostBudget, nameParams{Name: name}, &a)
+			if a.Error != nil {
+				r.bridge.Throw(name, r.toolerr(a), a.Budget)
 			}
+			panic(r.vm.NewGoError(errors.New("tools.call: the server did not refuse a call past the budget")))
+		}
+		r.calls++
+		p, resolve, reject := r.vm.NewPromise()
+		r.host.Start(ctx, r.sess, hostCall, callParams{Name: name, Args: json.RawMessage(raw), Confirm: confirm}, func(b json.RawMessage, err error) error {
+			var (
+				a   hostAnswer
+				res *provider.Result
+			)
+			if err == nil {
+				err = json.Unmarshal(b, &a)
+			}
+			switch {
+			case err != nil:
+			case a.Error != nil:
+				if a.Budget {
+					return reject(r.bridge.Error(name, r.toolerr(a), true))
+				}
+				err = r.toolerr(a)
+			case a.Result != nil:
+				res = &provider.Result{Text: a.Result.Text}
+			}
+			v, thrown := r.bridge.Settle(name, res, err, func(err error) *toolerr.Error {
+				return codemode.CallError(ctx, name, err, "the script's")
+			})
+			if thrown != nil {
+				return reject(thrown)
+			}
+			return resolve(v)
 		})
 		return r.vm.ToValue(p)
 	}
