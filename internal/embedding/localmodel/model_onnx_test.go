@@ -215,4 +215,3 @@ func loadMiniLM(b *testing.B) *Model {
 	b.Cleanup(func() { m.Close() })
 	return m
 }
-
