@@ -44,7 +44,7 @@ type Spec struct {
 	ONNX      string // the model file, relative to Dir
 	Pooling   string // PoolMean or PoolCLS
 	Normalize bool   // modules.json lists a Normalize module
-	MaxTokens int    // a text's tokens are cut to this many ([CLS] … [SEP])
+	MaxTokens int    // a text's tokens are cut to this many ([CLS] … [SEP]): sentence_bert_config.json's max_seq_length, else config.json's max_position_embeddings, at most DefaultMaxTokens
 	Hidden    int    // config.json hidden_size (0: unknown)
 	// ID names the model in the vector cache's keys: a hash of the
 	// tokenizer and configuration files, the model file's size and 16
@@ -95,6 +95,17 @@ func Inspect(dir string) (Spec, error) {
 	}
 	if cfg.MaxPositions != nil && *cfg.MaxPositions > 2 {
 		s.MaxTokens = min(*cfg.MaxPositions, DefaultMaxTokens)
+	}
+	// sentence_bert_config.json: the length Sentence-Transformers cuts
+	// texts to (all-MiniLM-L6-v2: 256; optional).
+	var st struct {
+		MaxSeq int `json:"max_seq_length"`
+	}
+	if err := readJSON(abs, "sentence_bert_config.json", &st, h); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fail("%v", err)
+	}
+	if st.MaxSeq > 2 {
+		s.MaxTokens = min(s.MaxTokens, st.MaxSeq)
 	}
 	s.Hidden = cfg.Hidden
 	// modules.json and 1_Pooling/config.json: the Sentence-Transformers

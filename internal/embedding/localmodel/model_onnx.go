@@ -263,7 +263,7 @@ const batchMax = 8
 
 var (
 	batchBuckets = []int{1, 2, 4, 8}
-	tokenBuckets = []int{16, 32, 64, 128, 256, 512}
+	tokenBuckets = []int{16, 32, 48, 64, 96, 128, 192, 256, 384, 512}
 )
 
 func shapeBucket(n int, buckets []int) int {

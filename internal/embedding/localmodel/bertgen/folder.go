@@ -29,8 +29,14 @@ un ##aff ##able`
 
 // Vocab is the tokenizer's vocabulary: [PAD] 0, [UNK] 1, [CLS] 2, [SEP] 3,
 // [MASK] 4, ASCII punctuation and digits, the letters and their ##
-// continuations (so any ASCII word tokenizes without [UNK]), then words.
-func Vocab() []string {
+// continuations (so any ASCII word tokenizes without [UNK]), then words,
+// then extra (lowercased, deduplicated) up to limit entries (0: all).
+func Vocab(extra ...string) []string {
+	return VocabLimit(0, extra...)
+}
+
+// VocabLimit is Vocab with at most limit entries (0: no limit).
+func VocabLimit(limit int, extra ...string) []string {
 	v := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
 	for c := '!'; c <= '~'; c++ {
 		if !unicode.IsLetter(c) || unicode.IsLower(c) {
@@ -47,8 +53,12 @@ func Vocab() []string {
 	for _, t := range v {
 		seen[t] = true
 	}
-	for _, w := range strings.Fields(words) {
-		if !seen[w] {
+	for _, w := range append(strings.Fields(words), extra...) {
+		w = strings.ToLower(w)
+		if limit > 0 && len(v) >= limit {
+			break
+		}
+		if w != "" && !seen[w] {
 			seen[w] = true
 			v = append(v, w)
 		}
@@ -190,6 +200,8 @@ type Folder struct {
 	Pooling string
 	// Normalize lists the Normalize module in modules.json.
 	Normalize bool
+	// MaxSeq, when set, is sentence_bert_config.json's max_seq_length.
+	MaxSeq int
 }
 
 // Write writes the folder: model.onnx, tokenizer.json, config.json and,
@@ -221,6 +233,9 @@ func (f Folder) Write(dir string) error {
 			"pooling_mode_mean_tokens": f.Pooling == "mean", "pooling_mode_max_tokens": false,
 			"pooling_mode_mean_sqrt_len_tokens": false,
 		}, "", "  ")
+	}
+	if f.MaxSeq > 0 {
+		files["sentence_bert_config.json"], _ = json.Marshal(map[string]any{"max_seq_length": f.MaxSeq, "do_lower_case": false})
 	}
 	for name, b := range files {
 		p := filepath.Join(dir, name)
