@@ -90,9 +90,9 @@ func TestModelFolderMalformedFallsBack(t *testing.T) {
 		status string
 		want   string
 	}{
-		{"not onnx", func(dir string) { os.WriteFile(filepath.Join(dir, "model.onnx"), []byte("garbage"), 0o644) }, "warning", "model.onnx: not an ONNX model"},
-		{"missing", func(dir string) { os.RemoveAll(dir) }, "failed", "no such file or directory"},
-		{"no tokenizer", func(dir string) { os.Remove(filepath.Join(dir, "tokenizer.json")) }, "failed", "no tokenizer.json"},
+		{"not onnx", func(dir string) { must(os.WriteFile(filepath.Join(dir, "model.onnx"), []byte("garbage"), 0o644)) }, "warning", "model.onnx: not an ONNX model"},
+		{"missing", func(dir string) { must(os.RemoveAll(dir)) }, "failed", "no such file or directory"},
+		{"no tokenizer", func(dir string) { must(os.Remove(filepath.Join(dir, "tokenizer.json"))) }, "failed", "no tokenizer.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := modelProject(t, tc.spoil)
@@ -108,5 +108,11 @@ func TestModelFolderMalformedFallsBack(t *testing.T) {
 				t.Errorf("search is not the lexical ranking: %+v", hs)
 			}
 		})
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
 	}
 }

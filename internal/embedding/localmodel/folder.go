@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path/filepath"
@@ -178,7 +179,7 @@ const maxConfig = 1 << 20
 
 // readJSON decodes dir/name into v and hashes its bytes; a missing file is
 // os.ErrNotExist.
-func readJSON(dir, name string, v any, h io.Writer) error {
+func readJSON(dir, name string, v any, h hash.Hash) error {
 	f, err := os.Open(filepath.Join(dir, name))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -204,7 +205,7 @@ func readJSON(dir, name string, v any, h io.Writer) error {
 
 // hashFile adds path to h: all of it, or (sampled) its size and 16 blocks
 // of 64 KiB spread over it.
-func hashFile(h io.Writer, path string, sampled bool) error {
+func hashFile(h hash.Hash, path string, sampled bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("%s: %v", filepath.Base(path), unwrapPath(err))

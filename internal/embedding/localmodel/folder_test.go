@@ -50,7 +50,9 @@ func TestInspect(t *testing.T) {
 	// onnx/model.onnx, as Hugging Face repositories with several exports
 	// lay it out.
 	dir := writeFolder(t, bertgen.Folder{})
-	os.Mkdir(filepath.Join(dir, "onnx"), 0o755)
+	if err := os.Mkdir(filepath.Join(dir, "onnx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Rename(filepath.Join(dir, "model.onnx"), filepath.Join(dir, "onnx", "model.onnx")); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestInspectIdentity(t *testing.T) {
 
 func TestInspectErrors(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "f")
-	os.WriteFile(file, nil, 0o644)
+	writeFile(t, file, nil, 0o644)
 	for _, tc := range []struct {
 		name string
 		dir  func(t *testing.T) string
@@ -101,17 +103,17 @@ func TestInspectErrors(t *testing.T) {
 		}, "no tokenizer.json"},
 		{"malformed config", func(t *testing.T) string {
 			d := writeFolder(t, bertgen.Folder{})
-			os.WriteFile(filepath.Join(d, "config.json"), []byte("{"), 0o644)
+			writeFile(t, filepath.Join(d, "config.json"), []byte("{"), 0o644)
 			return d
 		}, "config.json: malformed JSON"},
 		{"max pooling", func(t *testing.T) string {
 			d := writeFolder(t, bertgen.Folder{Pooling: "mean"})
-			os.WriteFile(filepath.Join(d, "1_Pooling", "config.json"), []byte(`{"pooling_mode_max_tokens": true}`), 0o644)
+			writeFile(t, filepath.Join(d, "1_Pooling", "config.json"), []byte(`{"pooling_mode_max_tokens": true}`), 0o644)
 			return d
 		}, "1_Pooling/config.json: pooling_mode_max_tokens is not supported"},
 		{"named pooling", func(t *testing.T) string {
 			d := writeFolder(t, bertgen.Folder{Pooling: "mean"})
-			os.WriteFile(filepath.Join(d, "1_Pooling", "config.json"), []byte(`{"pooling_mode": "lasttoken"}`), 0o644)
+			writeFile(t, filepath.Join(d, "1_Pooling", "config.json"), []byte(`{"pooling_mode": "lasttoken"}`), 0o644)
 			return d
 		}, `pooling_mode "lasttoken" is not supported`},
 	} {
@@ -131,5 +133,12 @@ func TestOpenWithoutTheTag(t *testing.T) {
 	}
 	if _, err := Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), BuildCommand) {
 		t.Errorf("Open: %v, want the build command", err)
+	}
+}
+
+func writeFile(t *testing.T, path string, b []byte, mode os.FileMode) {
+	t.Helper()
+	if err := os.WriteFile(path, b, mode); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -141,7 +141,9 @@ func TestMalformedFolders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755)
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
 				t.Fatal(err)
 			}

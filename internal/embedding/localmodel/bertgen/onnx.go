@@ -41,12 +41,11 @@ type node struct {
 }
 
 type tensor struct {
-	name  string
-	dims  []int64
-	typ   int
-	f32   []float32
-	i64   []int64
-	inVal bool
+	name string
+	dims []int64
+	typ  int
+	f32  []float32
+	i64  []int64
 }
 
 // graph accumulates nodes and initializers with fresh names.
