@@ -21,12 +21,18 @@ import (
 // naming a small random BERT folder (bertgen), spoiled by spoil if given.
 func modelProject(t *testing.T, spoil func(dir string)) *app.App {
 	t.Helper()
+	vocab := bertgen.Vocab()
+	return modelProjectShape(t, bertgen.Small(len(vocab)), spoil)
+}
+
+func modelProjectShape(t *testing.T, shape bertgen.Shape, spoil func(dir string)) *app.App {
+	t.Helper()
 	p := newProject(t)
 	p.script(t, "forecast", "#!/bin/sh\n# @description Forecast for a city over the next days.\n# @readonly\necho ok\n")
 	p.script(t, "notes", "#!/bin/sh\n# @description Write a note for tomorrow.\necho ok\n")
 	dir := filepath.Join(p.dir, "models", "tiny")
 	vocab := bertgen.Vocab()
-	if err := (bertgen.Folder{Weights: bertgen.Random(bertgen.Small(len(vocab)), 3), Vocab: vocab, Pooling: "mean", Normalize: true}).Write(dir); err != nil {
+	if err := (bertgen.Folder{Weights: bertgen.Random(shape, 3), Vocab: vocab, Pooling: "mean", Normalize: true}).Write(dir); err != nil {
 		t.Fatal(err)
 	}
 	if spoil != nil {
@@ -76,6 +82,28 @@ func TestModelFolderFromConfig(t *testing.T) {
 	}
 	if hs := a.Registry().Search("forecast city", index.Options{}); len(hs) == 0 {
 		t.Error("no hits")
+	}
+}
+
+// TestModelFolderWarmUpIsLexical: the app starts without waiting for the
+// model (the MiniLM-L6 shape: it loads and embeds for seconds), and a
+// search meanwhile is the lexical ranking at the lexical path's speed.
+func TestModelFolderWarmUpIsLexical(t *testing.T) {
+	start := time.Now()
+	a := modelProjectShape(t, bertgen.MiniLM(), nil)
+	t.Logf("app started in %v", time.Since(start))
+	st := a.Registry().Semantic().(*embedding.Store)
+	t0 := time.Now()
+	hs := a.Registry().Search("forecast city", index.Options{Explain: true})
+	took := time.Since(t0)
+	if s := st.Status(); s.Vectors == s.Docs {
+		t.Skipf("the model embedded every tool before the first search (%+v): nothing to check", s)
+	}
+	if len(hs) == 0 || hs[0].ID != "forecast" || strings.Contains(hs[0].Why, "embeddings") {
+		t.Errorf("search during the warm-up is not the lexical ranking: %+v", hs)
+	}
+	if took > 250*time.Millisecond {
+		t.Errorf("a search during the warm-up took %v", took)
 	}
 }
 
