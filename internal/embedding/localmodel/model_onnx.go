@@ -145,7 +145,10 @@ func (m *Model) load() (err error) {
 	if m.outRank != 3 && m.outRank != 2 {
 		return fmt.Errorf("%s: output %q has rank %d (want [batch, tokens, hidden] or [batch, hidden])", m.spec.ONNX, m.output, m.outRank)
 	}
-	m.backend, err = simplego.New("")
+	// ops_sequential: one op at a time (each op still uses the cores); the
+	// parallel scheduler of simplego v0.26.0 races on its own bookkeeping
+	// (go test -race), and an encoder is a chain of ops anyway.
+	m.backend, err = simplego.New("ops_sequential")
 	if err != nil {
 		return err
 	}

@@ -217,3 +217,40 @@ func loadMiniLM(b *testing.B) *Model {
 	b.Cleanup(func() { m.Close() })
 	return m
 }
+
+// Queries and background batches embed at once: the same vectors as one
+// at a time.
+func TestConcurrentEmbed(t *testing.T) {
+	dir, _, _ := writeModel(t, bertgen.Small(0), PoolMean, true)
+	m, err := Load(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	want, err := m.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			for i := range texts {
+				j := (i + g) % len(texts)
+				v, err := m.Embed(context.Background(), []string{texts[j]})
+				if err == nil && bertgen.Cosine(v[0], want[j]) < 0.9999 {
+					err = fmt.Errorf("text %d: another vector when embedded concurrently", j)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
