@@ -378,7 +378,7 @@ func (m *Model) run(ids, types [][]int) (vecs [][]float32, err error) {
 	}()
 	dims := out.Shape().Dimensions
 	hidden := dims[len(dims)-1]
-	if m.spec.Hidden > 0 && hidden != m.spec.Hidden {
+	if m.outRank == 3 && m.spec.Hidden > 0 && hidden != m.spec.Hidden {
 		return nil, fmt.Errorf("the model's vectors have %d dimensions, config.json says hidden_size %d", hidden, m.spec.Hidden)
 	}
 	err = tensors.ConstFlatData(out, func(flat []float32) {
