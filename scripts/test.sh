@@ -100,7 +100,7 @@ onnx_pkgs=(./internal/embedding/... ./internal/app/ ./bench/retrieval/)
 go vet -tags onnx "${onnx_pkgs[@]}"
 "$golangci" run --build-tags onnx "${onnx_pkgs[@]}"
 go test -tags onnx -count=1 ./internal/embedding/localmodel/
-go test -tags onnx -count=1 -run 'ModelFolder' ./internal/app/
+go test -tags onnx -count=1 -run 'ModelFolder' ./internal/app/ ./bench/retrieval/
 
 step "cross-compile and vet: windows/amd64, darwin/arm64 (tests included)"
 # go vet type-checks every package and its tests for the target, which is
