@@ -74,8 +74,8 @@ func (g *generation) withEmbeddings(e config.Embeddings, sem config.Semantic) {
 }
 
 // An in-process model: a query's deadline unless index.embeddings.timeout
-// sets one (the MiniLM-L6 shape takes 0.3 s for a query at p50, 0.8 s at
-// p99, on a loaded 2-core machine: docs/discovery.md), and the tool texts
+// sets one (the MiniLM-L6 shape takes 0.2-0.3 s for a query at p50, 0.4-0.8 s
+// at p99, on a shared 2-core machine: docs/discovery.md), and the tool texts
 // per background batch and its deadline (the pure-Go runtime embeds about
 // a tool text a second there).
 const (
