@@ -11,11 +11,12 @@ import (
 )
 
 // Tokenizer is a Hugging Face tokenizer.json of the WordPiece kind (BERT,
-// MiniLM, bge, e5, gte, nomic-embed): its normalizer, pre-tokenizer,
-// WordPiece model and [CLS] … [SEP] post-processor, read here rather than
-// through a tokenizer library (the Go ports seen exit the process or print
-// to stdout on odd input, which an MCP server on stdio cannot have). Other
-// kinds (BPE, Unigram) are refused with a clear error. It holds no state
+// MiniLM, bge, e5, gte): its normalizer, pre-tokenizer, WordPiece model
+// and [CLS] … [SEP] post-processor, read here rather than through a
+// tokenizer library (sugarme/tokenizer, the pure-Go port hugot uses, calls
+// log.Fatal or prints to stdout on odd input, which an MCP server on stdio
+// cannot have; the tests check against it). Other kinds (BPE, Unigram) are
+// refused with a clear error. It holds no state
 // beyond the file: safe for concurrent use.
 type Tokenizer struct {
 	vocab    map[string]int
