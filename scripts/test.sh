@@ -91,6 +91,17 @@ cat "$tmp/others.json" "$tmp/waiting.json" | "$tmp/testsummary" -report || race_
 [ "$race_status" -eq 0 ] || { echo "go test failed"; exit 1; }
 # --- end race run
 
+step "the in-process model runtime (-tags onnx): vet, lint and its tests"
+# index.semantic.model's runtime (GoMLX, pure Go) is linked only with the
+# onnx build tag; the race run above built without it. Its packages and the
+# tests that differ with it: the model against the reference forward pass
+# (small and MiniLM-L6 shapes), malformed folders, the app's wiring.
+onnx_pkgs=(./internal/embedding/... ./internal/app/ ./bench/retrieval/)
+go vet -tags onnx "${onnx_pkgs[@]}"
+"$golangci" run --build-tags onnx "${onnx_pkgs[@]}"
+go test -tags onnx -count=1 ./internal/embedding/localmodel/
+go test -tags onnx -count=1 -run 'ModelFolder' ./internal/app/ ./bench/retrieval/
+
 step "cross-compile and vet: windows/amd64, darwin/arm64 (tests included)"
 # go vet type-checks every package and its tests for the target, which is
 # what a cross-build would prove, at the cost of one compile instead of two.

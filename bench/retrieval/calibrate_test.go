@@ -46,7 +46,7 @@ func TestCalibratedFusionNeverWorse(t *testing.T) {
 		ks := []int{1, 5}
 		lex := evaluate(ds, cfg, ks, nil)
 		for _, model := range []string{"noise"} {
-			sem, closeSem, err := semanticFactory(model, model, "")
+			sem, _, closeSem, err := semanticFactory(model, model, "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,7 +78,7 @@ func BenchmarkCalibratedFusion(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			ds := sharedDataset(b, name)
 			cfg := index.DefaultConfig()
-			sem, closeSem, err := semanticFactory("noise", "noise", "")
+			sem, _, closeSem, err := semanticFactory("noise", "noise", "")
 			if err != nil {
 				b.Fatal(err)
 			}

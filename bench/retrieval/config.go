@@ -165,7 +165,7 @@ var ablations = []ablation{
 }
 
 func runAblation(w io.Writer, sets []dataset, base index.Config) error {
-	fake, closeFake, err := semanticFactory("fake", "fake", "")
+	fake, _, closeFake, err := semanticFactory("fake", "fake", "")
 	if err != nil {
 		return err
 	}

@@ -8,12 +8,16 @@
 //	go run ./bench/retrieval --ablate --dataset ../shared/datasets/livemcpbench,../shared/datasets/azure-mcp
 //	go run ./bench/retrieval --dataset ../shared/datasets/livemcpbench --embed fake --set fusion=blend,semw=0.3
 //	go run ./bench/retrieval --dataset ../shared/datasets/azure-mcp --embed http://127.0.0.1:8765/v1/embeddings --model use-lite --cache vec.bin
+//	go run -tags onnx ./bench/retrieval --dataset ../shared/datasets/azure-mcp --model ./models/bge-small --cache vec.bin
 //
-// With --embed (a URL, "fake" or "noise") it reports side by side the
+// With --embed (a URL, "fake" or "noise") or --model DIR (a model folder
+// run in process, as index.semantic.model) it reports side by side the
 // lexical ranking, the model alone, the fusion at the configured weight
 // (semw, default 1) and the fusion at the weight the runtime's self-check
 // chooses (internal/embedding calibrate.go), with the self-check's figures.
-// embedserver/serve.mjs serves a small real model (USE lite) locally.
+// embedserver/serve.mjs serves a small real model (USE lite) locally. With
+// a model folder it also reports the model's cost: the time to embed the
+// tools and a query's embedding latency.
 //
 // Each tool's server becomes its provider; every query is run with
 // index.Search(query, Options{Limit: 50}).
@@ -35,6 +39,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/embedding"
+	"github.com/agent-tools/agent-tools/internal/embedding/localmodel"
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/index/cjk"
 	"github.com/agent-tools/agent-tools/internal/tests/embedtest"
@@ -77,8 +82,10 @@ type report struct {
 	P99US              float64
 	Results            []queryResult
 	// Stage is the semantic stage's state after the run (its weight and
-	// self-check), when there is one.
-	Stage embedding.Status
+	// self-check), when there is one; SyncMS the wait until its tools were
+	// embedded (and the self-check had run).
+	Stage  embedding.Status
+	SyncMS float64
 }
 
 const usage = `usage: go run ./bench/retrieval (--dataset DIR | --tools FILE --queries FILE) [flags]
@@ -114,7 +121,7 @@ func run(args []string, stdout io.Writer) error {
 	verbose := fs.Int("miss", 0, "print each query's needs that are not in the top `K` (debugging)")
 	dump := fs.String("dump", "", "write each query's ranking (top 50) as JSON lines to `file` (debugging)")
 	embedF := fs.String("embed", "", "fuse an embeddings endpoint: `URL` of /v1/embeddings or /api/embed, \"fake\" for the deterministic fake (embedtest), or \"noise\" for pseudo-random vectors per text; reports lexical, model, fused at the default weight and fused at the self-check's weight side by side")
-	modelF := fs.String("model", "fake", "embeddings model (with --embed)")
+	modelF := fs.String("model", "", "with --embed URL: the endpoint's model name; alone: a model `DIR` run in process (index.semantic.model: a Hugging Face ONNX export with model.onnx and tokenizer.json; needs go run -tags onnx), reported like --embed")
 	cacheF := fs.String("cache", "", "vector cache `file` shared by the runs (with --embed; default in memory)")
 	cutF := fs.String("cut", "", "adaptive cut `ratio,min,max` (default index.DefaultCut)")
 	if err := fs.Parse(args); err != nil {
@@ -171,17 +178,21 @@ func run(args []string, stdout io.Writer) error {
 			return fmt.Errorf("--cut: want ratio,min,max: %v", err)
 		}
 	}
-	sem, closeSem, err := semanticFactory(*embedF, *modelF, *cacheF)
+	sem, emb, closeSem, err := semanticFactory(*embedF, *modelF, *cacheF)
 	if err != nil {
 		return err
 	}
 	defer closeSem()
+	var local embedding.Embedder // a model folder: its cost is reported
+	if *embedF == "" {
+		local = emb
+	}
 	if *ablate {
 		return runAblation(stdout, sets, cfg)
 	}
 	ds := sets[0]
 	if sem != nil {
-		return runCompare(stdout, ds, cfg, ks, sem, *jsonF)
+		return runCompare(stdout, ds, cfg, ks, sem, local, *jsonF)
 	}
 	rep := evaluate(ds, cfg, ks, nil)
 	fmt.Fprintf(stdout, "data set %s: %d tools, %d providers, %d queries\n", ds.name, len(ds.tools), countServers(ds), len(ds.queries))
@@ -394,13 +405,16 @@ func evaluateWith(ds dataset, cfg index.Config, ks []int, sem newSemantic, use i
 		ix.Replace(p, by[p])
 	}
 	build := time.Since(start)
+	var embedTime time.Duration
 	if syncSem != nil {
+		t0 := time.Now()
 		if err := syncSem(); err != nil {
 			fmt.Fprintln(os.Stderr, "retrieval: embeddings not ready, ranking lexically:", err)
 		}
+		embedTime = time.Since(t0)
 	}
 
-	rep := report{Recall: map[int]float64{}, BuildMS: float64(build.Microseconds()) / 1000}
+	rep := report{Recall: map[int]float64{}, BuildMS: float64(build.Microseconds()) / 1000, SyncMS: float64(embedTime.Milliseconds())}
 	if st != nil {
 		rep.Stage = st.Status()
 	}
@@ -472,15 +486,29 @@ func cjkRecall(ds dataset, rs []queryResult, k int) (float64, int) {
 // semanticFactory turns --embed into a factory of semantic stages: "" none,
 // "fake" the deterministic fake endpoint on 127.0.0.1, "noise" a model
 // that knows nothing (pseudo-random vectors per text, in process), else a
-// real URL. Every stage shares one vector cache (cachePath, "" in memory),
-// so each text is embedded once per run.
-func semanticFactory(spec, model, cachePath string) (newSemantic, func(), error) {
-	if spec == "" {
-		return nil, func() {}, nil
+// real URL; or, without --embed, --model DIR: the model folder run in
+// process (localmodel, as index.semantic.model). Every stage shares one
+// vector cache (cachePath, "" in memory), so each text is embedded once per
+// run. The embedder is returned too, for timing a model folder's queries.
+func semanticFactory(spec, model, cachePath string) (newSemantic, embedding.Embedder, func(), error) {
+	if spec == "" && model == "" {
+		return nil, nil, func() {}, nil
 	}
 	closeAll := func() {}
 	var emb embedding.Embedder
+	batch := 0
 	switch spec {
+	case "":
+		m, err := localmodel.Open(model)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		closeAll = func() { m.Close() }
+		if err := m.Wait(context.Background()); err != nil {
+			closeAll()
+			return nil, nil, nil, err
+		}
+		emb, model, batch = m, m.Spec().ID, 16
 	case "noise":
 		emb = embedtest.Func(embedtest.Noise)
 	default:
@@ -490,21 +518,24 @@ func semanticFactory(spec, model, cachePath string) (newSemantic, func(), error)
 			closeAll = srv.Close
 			url = srv.URL + "/v1/embeddings"
 		}
+		if model == "" {
+			model = "fake"
+		}
 		c, err := embedding.NewClient(url, model, nil, nil)
 		if err != nil {
 			closeAll()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		emb = c
 	}
 	cache, err := embedding.OpenCache(cachePath)
 	if err != nil {
 		closeAll()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	closeFn := func() { cache.Close(); closeAll() }
 	return func(cfg index.Config, calibrated bool) (*embedding.Store, func() error) {
-		o := embedding.Options{Model: model, QueryTimeout: time.Minute, BatchTimeout: 10 * time.Minute,
+		o := embedding.Options{Model: model, QueryTimeout: time.Minute, BatchTimeout: 10 * time.Minute, BatchSize: batch,
 			Cache: cache, SharedCache: true, Index: cfg, CalibrationDelay: time.Millisecond}
 		if !calibrated {
 			w := cfg.SemanticWeight
@@ -516,7 +547,7 @@ func semanticFactory(spec, model, cachePath string) (newSemantic, func(), error)
 			defer cancel()
 			return st.Sync(ctx)
 		}
-	}, closeFn, nil
+	}, emb, closeFn, nil
 }
 
 // percentile returns the nearest-rank percentile of sorted durations, in µs.
@@ -567,7 +598,8 @@ type compareRow struct {
 // runCompare measures, side by side on one data set: the lexical ranking,
 // the model alone, the fusion at the configured (default) weight, and the
 // fusion at the weight the self-check chooses.
-func runCompare(w io.Writer, ds dataset, cfg index.Config, ks []int, sem newSemantic, asJSON bool) error {
+// With a model folder (local) it also reports the model's cost.
+func runCompare(w io.Writer, ds dataset, cfg index.Config, ks []int, sem newSemantic, local embedding.Embedder, asJSON bool) error {
 	lex := evaluate(ds, cfg, ks, nil)
 	model := evaluateWith(ds, cfg, ks, sem, stageModelOnly)
 	fixed := evaluateWith(ds, cfg, ks, sem, stageFixed)
@@ -592,13 +624,53 @@ func runCompare(w io.Writer, ds dataset, cfg index.Config, ks []int, sem newSema
 			fmt.Fprintf(w, "  self-check at weight %g: %s\n", f.Weight, f.Figures)
 		}
 	}
+	var cost *modelCost
+	if local != nil {
+		c := measureModel(local, ds, model.SyncMS, cal.SyncMS, lex)
+		cost = &c
+		fmt.Fprintf(w, "model cost: %d tools embedded in %.1f s (%.0f ms a tool; 0 when --cache had them); self-check run in %.1f s; "+
+			"a query embedded in p50 %.0f ms, p99 %.0f ms (%d queries, one at a time); lexical search p50 %.0f µs, p99 %.0f µs\n",
+			len(ds.tools), c.EmbedToolsMS/1000, c.EmbedToolsMS/float64(len(ds.tools)), c.SelfCheckMS/1000, c.QueryP50MS, c.QueryP99MS, c.Queries, c.LexicalP50US, c.LexicalP99US)
+	}
 	if asJSON {
 		out := map[string]any{"dataset": ds.name, "rows": rows}
 		if c := cal.Stage.SelfCheck; c != nil {
 			out["self_check"] = c
 		}
+		if cost != nil {
+			out["model_cost"] = cost
+		}
 		b, _ := json.Marshal(out)
 		fmt.Fprintln(w, string(b))
 	}
 	return nil
+}
+
+// modelCost is what a model folder costs on a data set.
+type modelCost struct {
+	EmbedToolsMS float64 `json:"embed_tools_ms"` // every tool, in the store's background batches
+	SelfCheckMS  float64 `json:"self_check_ms"`  // the self-check (its texts embedded, the rankings scored)
+	Queries      int     `json:"queries"`
+	QueryP50MS   float64 `json:"query_p50_ms"` // one query embedded, uncached
+	QueryP99MS   float64 `json:"query_p99_ms"`
+	LexicalP50US float64 `json:"lexical_p50_us"`
+	LexicalP99US float64 `json:"lexical_p99_us"`
+}
+
+// measureModel times up to 100 of the data set's queries embedded one at a
+// time by the model itself (the store's query cache bypassed).
+func measureModel(emb embedding.Embedder, ds dataset, toolsMS, calMS float64, lex report) modelCost {
+	var lat []time.Duration
+	for _, q := range ds.queries[:min(100, len(ds.queries))] {
+		t0 := time.Now()
+		if _, err := emb.Embed(context.Background(), []string{q.Query}); err != nil {
+			fmt.Fprintln(os.Stderr, "retrieval: embedding a query:", err)
+			continue
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	return modelCost{EmbedToolsMS: toolsMS, SelfCheckMS: calMS, Queries: len(lat),
+		QueryP50MS: percentile(lat, 0.5) / 1000, QueryP99MS: percentile(lat, 0.99) / 1000,
+		LexicalP50US: lex.P50US, LexicalP99US: lex.P99US}
 }

@@ -423,6 +423,7 @@ func (c *Config) Resolve(p string) string {
 func (c *Config) resolvePaths() {
 	c.Local.Dir = c.Resolve(c.Local.Dir)
 	c.Prompts.Dir = c.Resolve(c.Prompts.Dir)
+	c.Index.Semantic.Model = c.Resolve(c.Index.Semantic.Model)
 	if c.Audit.Path != AuditOff {
 		c.Audit.Path = c.Resolve(c.Audit.Path)
 	}

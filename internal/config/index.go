@@ -16,13 +16,23 @@ type Index struct {
 	Semantic   Semantic   `json:"semantic,omitzero" yaml:"semantic,omitempty"`
 }
 
-// Semantic tunes how the embeddings' ranking is fused with the lexical one.
+// Semantic configures the semantic stage's model when it runs in process,
+// and how its ranking is fused with the lexical one.
 type Semantic struct {
+	// Model is a folder holding a sentence-embedding model exported to
+	// ONNX (model.onnx, tokenizer.json; a Hugging Face export), run in
+	// process by binaries built with -tags onnx: a semantic stage without
+	// a server, instead of index.embeddings. A relative path is relative
+	// to the config file.
+	Model string `json:"model,omitempty" yaml:"model,omitempty"`
 	// Weight, when set, is the fusion weight (0 = lexical alone; the
 	// embeddings' reciprocal ranks count Weight times the lexical ones').
 	// Unset, the runtime measures the model on the catalog and chooses.
 	Weight *float64 `json:"weight,omitempty" yaml:"weight,omitempty"`
 }
+
+// Enabled reports whether a model folder is configured.
+func (s Semantic) Enabled() bool { return s.Model != "" }
 
 // maxSemanticWeight bounds index.semantic.weight (10: the model decides
 // nearly alone).
@@ -51,6 +61,12 @@ func (ix Index) redacted() Index {
 
 // index decodes the top-level index: mapping.
 func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
+	defer func() {
+		if out.Semantic.Model != "" && out.Embeddings.URL != "" {
+			mp := joinKey(joinKey(path, "semantic"), "model")
+			d.errAt(d.nodeAt(mp, v), mp, "index.embeddings.url is set too: the semantic stage is either a model folder in process or an endpoint, remove one")
+		}
+	}()
 	d.mapping(v, path, Keys(Index{}), func(key string, _, v *yaml.Node, p string) {
 		if key == "semantic" {
 			d.semantic(v, p, &out.Semantic)
@@ -81,8 +97,17 @@ func (d *Decoder) index(v *yaml.Node, path string, out *Index) {
 
 // semantic decodes index.semantic.
 func (d *Decoder) semantic(v *yaml.Node, path string, out *Semantic) {
-	d.mapping(v, path, []string{"weight"}, func(_ string, _, v *yaml.Node, p string) {
+	d.mapping(v, path, []string{"model", "weight"}, func(key string, _, v *yaml.Node, p string) {
 		if isNull(v) {
+			return
+		}
+		if key == "model" {
+			var m string
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" || v.Decode(&m) != nil || strings.TrimSpace(m) == "" {
+				d.errAt(v, p, "want the path of a model folder (model.onnx and tokenizer.json, e.g. ./models/bge-small)")
+				return
+			}
+			out.Model = strings.TrimSpace(m)
 			return
 		}
 		var w float64

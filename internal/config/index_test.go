@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,10 @@ index:
 	if c, err := parse(t, "progressive:\n  groupAbove: 12\n"); err != nil || c.Progressive.GroupAbove != 12 {
 		t.Errorf("progressive.groupAbove: %v %+v", err, c.Progressive)
 	}
+	if c, err := parse(t, "index:\n  semantic:\n    model: ./models/bge-small\n"); err != nil || !c.Index.Semantic.Enabled() ||
+		!filepath.IsAbs(c.Index.Semantic.Model) || !strings.HasSuffix(c.Index.Semantic.Model, filepath.Join("models", "bge-small")) {
+		t.Errorf("index.semantic.model (resolved against the config's folder): %v %+v", err, c.Index.Semantic)
+	}
 	if c, err := parse(t, "index:\n  semantic:\n    weight: 0.2\n"); err != nil || c.Index.Semantic.Weight == nil || *c.Index.Semantic.Weight != 0.2 {
 		t.Errorf("index.semantic.weight: %v %+v", err, c.Index.Semantic)
 	}
@@ -55,6 +60,9 @@ func TestIndexEmbeddingsErrors(t *testing.T) {
 		{"weight not a number", "index:\n  semantic:\n    weight: high\n", "index.semantic.weight: want a number from 0"},
 		{"weight negative", "index:\n  semantic:\n    weight: -1\n", "got -1"},
 		{"unknown semantic key", "index:\n  semantic:\n    wieght: 1\n", `did you mean "weight"?`},
+		{"model not a path", "index:\n  semantic:\n    model: [a]\n", "index.semantic.model: want the path of a model folder"},
+		{"model empty", "index:\n  semantic:\n    model: \" \"\n", "index.semantic.model: want the path of a model folder"},
+		{"model and endpoint", "index:\n  semantic:\n    model: ./m\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n", "agent-tools.yaml:3:12: index.semantic.model: index.embeddings.url is set too"},
 		{"missing variable", "index:\n  embeddings:\n    url: http://h/v1/embeddings\n    model: m\n    headers: {Authorization: \"${NOPE}\"}\n", "environment variable NOPE is not set"},
 	} {
 		_, err := parse(t, c.src)

@@ -15,7 +15,8 @@ import (
 	"github.com/agent-tools/agent-tools/internal/index"
 )
 
-// Embedder turns texts into vectors (Client; fakes in tests).
+// Embedder turns texts into vectors (Client, an endpoint; localmodel.Model,
+// a model folder in process; fakes in tests).
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
