@@ -78,6 +78,14 @@ func (d Definition) appendJSON(buf []byte) ([]byte, bool) {
 	return append(buf, '}'), true
 }
 
+// asIs are the ASCII bytes json.Marshal writes in a string as they are.
+var asIs = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 // special are the bytes plain looks at; the others it skips.
 var special = func() (t [256]bool) {
 	for _, c := range []byte("\"<>&\\ \t\n\r") {
@@ -133,7 +141,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if asIs[b] {
 				i++
 				continue
 			}
