@@ -30,7 +30,8 @@ func runPins(_ context.Context, env *Env, args []string) int {
 	if cfgPath == "" {
 		cfgPath, _ = config.Find(env.Dir) // ./agent-tools.yaml, as serve finds it
 	}
-	store, err := pins.Open(pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv), pins.Warn, nil)
+	path := pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv)
+	store, err := pins.OpenIndexed(path, pins.IndexPath(path, env.LookupEnv), pins.Warn, nil) // an approval keeps serve's index current
 	if shared, closeShared := sharedDecisions(env, f); shared != nil {
 		defer closeShared()
 		store.Share(shared) // replicas keep pins in Redis
