@@ -43,8 +43,8 @@ func benchWarm(b *testing.B, indexed bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if s.lazy != indexed {
-			b.Fatalf("lazy %v", s.lazy)
+		if (s.lazy != nil) != indexed {
+			b.Fatal("index not used")
 		}
 		if held := s.ObserveBatch(Batch{Tools: tools, Cached: true}); len(held) != 0 {
 			b.Fatal(held)

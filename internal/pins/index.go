@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/scan"
 )
 
 // The index is a compact copy of what a warm start needs of the pins file
@@ -66,7 +68,7 @@ func versionOf(fi os.FileInfo, crc uint32) fileVersion {
 
 // Index entry kinds.
 const (
-	entryHead = 0 // tool, provider, digest, scanned, fields, flags
+	entryHead = 0 // tool, provider, digest, scanned, flags
 	entryJSON = 1 // the whole pin, as the file has it
 )
 
@@ -76,10 +78,74 @@ const (
 	flagApproved = 2
 )
 
-// indexed reports whether r is kept in the index as its head only: nothing
-// but its definition and time is left out.
+// indexed reports whether r is kept in the index as its head only: what
+// is left out (its definition, time and Fields) is read only when its
+// digest differs from the upstream's, which reads the file.
 func indexed(r *Record) bool {
 	return r.Changed == nil && len(r.Findings) == 0 && r.Digest != ""
+}
+
+// head is what a warm start needs of a pin: its provider, digest, the
+// rule set it was scanned by and whether a person approved it. A pin kept
+// whole in the index (a pending change, findings) has it in rec.
+type pinHead struct {
+	provider, digest, scanned string
+	flags                     byte
+	rec                       *Record
+}
+
+// heads are the pins read from the index, by tool.
+type heads map[string]pinHead
+
+func headOf(r *Record) pinHead {
+	h := pinHead{provider: r.Provider, digest: r.Digest, scanned: r.Scanned, rec: r}
+	if r.New {
+		h.flags |= flagNew
+	}
+	if r.Approved {
+		h.flags |= flagApproved
+	}
+	return h
+}
+
+// observe is Store.ObserveBatch on pins read from the index, when it would
+// change no pin and read no definition: every tool pinned by its provider
+// with its digest, scanned by these rules, and (a live list) no pending
+// change to clear. Then the only tools held are those the scanner flags
+// under security.scan: quarantine and no person approved, as there. ok is
+// false otherwise (the caller reads the file and observes as usual).
+func (hs heads) observe(b Batch) (held map[string]string, ok bool) {
+	return hs.observeAs(b, false)
+}
+
+// observeAs is observe; unchecked holds every tool it cannot decide
+// (HeldUnchecked) instead of failing: nothing is trusted or pinned that the
+// pins do not hold (the pins file could not be read back).
+func (hs heads) observeAs(b Batch, unchecked bool) (held map[string]string, ok bool) {
+	hold := func(name, why string) {
+		if held == nil {
+			held = map[string]string{}
+		}
+		held[name] = why
+	}
+	for _, t := range b.Tools {
+		if t.Canonical == "" || t.Digest == "" {
+			continue
+		}
+		h, found := hs[t.Canonical]
+		if !found || h.provider != t.Provider || h.digest != t.Digest || h.flags&flagNew != 0 ||
+			b.Scan != nil && h.scanned != scan.Version || !b.Cached && h.rec != nil && h.rec.Changed != nil {
+			if !unchecked {
+				return nil, false
+			}
+			hold(t.Canonical, HeldUnchecked)
+			continue
+		}
+		if b.Scan != nil && b.ScanHold && h.flags&flagApproved == 0 && h.rec != nil && len(scan.Holding(h.rec.Findings)) > 0 {
+			hold(t.Canonical, HeldSuspicious)
+		}
+	}
+	return held, true
 }
 
 // encodeIndex writes the index of a pins file of version v.
@@ -113,7 +179,6 @@ func encodeIndex(v fileVersion, approvals uint64, recs []*Record) ([]byte, error
 		str(r.Provider)
 		str(r.Digest)
 		str(r.Scanned)
-		b = binary.AppendUvarint(b, uint64(max(r.Fields, 0)))
 		var f byte
 		if r.New {
 			f |= flagNew
@@ -128,10 +193,9 @@ func encodeIndex(v fileVersion, approvals uint64, recs []*Record) ([]byte, error
 
 var errIndex = errors.New("not a pins index")
 
-// decodeIndex reads an index. Its pins have no definition and no time
-// (entryHead) or are whole (entryJSON); the checks are Parse's (a tool
-// named twice is the reader's to refuse: it maps them).
-func decodeIndex(data []byte) (v fileVersion, approvals uint64, recs []Record, err error) {
+// decodeIndex reads an index: its pins' heads (index.go), and the pins it
+// keeps whole, decoded, with the checks of Parse.
+func decodeIndex(data []byte) (v fileVersion, approvals uint64, hs heads, err error) {
 	if len(data) < len(indexMagic)+4 || string(data[:len(indexMagic)]) != indexMagic {
 		return v, 0, nil, errIndex
 	}
@@ -152,38 +216,39 @@ func decodeIndex(data []byte) (v fileVersion, approvals uint64, recs []Record, e
 	if d.err != nil || n > uint64(len(d.s)) { // every entry takes a byte at least
 		return v, 0, nil, fmt.Errorf("%w: bad header", errIndex)
 	}
-	recs = make([]Record, 0, n)
+	hs = make(heads, n)
 	for i := uint64(0); i < n && d.err == nil; i++ {
-		recs = append(recs, Record{})
-		r := &recs[len(recs)-1]
+		var tool string
+		var h pinHead
 		switch d.byte() {
 		case entryHead:
-			r.Tool, r.Provider, r.Digest, r.Scanned = d.str(), d.str(), d.str(), d.str()
-			fields := d.uvarint()
-			f := d.byte()
-			if fields > 1<<16 || f&^(flagNew|flagApproved) != 0 || r.Digest == "" {
+			tool, h.provider, h.digest, h.scanned = d.str(), d.str(), d.str(), d.str()
+			h.flags = d.byte()
+			if h.flags&^(flagNew|flagApproved) != 0 || h.digest == "" || h.provider == "" {
 				d.fail()
 			}
-			r.Fields, r.New, r.Approved = int(fields), f&flagNew != 0, f&flagApproved != 0
 		case entryJSON:
 			raw := d.str()
+			r := new(Record)
 			if d.err == nil && json.Unmarshal([]byte(raw), r) != nil {
 				d.fail()
 			}
-			if r.Digest == "" && r.Changed == nil || r.Changed != nil && r.Changed.Digest == "" {
+			if r.Provider == "" || r.Digest == "" && r.Changed == nil || r.Changed != nil && r.Changed.Digest == "" {
 				d.fail()
 			}
+			tool, h = r.Tool, headOf(r)
 		default:
 			d.fail()
 		}
-		if r.Tool == "" || r.Provider == "" {
+		if _, dup := hs[tool]; tool == "" || dup {
 			d.fail()
 		}
+		hs[tool] = h
 	}
 	if d.err != nil || d.s != "" {
 		return v, 0, nil, fmt.Errorf("%w: bad entry", errIndex)
 	}
-	return v, approvals, recs, nil
+	return v, approvals, hs, nil
 }
 
 // indexReader decodes an index's body; the first error sticks.

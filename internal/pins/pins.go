@@ -170,12 +170,13 @@ type Store struct {
 	// first listing on, whatever the mode (a provider's pin: quarantine).
 	quarantined map[string]bool
 
-	// index is the pins file's index ("" none; index.go). lazy: recs were
-	// read from it, without definitions or times, which the file has
-	// (materializeLocked). indexOf is the version of the file the index on
-	// disk describes, as last read or written.
+	// index is the pins file's index ("" none; index.go). lazy, when not
+	// nil, are the pins as read from it (recs is then empty): what a warm
+	// start needs of each, without definitions or times, which the file
+	// has (materializeLocked). indexOf is the version of the file the index
+	// on disk describes, as last read or written.
 	index   string
-	lazy    bool
+	lazy    heads
 	noIndex bool // materializeLocked: the file itself
 	indexOf fileVersion
 }
@@ -342,16 +343,16 @@ func (s *Store) loadLocked(force bool) error {
 	if err != nil {
 		return fmt.Errorf("pins file %s is unreadable (%v); keeping the pins this process has", s.Where0(), err)
 	}
-	s.setLocked(approvals, recs, false)
+	s.setLocked(approvals, recs)
 	if s.index != "" && s.shared == nil && version != s.indexOf {
 		s.writeIndexLocked(version)
 	}
 	return nil
 }
 
-// setLocked replaces the pins with recs (lazy: read from the index).
-func (s *Store) setLocked(approvals uint64, recs []Record, lazy bool) {
-	s.approvals, s.lazy = approvals, lazy
+// setLocked replaces the pins with recs.
+func (s *Store) setLocked(approvals uint64, recs []Record) {
+	s.approvals, s.lazy = approvals, nil
 	s.gen.Store(approvals)
 	s.recs = make(map[string]*Record, len(recs))
 	for i := range recs {
@@ -421,7 +422,7 @@ func (s *Store) readIndexLocked(f *os.File, fi os.FileInfo) bool {
 		s.log.Warn("pins index unreadable; reading the pins file", "index", s.index, "err", err)
 		return false
 	}
-	v, approvals, recs, err := decodeIndex(data)
+	v, approvals, hs, err := decodeIndex(data)
 	if err != nil {
 		s.log.Warn("pins index ignored; reading the pins file (a new index replaces it)", "index", s.index, "err", err)
 		return false
@@ -436,15 +437,7 @@ func (s *Store) readIndexLocked(f *os.File, fi os.FileInfo) bool {
 		s.log.Debug("pins index is stale (the file's bytes differ); reading the pins file", "index", s.index)
 		return false
 	}
-	byTool := make(map[string]*Record, len(recs))
-	for i := range recs {
-		byTool[recs[i].Tool] = &recs[i]
-	}
-	if len(byTool) != len(recs) {
-		s.log.Warn("pins index ignored; reading the pins file (a new index replaces it)", "index", s.index, "err", "a tool is named twice")
-		return false
-	}
-	s.approvals, s.lazy, s.recs, s.indexOf = approvals, true, byTool, v
+	s.approvals, s.lazy, s.recs, s.indexOf = approvals, hs, map[string]*Record{}, v
 	s.gen.Store(approvals)
 	return true
 }
@@ -471,7 +464,7 @@ func (s *Store) writeIndexLocked(v fileVersion) {
 // materializeLocked reads the pins file when the pins came from the index:
 // before a pin's definition is needed, or the pins are changed and written.
 func (s *Store) materializeLocked() error {
-	if !s.lazy || s.path == "" || s.shared != nil {
+	if s.lazy == nil || s.path == "" || s.shared != nil {
 		return nil
 	}
 	s.noIndex, s.stamp = true, state.Stamp{}
@@ -479,7 +472,7 @@ func (s *Store) materializeLocked() error {
 	if err := s.loadLocked(true); err != nil {
 		return err
 	}
-	if s.lazy {
+	if s.lazy != nil {
 		return fmt.Errorf("pins file %s is gone; its pins' definitions are not in memory", s.path)
 	}
 	return nil
@@ -497,7 +490,7 @@ func (s *Store) saveLocked() error {
 	if s.shared == nil && s.path == "" {
 		return nil // in memory only: nothing to write
 	}
-	if s.lazy {
+	if s.lazy != nil {
 		// Never reached: whatever changes a pin reads the file first. The
 		// pins from the index have no definitions to write.
 		return errors.New("pins: not written: the pins file could not be read back")
@@ -598,10 +591,17 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 	if err := s.loadLocked(true); err != nil {
 		s.log.Warn("pins", "err", err)
 	}
-	if s.lazy && !s.unchangedLocked(b) {
-		// Something to compare, record or pin: the definitions are read.
+	if s.lazy != nil {
+		if held, ok := s.lazy.observe(b); ok {
+			return held // the warm start's case: nothing to compare, record or pin
+		}
+		// The definitions are read.
 		if err := s.materializeLocked(); err != nil {
 			s.log.Warn("pins", "err", err)
+			if s.lazy != nil { // still without definitions: serve what the pins hold, hold the rest
+				held, _ := s.lazy.observeAs(b, true)
+				return held
+			}
 		}
 	}
 	var held map[string]string
@@ -749,24 +749,6 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 	return held
 }
 
-// unchangedLocked reports whether ObserveBatch(b) would change no pin and
-// read no definition: every tool is pinned by its provider with its digest
-// and scanned by these rules, and a live list clears no pending change.
-// Pins read from the index answer it alone (the warm start's case).
-func (s *Store) unchangedLocked(b Batch) bool {
-	for _, t := range b.Tools {
-		if t.Canonical == "" || t.Digest == "" {
-			continue
-		}
-		r, ok := s.recs[t.Canonical]
-		if !ok || r.Provider != t.Provider || r.Digest != t.Digest ||
-			b.Scan != nil && r.Scanned != scan.Version || !b.Cached && r.Changed != nil {
-			return false
-		}
-	}
-	return true
-}
-
 // pinnedProvidersLocked are the providers with at least one trusted pin.
 func (s *Store) pinnedProvidersLocked() map[string]bool {
 	out := map[string]bool{}
@@ -871,7 +853,7 @@ func (s *Store) refresh(ctx context.Context) {
 		s.mu.Unlock()
 		return // nothing approved since: keep what this process has (its own unsaved observations too)
 	}
-	s.setLocked(approvals, recs, false)
+	s.setLocked(approvals, recs)
 	s.checked = s.now()
 	f := s.onApproved
 	s.mu.Unlock()
