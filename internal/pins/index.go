@@ -41,7 +41,11 @@ import (
 //     is logged and ignored; it never stops a start.
 //
 // It lives under the user's state directory (IndexPath), never in the
-// project: a committed agent-tools.pins.json gets no file beside it.
+// project: a committed agent-tools.pins.json gets no file beside it. It is
+// as trusted as that directory, where the default pins file is too: who
+// can write the index can write the pins. An index brought from elsewhere
+// (another checkout, a restored cache) names another inode and change
+// time, which a process cannot set, and is not used.
 
 // indexMagic starts an index file (its format's version is in it).
 const indexMagic = "agent-tools pins index 1\n"
