@@ -11,15 +11,18 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/runtime"
 )
 
 // profileWarm profiles what a warm start costs the runtime itself, in
 // process so that the profile has enough samples: one cold run of the real
-// binary writes the tool-list cache, then rounds × (app.New, the first
-// tools/list and the first help over an in-memory session, Close) run
-// under the CPU profiler. The upstream is never started (a warm start
-// answers from the cache).
+// binary writes the tool-list cache and the pins, then rounds × (the
+// runtime started as `serve` starts it, the first tools/list and the first
+// help over an in-memory session, Close) run under the CPU profiler. The
+// runtime is internal/runtime with the binary's options, so that it opens
+// the pins file the cold run wrote (app.New alone keeps pins in memory, and
+// every round would pin and scan 10,000 tools afresh, which a warm start
+// does not). The upstream is started in the background, as by serve.
 func profileWarm(n, rounds int, out string) error {
 	self, err := os.Executable()
 	if err != nil {
@@ -64,13 +67,16 @@ func profileWarm(n, rounds int, out string) error {
 func warmOnce(dir string) (time.Duration, error) {
 	ctx := context.Background()
 	start := time.Now()
-	a, err := app.New(ctx, app.Options{ProjectDir: dir})
+	rt, err := runtime.New(runtime.Options{ProjectDir: dir, LookupEnv: os.LookupEnv, FindConfig: true})
 	if err != nil {
 		return 0, err
 	}
-	defer a.Close()
+	if err := rt.Start(ctx); err != nil {
+		return 0, err
+	}
+	defer rt.Close()
 	ct, st := sdk.NewInMemoryTransports()
-	ss, err := a.Facade.Server().Connect(ctx, st, nil)
+	ss, err := rt.App().Facade.Server().Connect(ctx, st, nil)
 	if err != nil {
 		return 0, err
 	}

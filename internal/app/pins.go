@@ -46,15 +46,16 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 	mode, _ := pins.ParseMode(cfg.Security.Pin) // validated by the config
 	p := &a.pins
 	p.once.Do(func() {
-		path := ""
+		path, index := "", ""
 		if d, ok := a.opts.Decisions.(interface{ Path() string }); ok {
 			env := a.opts.Env
 			if env == nil {
 				env = os.LookupEnv
 			}
 			path = pins.PathFor(d.Path(), cfg.Path != "", env)
+			index = pins.IndexPath(path, env)
 		}
-		s, err := pins.Open(path, mode, a.log)
+		s, err := pins.OpenIndexed(path, index, mode, a.log)
 		if err != nil {
 			a.log.Warn("pins", "err", err)
 		}

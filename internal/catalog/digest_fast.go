@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -21,17 +21,29 @@ func (d Definition) digestFast() string {
 	if d.Annotations != nil {
 		return ""
 	}
-	h := sha256.New()
-	var buf []byte
-	w := func(b []byte) { h.Write(b) }
-	str := func(key, s string, omitEmpty bool) {
-		if omitEmpty && s == "" {
-			return
-		}
-		buf = append(buf[:0], key...)
-		buf = appendString(buf, s)
-		w(buf)
+	bp := digestBufs.Get().(*[]byte)
+	buf, ok := d.appendJSON((*bp)[:0])
+	out := ""
+	if ok {
+		sum := sha256.Sum256(buf)
+		var hx [2 * sha256.Size]byte
+		hex.Encode(hx[:], sum[:])
+		out = string(hx[:])
 	}
+	if cap(buf) <= 64<<10 { // a huge schema's buffer is not kept
+		*bp = buf[:0]
+		digestBufs.Put(bp)
+	}
+	return out
+}
+
+// digestBufs hold the JSON being hashed: one buffer and one allocation
+// (the hex string) per digest.
+var digestBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// appendJSON appends d as json.Marshal writes it; false when it cannot
+// tell that it would (see digestFast).
+func (d Definition) appendJSON(buf []byte) ([]byte, bool) {
 	raw := func(key string, r json.RawMessage) bool {
 		if len(r) == 0 {
 			return true
@@ -39,38 +51,62 @@ func (d Definition) digestFast() string {
 		if !plain(r) {
 			return false
 		}
-		w([]byte(key))
-		w(r)
+		buf = append(buf, key...)
+		buf = append(buf, r...)
 		return true
 	}
-	str(`{"name":`, d.Name, false)
-	str(`,"title":`, d.Title, true)
-	str(`,"description":`, d.Description, false)
+	buf = append(buf, `{"name":`...)
+	buf = appendString(buf, d.Name)
+	if d.Title != "" {
+		buf = append(buf, `,"title":`...)
+		buf = appendString(buf, d.Title)
+	}
+	buf = append(buf, `,"description":`...)
+	buf = appendString(buf, d.Description)
 	if !raw(`,"inputSchema":`, d.InputSchema) || !raw(`,"outputSchema":`, d.OutputSchema) {
-		return ""
+		return buf, false
 	}
 	if d.ReadOnly {
-		w([]byte(`,"readOnly":true`))
+		buf = append(buf, `,"readOnly":true`...)
 	}
 	if d.AlwaysConfirm {
-		w([]byte(`,"alwaysConfirm":true`))
+		buf = append(buf, `,"alwaysConfirm":true`...)
 	}
 	if !raw(`,"icons":`, d.Icons) || !raw(`,"_meta":`, d.Meta) {
-		return ""
+		return buf, false
 	}
-	w([]byte{'}'})
-	return hex.EncodeToString(sumOf(h))
+	return append(buf, '}'), true
 }
 
-func sumOf(h hash.Hash) []byte { return h.Sum(nil) }
+// asIs are the ASCII bytes json.Marshal writes in a string as they are.
+var asIs = func() (t [utf8.RuneSelf]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
+// special are the bytes plain looks at; the others it skips.
+var special = func() (t [256]bool) {
+	for _, c := range []byte("\"<>&\\ \t\n\r") {
+		t[c] = true
+	}
+	for c := utf8.RuneSelf; c < 256; c++ {
+		t[c] = true
+	}
+	return t
+}()
 
 // plain reports whether json.Marshal would write the JSON r unchanged: no
 // blank outside a string, no character it escapes for HTML (<, >, &, and
 // U+2028, U+2029), no invalid UTF-8.
 func plain(r []byte) bool {
-	in, esc := false, false
+	in := false
 	for i := 0; i < len(r); i++ {
 		c := r[i]
+		if !special[c] {
+			continue
+		}
 		switch {
 		case c >= utf8.RuneSelf:
 			if c == 0xE2 && i+2 < len(r) && r[i+1] == 0x80 && (r[i+2] == 0xA8 || r[i+2] == 0xA9) {
@@ -81,21 +117,17 @@ func plain(r []byte) bool {
 				return false
 			}
 			i += n - 1
-			esc = false
 		case c == '<' || c == '>' || c == '&':
 			return false
-		case in:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				in = false
+		case c == '\\':
+			// In a string, the escaped byte is skipped (unless it is one
+			// that the checks above look at, as they did before the escape).
+			if in && i+1 < len(r) && r[i+1] < utf8.RuneSelf && r[i+1] != '<' && r[i+1] != '>' && r[i+1] != '&' {
+				i++
 			}
 		case c == '"':
-			in = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			in = !in
+		case !in: // a blank
 			return false
 		}
 	}
@@ -109,7 +141,7 @@ func appendString(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+			if asIs[b] {
 				i++
 				continue
 			}

@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"testing"
+	"unicode/utf8"
 )
 
 func slowDigest(d Definition) string {
@@ -41,6 +43,72 @@ func FuzzDigestFast(f *testing.F) {
 		}
 		if got, want := d.Digest(), slowDigest(d); got != want {
 			t.Fatalf("%q %q %q: %s, want %s", name, desc, schema, got, want)
+		}
+	})
+}
+
+// BenchmarkDigest10k is the digests a warm start with 10,000 upstream
+// tools takes (bench/startup's shape: a sentence, a two-property schema).
+func BenchmarkDigest10k(b *testing.B) {
+	defs := make([]Definition, 10000)
+	for i := range defs {
+		defs[i] = Definition{Name: fmt.Sprintf("issue_repo_%d", i),
+			Description: fmt.Sprintf("Issue the repo of a branch (generated tool %d).", i),
+			InputSchema: json.RawMessage(`{"properties":{"id":{"description":"the repo id","type":"string"},"limit":{"description":"at most this many","type":"integer"}},"required":["id"],"type":"object"}`)}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range defs {
+			_ = defs[i].Digest()
+		}
+	}
+}
+
+// plainBefore is plain as it was written first (a byte at a time, with an
+// escape state), which plain must agree with on any input, JSON or not:
+// a digest must not change with the code that takes it.
+func plainBefore(r []byte) bool {
+	in, esc := false, false
+	for i := 0; i < len(r); i++ {
+		c := r[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			if c == 0xE2 && i+2 < len(r) && r[i+1] == 0x80 && (r[i+2] == 0xA8 || r[i+2] == 0xA9) {
+				return false
+			}
+			rr, n := utf8.DecodeRune(r[i:])
+			if rr == utf8.RuneError && n == 1 {
+				return false
+			}
+			i += n - 1
+			esc = false
+		case c == '<' || c == '>' || c == '&':
+			return false
+		case in:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			return false
+		}
+	}
+	return !in
+}
+
+func FuzzPlain(f *testing.F) {
+	for _, s := range []string{`{"a":"b c"}`, `{"a": 1}`, `"\"<"`, `"\\"`, "\"\\\xe2\x80\xa8\"", `"\é"`, `x\ y`, `"a\`, "\"\\\xff\"", `{"k":"\u003c"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, r []byte) {
+		if got, want := plain(r), plainBefore(r); got != want {
+			t.Fatalf("plain(%q) = %v, before %v", r, got, want)
 		}
 	})
 }

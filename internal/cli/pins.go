@@ -32,7 +32,8 @@ func runPins(ctx context.Context, env *Env, args []string) int {
 	if cfgPath == "" {
 		cfgPath, _ = config.Find(env.Dir) // ./agent-tools.yaml, as serve finds it
 	}
-	store, err := pins.Open(pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv), pins.Warn, nil)
+	path := pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv)
+	store, err := pins.OpenIndexed(path, pins.IndexPath(path, env.LookupEnv), pins.Warn, nil) // an approval keeps serve's index current
 	shared, closeShared := sharedDecisions(env, f)
 	if shared != nil {
 		defer closeShared()

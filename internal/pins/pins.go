@@ -19,6 +19,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -167,6 +169,16 @@ type Store struct {
 	// quarantined are providers whose tools wait for a person from their
 	// first listing on, whatever the mode (a provider's pin: quarantine).
 	quarantined map[string]bool
+
+	// index is the pins file's index ("" none; index.go). lazy, when not
+	// nil, are the pins as read from it (recs is then empty): what a warm
+	// start needs of each, without definitions or times, which the file
+	// has (materializeLocked). indexOf is the version of the file the index
+	// on disk describes, as last read or written.
+	index   string
+	lazy    heads
+	noIndex bool // materializeLocked: the file itself
+	indexOf fileVersion
 }
 
 // SetOnApproved sets what runs when the watcher sees an approval made by
@@ -182,13 +194,23 @@ func (s *Store) SetOnApproved(f func()) {
 // unreadable file gives an empty store and an error: it is moved aside on
 // the first write, never silently trusted.
 func Open(path string, mode Mode, log *slog.Logger) (*Store, error) {
+	return OpenIndexed(path, "", mode, log)
+}
+
+// OpenIndexed is Open keeping a compact index of the pins file at index
+// (IndexPath; "" none), which a warm start reads instead of the file while
+// the file is the one the index was made from (index.go).
+func OpenIndexed(path, index string, mode Mode, log *slog.Logger) (*Store, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if mode == "" {
 		mode = Warn
 	}
-	s := &Store{path: path, mode: mode, log: log, now: time.Now, recs: map[string]*Record{}}
+	if path == "" {
+		index = ""
+	}
+	s := &Store{path: path, index: index, mode: mode, log: log, now: time.Now, recs: map[string]*Record{}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s, s.loadLocked(true)
@@ -221,6 +243,7 @@ func (s *Store) SetQuarantined(providers []string) {
 func (s *Store) Share(st state.Store) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	_ = s.materializeLocked() // the file's pins whole, until the shared record replaces them
 	s.shared = st
 	_ = s.loadLocked(true)
 }
@@ -280,6 +303,7 @@ func (s *Store) loadLocked(force bool) error {
 	}
 	s.checked = now
 	var data []byte
+	var version fileVersion
 	switch {
 	case s.shared != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*state.OpTimeout)
@@ -308,8 +332,9 @@ func (s *Store) loadLocked(force bool) error {
 		if st.Size() > maxFile {
 			return fmt.Errorf("pins file %s is larger than %d bytes", s.path, maxFile)
 		}
-		if data, err = os.ReadFile(s.path); err != nil {
-			return fmt.Errorf("pins: %w", err)
+		var done bool
+		if data, version, done, err = s.readFileLocked(); done || err != nil {
+			return err
 		}
 	default:
 		return nil
@@ -318,11 +343,137 @@ func (s *Store) loadLocked(force bool) error {
 	if err != nil {
 		return fmt.Errorf("pins file %s is unreadable (%v); keeping the pins this process has", s.Where0(), err)
 	}
-	s.approvals = approvals
+	s.setLocked(approvals, recs)
+	if s.index != "" && s.shared == nil && version != s.indexOf {
+		s.writeIndexLocked(version)
+	}
+	return nil
+}
+
+// setLocked replaces the pins with recs.
+func (s *Store) setLocked(approvals uint64, recs []Record) {
+	s.approvals, s.lazy = approvals, nil
 	s.gen.Store(approvals)
 	s.recs = make(map[string]*Record, len(recs))
 	for i := range recs {
 		s.recs[recs[i].Tool] = &recs[i]
+	}
+}
+
+// readFileLocked reads the pins file. With an index of this very file
+// (index.go) it takes the pins from the index and reports done; else it
+// returns the file's bytes and version, for parsing.
+func (s *Store) readFileLocked() (data []byte, v fileVersion, done bool, err error) {
+	f, err := os.Open(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, v, true, nil // gone since the stat: as if it was not there
+	}
+	if err != nil {
+		return nil, v, false, fmt.Errorf("pins: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, v, false, fmt.Errorf("pins: %w", err)
+	}
+	s.stamp = state.StampOf(fi)
+	if fi.Size() > maxFile {
+		return nil, v, false, fmt.Errorf("pins file %s is larger than %d bytes", s.path, maxFile)
+	}
+	if s.index != "" && s.shared == nil && !s.noIndex {
+		if s.readIndexLocked(f, fi) {
+			return nil, v, true, nil
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, v, false, fmt.Errorf("pins: %w", err)
+		}
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, maxFile+1)); err != nil {
+		return nil, v, false, fmt.Errorf("pins: %w", err)
+	}
+	if buf.Len() > maxFile {
+		return nil, v, false, fmt.Errorf("pins file %s is larger than %d bytes", s.path, maxFile)
+	}
+	data = buf.Bytes()
+	return data, versionOf(fi, crc32.Checksum(data, crcTable)), false, nil
+}
+
+// readIndexLocked takes the pins from the index when it describes the file
+// f as it is (its version and the CRC of its bytes), and reports whether
+// it did. A missing or stale index is silent; a corrupt one is logged.
+func (s *Store) readIndexLocked(f *os.File, fi os.FileInfo) bool {
+	idx, err := os.Open(s.index)
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("pins index unreadable; reading the pins file", "index", s.index, "err", err)
+		}
+		return false
+	}
+	var buf bytes.Buffer
+	if st, err := idx.Stat(); err == nil && st.Size() < maxIndex {
+		buf.Grow(int(st.Size()) + bytes.MinRead)
+	}
+	_, err = buf.ReadFrom(io.LimitReader(idx, maxIndex+1))
+	idx.Close()
+	data := buf.Bytes()
+	if err != nil || len(data) > maxIndex {
+		s.log.Warn("pins index unreadable; reading the pins file", "index", s.index, "err", err)
+		return false
+	}
+	v, approvals, hs, err := decodeIndex(data)
+	if err != nil {
+		s.log.Warn("pins index ignored; reading the pins file (a new index replaces it)", "index", s.index, "err", err)
+		return false
+	}
+	want := versionOf(fi, v.crc)
+	if v != want {
+		s.log.Debug("pins index is stale; reading the pins file", "index", s.index)
+		return false
+	}
+	crc, err := crcOf(f) // the file's bytes, not only its stamp
+	if err != nil || crc != v.crc {
+		s.log.Debug("pins index is stale (the file's bytes differ); reading the pins file", "index", s.index)
+		return false
+	}
+	s.approvals, s.lazy, s.recs, s.indexOf = approvals, hs, map[string]*Record{}, v
+	s.gen.Store(approvals)
+	return true
+}
+
+// writeIndexLocked writes the index of the pins as they are, from the
+// file of version v (a failure is logged: the index is a cache).
+func (s *Store) writeIndexLocked(v fileVersion) {
+	recs := make([]*Record, 0, len(s.recs))
+	for _, r := range s.recs {
+		recs = append(recs, r)
+	}
+	slices.SortFunc(recs, func(a, b *Record) int { return strings.Compare(a.Tool, b.Tool) })
+	data, err := encodeIndex(v, s.approvals, recs)
+	if err == nil {
+		err = writeIndexFile(s.index, data)
+	}
+	if err != nil {
+		s.log.Warn("pins index not written; the next start reads the pins file", "index", s.index, "err", err)
+		return
+	}
+	s.indexOf = v
+}
+
+// materializeLocked reads the pins file when the pins came from the index:
+// before a pin's definition is needed, or the pins are changed and written.
+func (s *Store) materializeLocked() error {
+	if s.lazy == nil || s.path == "" || s.shared != nil {
+		return nil
+	}
+	s.noIndex, s.stamp = true, state.Stamp{}
+	defer func() { s.noIndex = false }()
+	if err := s.loadLocked(true); err != nil {
+		return err
+	}
+	if s.lazy != nil {
+		return fmt.Errorf("pins file %s is gone; its pins' definitions are not in memory", s.path)
 	}
 	return nil
 }
@@ -338,6 +489,11 @@ func (s *Store) Where0() string {
 func (s *Store) saveLocked() error {
 	if s.shared == nil && s.path == "" {
 		return nil // in memory only: nothing to write
+	}
+	if s.lazy != nil {
+		// Never reached: whatever changes a pin reads the file first. The
+		// pins from the index have no definitions to write.
+		return errors.New("pins: not written: the pins file could not be read back")
 	}
 	recs := make([]*Record, 0, len(s.recs))
 	for _, r := range s.recs {
@@ -369,11 +525,18 @@ func (s *Store) saveLocked() error {
 			return fmt.Errorf("pins: writing shared state: %w", err)
 		}
 	case s.path != "":
-		if err := writeAtomic(s.path, append(data, '\n')); err != nil {
+		data = append(data, '\n')
+		if err := writeAtomic(s.path, data); err != nil {
 			return fmt.Errorf("pins: %w", err)
 		}
 		if st, err := os.Stat(s.path); err == nil {
 			s.stamp = state.StampOf(st)
+			if s.index != "" {
+				// Another process replacing the file after the rename gives
+				// a version whose bytes are not these: the index is then
+				// stale and not used.
+				s.writeIndexLocked(versionOf(st, crc32.Checksum(data, crcTable)))
+			}
 		}
 	}
 	return nil
@@ -428,6 +591,19 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 	if err := s.loadLocked(true); err != nil {
 		s.log.Warn("pins", "err", err)
 	}
+	if s.lazy != nil {
+		if held, ok := s.lazy.observe(b); ok {
+			return held // the warm start's case: nothing to compare, record or pin
+		}
+		// The definitions are read.
+		if err := s.materializeLocked(); err != nil {
+			s.log.Warn("pins", "err", err)
+			if s.lazy != nil { // still without definitions: serve what the pins hold, hold the rest
+				held, _ := s.lazy.observeAs(b, true)
+				return held
+			}
+		}
+	}
 	var held map[string]string
 	hold := func(name, why string) {
 		if held == nil {
@@ -437,7 +613,17 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 	}
 	dirty := false
 	now := s.now().UTC().Truncate(time.Second)
-	pinned := s.pinnedProvidersLocked()
+	// The providers with trusted pins before this batch, taken when a tool
+	// without a pin asks first. Until then the loop has pinned nothing
+	// (only such a tool is pinned afresh) and changed no digest to or from
+	// "", so the set is the one before the batch.
+	var pinnedSet map[string]bool
+	pinned := func(provider string) bool {
+		if pinnedSet == nil {
+			pinnedSet = s.pinnedProvidersLocked()
+		}
+		return pinnedSet[provider]
+	}
 	var events []Change
 	for _, t := range b.Tools {
 		if t.Canonical == "" || t.Digest == "" {
@@ -475,7 +661,7 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 					hold(t.Canonical, HeldSuspicious)
 				}
 			case ok && r.Changed != nil && r.Changed.Digest == t.Digest && s.mode == Warn && !suspicious && r.Digest != "" && !strict:
-			case !ok && !pinned[t.Provider] && s.mode == Warn && !suspicious && !strict:
+			case !ok && !pinned(t.Provider) && s.mode == Warn && !suspicious && !strict:
 				goto live // first sight, warn mode: pinned from the cache as before
 			default:
 				hold(t.Canonical, HeldUnchecked)
@@ -484,7 +670,7 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 		}
 	live:
 		switch {
-		case !ok && (pinned[t.Provider] || strict):
+		case !ok && (strict || pinned(t.Provider)):
 			// A tool its provider did not have when its tools were pinned
 			// (a look-alike beside a trusted one, say), or any tool of a
 			// provider with pin: quarantine: new until approved.
@@ -672,13 +858,8 @@ func (s *Store) refresh(ctx context.Context) {
 		s.mu.Unlock()
 		return // nothing approved since: keep what this process has (its own unsaved observations too)
 	}
-	s.approvals = approvals
-	s.recs = make(map[string]*Record, len(recs))
-	for i := range recs {
-		s.recs[recs[i].Tool] = &recs[i]
-	}
+	s.setLocked(approvals, recs)
 	s.checked = s.now()
-	s.gen.Store(approvals)
 	f := s.onApproved
 	s.mu.Unlock()
 	if f != nil {
@@ -694,6 +875,9 @@ func (s *Store) Approve(tool string) (Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.loadLocked(true); err != nil {
+		return Record{}, err
+	}
+	if err := s.materializeLocked(); err != nil {
 		return Record{}, err
 	}
 	r, ok := s.recs[tool]
@@ -728,6 +912,9 @@ func (s *Store) ListErr() ([]Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.loadLocked(true)
+	if err == nil {
+		err = s.materializeLocked()
+	}
 	out := make([]Record, 0, len(s.recs))
 	for _, r := range s.recs {
 		r.full()
@@ -778,12 +965,7 @@ func PathFor(decisionsPath string, haveConfig bool, lookupEnv func(string) (stri
 			return beside
 		}
 	}
-	state := ""
-	if d, ok := lookupEnv("XDG_STATE_HOME"); ok && filepath.IsAbs(d) {
-		state = filepath.Join(d, "agent-tools")
-	} else if h, ok := lookupEnv("HOME"); ok && filepath.IsAbs(h) {
-		state = filepath.Join(h, ".local", "state", "agent-tools")
-	}
+	state := stateDir(lookupEnv)
 	if state == "" {
 		return filepath.Join(dir, FileName) // no state directory: as with a config
 	}

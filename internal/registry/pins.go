@@ -29,8 +29,16 @@ func (r *Registry) holdLocked(e *entry) {
 	}
 	b := pins.Batch{Tools: e.tools, Cached: e.cached}
 	if r.opts.Scan != scan.Off {
-		names := r.otherNamesLocked(e.info.ID)
-		b.Scan = func(t catalog.Tool) []scan.Finding { return scan.Tool(t, names) }
+		// The other providers' names, for the shadowing rules, when a
+		// definition is scanned at all (a warm start scans none).
+		var names *scan.Names
+		taken := false
+		b.Scan = func(t catalog.Tool) []scan.Finding {
+			if !taken {
+				names, taken = r.otherNamesLocked(e.info.ID), true
+			}
+			return scan.Tool(t, names)
+		}
 		b.ScanHold = r.opts.Scan == scan.Quarantine
 	}
 	held := r.opts.Pins.ObserveBatch(b)

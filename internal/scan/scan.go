@@ -176,7 +176,12 @@ func Text(field, s string) []Finding {
 	if !ascii {
 		out = append(out, hidden(field, s)...)
 	}
-	for ri, at := range cues.find(s) {
+	spots := cues.find(s)
+	for ri := range textRules { // in the rules' order, not the map's: the same text, the same findings
+		at := spots[ri]
+		if len(at) == 0 {
+			continue
+		}
 		r := &textRules[ri]
 		for _, p := range at {
 			if r.WordStart && p > 0 && wordByte(s[p-1]) {
