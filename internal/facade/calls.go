@@ -34,7 +34,7 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 	name := metaName(id, "call")
 	desc := fmt.Sprintf("Call a tool of provider %q by name: {toolName, arguments, confirm?}. Names and arguments come from %s.",
 		id, metaName(id, "discover"))
-	if names := f.toolNames(id); names != "" {
+	if names := f.toolNames(p); names != "" {
 		desc += " Tools: " + names + "."
 	}
 	return toolDef{
@@ -57,20 +57,28 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 
 // toolNames lists a small provider's tool names in its call description, so a
 // model can often skip discover; large providers list none (it would flood).
-func (f *Facade) toolNames(id string) string {
-	tools := f.visibleTools(id)
-	if len(tools) == 0 || len(tools) > namesInDescMx {
+func (f *Facade) toolNames(p registry.ProviderStatus) string {
+	// A provider of 10,000 tools was copied and asked every visibility
+	// rule about each tool on every list (a fifth of a warm start) to
+	// learn that it has too many to name: when no rule hides a tool its
+	// count says so, else the walk stops at the first name too many.
+	if p.Tools > namesInDescMx && f.hidesNone(p.Info.ID) {
 		return ""
 	}
-	names := make([]string, len(tools))
-	for i, t := range tools {
-		names[i] = t.Name
+	names := make([]string, 0, namesInDescMx)
+	for _, t := range f.cat.Tools(p.Info.ID) {
+		if !f.visible(t.Provider, t.Canonical) {
+			continue
+		}
+		if len(names) == namesInDescMx {
+			return ""
+		}
+		names = append(names, t.Name)
 	}
 	if s := strings.Join(names, ", "); len(s) <= namesInDescChars {
 		return s
 	}
 	return "" // long names: as many tokens as a discover
-
 }
 
 func boolPtr(b bool) *bool { return &b }

@@ -30,6 +30,15 @@ func (f *Facade) visible(provider, canonical string) bool {
 	return f.providerInView(provider) && v.Tools.Visible(canonical)
 }
 
+// hidesNone reports whether visible holds for every tool of a provider.
+func (f *Facade) hidesNone(provider string) bool {
+	if !f.rules().HidesNone() {
+		return false
+	}
+	v := f.view()
+	return v == nil || f.providerInView(provider) && v.Tools.HidesNone()
+}
+
 // grantOf is what the caller of a request may see through this facade's
 // profile: nil when no per-identity rule filters anything for it. The grant
 // is the Access's cached one for (identity, claims, profile): one lookup.

@@ -1,13 +1,18 @@
 package facade_test
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/facade"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/provider/builtin"
+	"github.com/agent-tools/agent-tools/internal/tests/providertest"
 )
 
 // A profile's facade publishes only its view; a call outside it is never
@@ -100,6 +105,47 @@ func TestIdentityRulesFilterSearch(t *testing.T) {
 			if e != nil || strings.Contains(text, "weather_send_alert") != tt.visible || !strings.Contains(text, "weather_") {
 				t.Errorf("a script's search: %s %v", text, e)
 			}
+		})
+	}
+}
+
+// A provider's call tool names its tools when the caller sees few of
+// them, whatever the provider holds: a rule that hides all but a few
+// lists those few, none hidden lists none (too many to name).
+func TestCallNamesWhatTheCallerSees(t *testing.T) {
+	var tools []catalog.Tool
+	for i := range 20 {
+		tools = append(tools, providertest.Tool(fmt.Sprintf("op%02d", i), "An operation.", repoSchema, true))
+	}
+	big := func() provider.Provider {
+		return providertest.New(catalog.ProviderInfo{ID: "big", Kind: "fake", Description: "Many operations"}, tools...)
+	}
+	tests := []struct {
+		name  string
+		rules policy.Rules
+		want  string // in the description; "" = no list
+	}{
+		{"nothing hidden", policy.Rules{}, ""},
+		{"all but three denied", policy.Rules{Deny: []string{"big_op1*", "big_op0[3-9]"}}, " Tools: op00, op01, op02."},
+		{"allow list of two", policy.Rules{Allow: []string{"gh_*", "big_op05", "big_op17"}}, " Tools: op05, op17."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, setup{rules: tt.rules, extra: []provider.Provider{big()}})
+			res, err := h.cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range res.Tools {
+				if tool.Name != "agent_tools_big_call" {
+					continue
+				}
+				if got := strings.Contains(tool.Description, " Tools: "); got != (tt.want != "") || tt.want != "" && !strings.HasSuffix(tool.Description, tt.want) {
+					t.Fatalf("description %q, want %q", tool.Description, tt.want)
+				}
+				return
+			}
+			t.Fatal("no agent_tools_big_call listed")
 		})
 	}
 }

@@ -502,30 +502,37 @@ func (s *Store) saveLocked() error {
 	slices.SortFunc(recs, func(a, b *Record) int { return strings.Compare(a.Tool, b.Tool) })
 	// One pin a line: a pin not decoded since it was read is written as
 	// it was (load.go).
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "{\"version\": 1, \"approvals\": %d, \"pins\": [", s.approvals)
+	// Encoded first and written into one buffer of the right size: grown
+	// pin by pin, 10,000 pins (~15 MB) were copied over ~20 times, a
+	// third of what pinning costs a cold start.
+	encoded, size := make([][]byte, len(recs)), 64
 	for i, r := range recs {
 		b, err := r.encode()
 		if err != nil {
 			return err
 		}
+		encoded[i], size = b, size+len(b)+2
+	}
+	var buf bytes.Buffer
+	buf.Grow(size)
+	fmt.Fprintf(&buf, "{\"version\": 1, \"approvals\": %d, \"pins\": [", s.approvals)
+	for i, b := range encoded {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
 		buf.WriteString("\n")
 		buf.Write(b)
 	}
-	buf.WriteString("\n]}")
+	buf.WriteString("\n]}\n")
 	data := buf.Bytes()
 	switch {
 	case s.shared != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*state.OpTimeout)
 		defer cancel()
-		if err := s.shared.Put(ctx, sharedKey, data, 0); err != nil {
+		if err := s.shared.Put(ctx, sharedKey, data[:len(data)-1], 0); err != nil { // as it always was: no final newline
 			return fmt.Errorf("pins: writing shared state: %w", err)
 		}
 	case s.path != "":
-		data = append(data, '\n')
 		if err := writeAtomic(s.path, data); err != nil {
 			return fmt.Errorf("pins: %w", err)
 		}

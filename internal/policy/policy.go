@@ -67,6 +67,9 @@ func (r Rules) check(canonical string) *toolerr.Error {
 // Visible reports whether a tool should be listed at all (denied tools are hidden from discovery).
 func (r Rules) Visible(canonical string) bool { return r.check(canonical) == nil }
 
+// HidesNone reports whether every name is Visible: no allow or deny list.
+func (r Rules) HidesNone() bool { return len(r.Allow) == 0 && len(r.Deny) == 0 }
+
 func firstMatch(globs []string, name string) (string, bool) {
 	for _, g := range globs {
 		if ok, _ := path.Match(g, name); ok {
