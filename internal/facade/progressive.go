@@ -154,7 +154,7 @@ func (f *Facade) help(g *policy.Grant) map[string]any {
 		return f.groupedHelp(g, provs)
 	}
 	for _, p := range provs {
-		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: len(f.visibleToolsTo(g, p.Info.ID))}
+		l := providerLine{Prefix: p.Info.ID, Description: firstLine(p.Info.Description, descLen), Tools: f.visibleCount(g, p)}
 		for _, s := range p.Skills {
 			if g == nil || f.skillVisibleTo(g, p.Info, s.Name) {
 				l.Skills = append(l.Skills, s.Name)
@@ -291,7 +291,7 @@ func (f *Facade) groupedHelp(g *policy.Grant, provs []registry.ProviderStatus) m
 		if i := strings.Index(d, ". "); i > 0 {
 			d = d[:i] // the first sentence
 		}
-		l := fmt.Sprintf("%s: %s (%d tools)", p.Info.ID, strings.TrimSuffix(firstLine(d, helpDescLen), "."), len(f.visibleToolsTo(g, p.Info.ID)))
+		l := fmt.Sprintf("%s: %s (%d tools)", p.Info.ID, strings.TrimSuffix(firstLine(d, helpDescLen), "."), f.visibleCount(g, p))
 		var skills []string
 		for _, s := range p.Skills {
 			if g == nil || f.skillVisibleTo(g, p.Info, s.Name) {

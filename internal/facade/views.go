@@ -110,6 +110,16 @@ func (f *Facade) visibleToolsTo(g *policy.Grant, provider string) []catalog.Tool
 	return out
 }
 
+// visibleCount is len(visibleToolsTo(g, p)), from the provider's count
+// when nothing can hide a tool (help answered for 10,000 tools copied
+// them all to count them).
+func (f *Facade) visibleCount(g *policy.Grant, p registry.ProviderStatus) int {
+	if g == nil && f.hidesNone(p.Info.ID) {
+		return p.Tools
+	}
+	return len(f.visibleToolsTo(g, p.Info.ID))
+}
+
 // skillVisibleTo is skillVisible for one caller.
 func (f *Facade) skillVisibleTo(g *policy.Grant, info catalog.ProviderInfo, name string) bool {
 	canonical, err := registry.SkillCanonical(naming.SchemeOf(f.cat), info, name)
