@@ -38,7 +38,7 @@ var layers = []layer{
 	// runner is one (it shapes a run into its own Outcome, not a provider
 	// result).
 	{"libraries", []string{
-		"internal/cluster", "internal/embedding", "internal/index",
+		"internal/cluster", "internal/embedding", "internal/embedding/localmodel/...", "internal/index",
 		"internal/jsrun", "internal/mcpregistry", "internal/policy", "internal/proc", "internal/scan", "internal/secrets",
 		"internal/upstreamauth",
 	}},
