@@ -468,20 +468,30 @@ type outdatedLine struct {
 	Problem string `json:"problem,omitempty"`
 }
 
-func (r *regCmd) outdated(ctx context.Context) int {
+// readDoc sets the command up and reads the config it works on: its bytes
+// and its YAML document; none is the error when there is no config.
+func (r *regCmd) readDoc(none string) ([]byte, *yamlDoc, int) {
 	if c := r.setup(); c != ExitOK {
-		return c
+		return nil, nil, c
 	}
 	if r.cfgPath == "" {
-		return r.fail(errors.New("no agent-tools.yaml here: nothing was added from a registry"))
+		return nil, nil, r.fail(errors.New(none))
 	}
 	data, err := os.ReadFile(r.cfgPath)
 	if err != nil {
-		return r.fail(err)
+		return nil, nil, r.fail(err)
 	}
 	doc, err := parseDoc(data)
 	if err != nil {
-		return r.fail(err)
+		return nil, nil, r.fail(err)
+	}
+	return data, doc, ExitOK
+}
+
+func (r *regCmd) outdated(ctx context.Context) int {
+	_, doc, c := r.readDoc("no agent-tools.yaml here: nothing was added from a registry")
+	if c != ExitOK {
+		return c
 	}
 	var lines []outdatedLine
 	var notes []mcpregistry.Notice
@@ -529,19 +539,9 @@ func (r *regCmd) outdated(ctx context.Context) int {
 }
 
 func (r *regCmd) upgrade(ctx context.Context, id string) int {
-	if c := r.setup(); c != ExitOK {
+	old, doc, c := r.readDoc("no agent-tools.yaml here")
+	if c != ExitOK {
 		return c
-	}
-	if r.cfgPath == "" {
-		return r.fail(errors.New("no agent-tools.yaml here"))
-	}
-	old, err := os.ReadFile(r.cfgPath)
-	if err != nil {
-		return r.fail(err)
-	}
-	doc, err := parseDoc(old)
-	if err != nil {
-		return r.fail(err)
 	}
 	var m *marker
 	for _, x := range doc.marked() {

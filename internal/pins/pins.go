@@ -523,16 +523,17 @@ func (s *Store) saveLocked() error {
 		buf.WriteString("\n")
 		buf.Write(b)
 	}
-	buf.WriteString("\n]}\n")
+	buf.WriteString("\n]}")
 	data := buf.Bytes()
 	switch {
 	case s.shared != nil:
 		ctx, cancel := context.WithTimeout(context.Background(), 2*state.OpTimeout)
 		defer cancel()
-		if err := s.shared.Put(ctx, sharedKey, data[:len(data)-1], 0); err != nil { // as it always was: no final newline
+		if err := s.shared.Put(ctx, sharedKey, data, 0); err != nil {
 			return fmt.Errorf("pins: writing shared state: %w", err)
 		}
 	case s.path != "":
+		data = append(data, '\n') // within the buffer's slack: no copy
 		if err := writeAtomic(s.path, data); err != nil {
 			return fmt.Errorf("pins: %w", err)
 		}
