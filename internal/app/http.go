@@ -18,7 +18,7 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 	}
 	return transport.HTTPOptions{
 		Server: a.Facade.Server(), Addr: hc.Addr, Stateless: hc.Stateless, JSONResponse: hc.JSONResponse,
-		Tokens: hc.Tokens, TokenNames: hc.TokenNames, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
+		Tokens: hc.Tokens, TokenNames: hc.TokenNames, TokenUses: hc.TokenUses, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
 		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
 		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,

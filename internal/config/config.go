@@ -188,6 +188,9 @@ type HTTP struct {
 	// "token:<8 hex digits of its SHA-256>". Written in the file as a token
 	// entry {name: ci, token: ${CI_TOKEN}}; nil when no token is named.
 	TokenNames []string `json:"tokenNames,omitempty" yaml:"-"`
+	// TokenUses[i] is Tokens[i]'s use ("" = mcp, or "console": a person's
+	// console login only); nil when no entry sets one.
+	TokenUses []string `json:"tokenUses,omitempty" yaml:"-"`
 	// OIDC validates JWT bearer tokens from an OpenID Connect issuer.
 	OIDC OIDC `json:"oidc,omitzero" yaml:"oidc,omitempty"`
 	// Resource is this server's public /mcp URL, the protected-resource id

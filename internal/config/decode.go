@@ -571,7 +571,7 @@ func (h *HTTP) decodeField(d *Decoder, key string, v *yaml.Node, p string) bool 
 	if key != "tokens" {
 		return false
 	}
-	h.Tokens, h.TokenNames = d.tokens(v, p) // tokens.go
+	h.Tokens, h.TokenNames, h.TokenUses = d.tokens(v, p) // tokens.go
 	return true
 }
 

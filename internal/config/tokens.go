@@ -18,7 +18,19 @@ import (
 type namedToken struct {
 	Name  string `yaml:"name"`
 	Token string `yaml:"token"`
+	// Use says where the token is accepted: "mcp" (the default: /mcp and
+	// the console, as a bearer or at its login form) or "console": a
+	// person's login, accepted only at the console's login form, whose
+	// session may give a person's approval. A token an agent holds is an
+	// MCP credential, so its console session never approves (#44 item 3).
+	Use string `yaml:"use"`
 }
+
+// Token uses (namedToken.Use).
+const (
+	TokenUseMCP     = "mcp"
+	TokenUseConsole = "console"
+)
 
 var tokenNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$`)
 
@@ -34,26 +46,37 @@ func TokenIdentity(token, name string) string {
 }
 
 // tokens decodes server.http.tokens; names is nil when no entry is named.
-func (d *Decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
+func (d *Decoder) tokens(n *yaml.Node, path string) (tokens, names, uses []string) {
 	if n = d.resolve(n, path); n == nil || isNull(n) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
 		d.errAt(n, path, "want a list of tokens, got %s", describe(n))
-		return nil, nil
+		return nil, nil, nil
 	}
-	named := false
+	named, used := false, false
 	for i, e := range n.Content {
 		ip := index(path, i)
 		if e = d.resolve(e, ip); e == nil {
 			continue
 		}
 		d.meta.val[ip] = pos(e)
-		var tok, name string
+		var tok, name, use string
 		if e.Kind == yaml.MappingNode {
 			sawToken := false
 			d.mapping(e, ip, Keys(namedToken{}), func(key string, _, v *yaml.Node, kp string) {
 				s, ok := d.str(v, kp, true)
+				if key == "use" {
+					switch {
+					case !ok:
+					case s == TokenUseMCP:
+					case s == TokenUseConsole:
+						use, used = s, true
+					default:
+						d.errAt(v, kp, "token use %q: want %q (the default: an agent's token, for /mcp) or %q (a person's console login)", clip(s), TokenUseMCP, TokenUseConsole)
+					}
+					return
+				}
 				if key == "token" {
 					sawToken = true
 					if ok {
@@ -83,12 +106,15 @@ func (d *Decoder) tokens(n *yaml.Node, path string) (tokens, names []string) {
 		} else {
 			d.meta.bad[ip] = true
 		}
-		tokens, names = append(tokens, tok), append(names, name) // indexes stay aligned with the file
+		tokens, names, uses = append(tokens, tok), append(names, name), append(uses, use) // indexes stay aligned with the file
 	}
 	if !named {
 		names = nil
 	}
-	return tokens, names
+	if !used {
+		uses = nil
+	}
+	return tokens, names, uses
 }
 
 // tokens checks that no token is empty and that names are unique and never

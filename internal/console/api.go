@@ -267,7 +267,14 @@ func (c *Console) apiCall(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.Confirm {
 		// The person ticked the confirmation in the page: a human
-		// confirmation, as `agent-tools call --confirm` is.
+		// confirmation, as `agent-tools call --confirm` is — when the gate
+		// says this caller can give one (an operator, logged in with the
+		// console's cookie: a bearer token may be the agent's own).
+		d := c.rt.Gate().Decide(&req.Caller, policy.Approve, policy.Target{Canonical: body.Tool})
+		if d.Verdict != policy.Allow {
+			writeJSON(w, http.StatusForbidden, errBody("forbidden", d.Err.Message+". "+d.Err.Hint))
+			return
+		}
 		req.AskHuman = func(context.Context, string) (policy.Approval, error) { return policy.ApprovedOnce, nil }
 	}
 	start := time.Now()

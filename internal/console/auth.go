@@ -33,6 +33,10 @@ type session struct {
 	Claims  policy.Claims `json:"claims,omitempty"` // the verified claims of the token that logged in (OIDC)
 	CSRF    string        `json:"csrf"`
 	Expires time.Time     `json:"expires"`
+	// Person: the login was a person's, not an agent's credential: the
+	// one-time link printed at start, or a console-only token (use:
+	// console). Only such a session approves (policy.Caller.Interactive).
+	Person bool `json:"person,omitempty"`
 }
 
 // sharedKey is a session's entry in the shared store: an HMAC of its
@@ -76,6 +80,7 @@ type caller struct {
 	claims policy.Claims
 	bearer bool
 	csrf   string // the session's CSRF token ("" for bearer callers)
+	person bool   // a person's session (session.Person)
 }
 
 type callerKey struct{}
@@ -115,7 +120,7 @@ func (c *Console) authenticate(r *http.Request) (caller, bool) {
 	if !ok {
 		return caller{}, false
 	}
-	return caller{user: s.User, claims: s.Claims, csrf: s.CSRF}, true
+	return caller{user: s.User, claims: s.Claims, csrf: s.CSRF, person: s.Person}, true
 }
 
 // page wraps an HTML page: without a login it shows how to get one; a
@@ -191,7 +196,7 @@ func (c *Console) loginPage(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnauthorized, "login", c.loginData("That login link is not valid (it works once). Restart serve for a new one."))
 		return
 	}
-	c.startSession(w, r, policy.ConsoleIdentity, "")
+	c.startSession(w, r, policy.ConsoleIdentity, "", true)
 }
 
 // loginForm is POST /ui/login with a token field, when the transport has
@@ -210,13 +215,13 @@ func (c *Console) loginForm(w http.ResponseWriter, r *http.Request) {
 		c.render(w, http.StatusUnauthorized, "login", c.loginData(err.Error()))
 		return
 	}
-	c.startSession(w, r, user, transport.VerifiedClaims(r))
+	c.startSession(w, r, user, transport.VerifiedClaims(r), transport.VerifiedPerson(r))
 }
 
-func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user string, claims policy.Claims) {
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, user string, claims policy.Claims, person bool) {
 	id := randomToken()
 	now := c.opts.Now()
-	s := &session{User: user, Claims: claims, CSRF: randomToken(), Expires: now.Add(c.opts.SessionTTL)}
+	s := &session{User: user, Claims: claims, CSRF: randomToken(), Expires: now.Add(c.opts.SessionTTL), Person: person}
 	if st := c.opts.Sessions; st != nil {
 		b, _ := json.Marshal(s)
 		if err := st.Put(r.Context(), c.sharedKey(id), b, c.opts.SessionTTL); err != nil {

@@ -136,7 +136,14 @@ func newFixtureProviders(t *testing.T, extra string, appr *console.Approvals, mo
 		t.Fatal(err)
 	}
 	ho := a.HTTPOptions()
-	ho.Addr, ho.Console, ho.Tokens = "127.0.0.1:0", con, tokens
+	ho.Addr, ho.Console = "127.0.0.1:0", con
+	for _, tok := range tokens { // "console:<token>" is a person's console-only token (use: console)
+		use := ""
+		if rest, ok := strings.CutPrefix(tok, "console:"); ok {
+			tok, use = rest, "console"
+		}
+		ho.Tokens, ho.TokenUses = append(ho.Tokens, tok), append(ho.TokenUses, use)
+	}
 	h, err := transport.NewHTTP(ho)
 	if err != nil {
 		t.Fatal(err)

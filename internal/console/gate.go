@@ -23,7 +23,13 @@ const (
 
 // policyCaller is the console caller as the gate sees it.
 func (w caller) policyCaller() *policy.Caller {
-	return &policy.Caller{Identity: w.user, Claims: w.claims, Door: policy.DoorConsole, Session: "console", Client: "agent-tools-console"}
+	// A person's cookie login (the one-time link, or a console-only token:
+	// its mutations carry the session's CSRF token, api checks it) is a
+	// person in a browser; a bearer token, or a session opened with one, is
+	// also an MCP credential, so what it sends may be the agent's own: it
+	// is never a person's approval (policy.Gate.Decide, Approve).
+	return &policy.Caller{Identity: w.user, Claims: w.claims, Door: policy.DoorConsole, Session: "console", Client: "agent-tools-console",
+		Interactive: w.person && !w.bearer}
 }
 
 // refused asks the gate whether who may use a route of this action: nil,

@@ -118,7 +118,7 @@ func New(cat Catalog, run pipeline.Handler, o Options) *Facade {
 	f := &Facade{cat: cat, run: run, opts: o, log: o.Logger, current: map[string]string{}, prompts: map[string]bool{}}
 	f.policy.Store(&o.Rules)
 	f.pt = passthrough.New(passthrough.Options{Catalog: cat, Forward: o.Mode == Flat, LocalPrompt: f.localPrompt, Logger: o.Logger,
-		Gate: f.gateOp, Visible: func(name string) bool { return f.rules().Visible(name) }, InView: f.providerInView}) // gate.go
+		Gate: f.gateOp, Sees: f.seesOp, Published: func(name string) bool { return f.rules().Visible(name) }, InView: f.providerInView}) // gate.go
 	caps := &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}}
 	if o.Prompts != nil {
 		caps.Prompts = &sdk.PromptCapabilities{ListChanged: true}
@@ -205,6 +205,7 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 	spec := specOf(f.opts.Mode)
 	hint := spec.unknownHint
 	req := &pipeline.Request{Via: name, Tool: name, Args: call.Params.Arguments, Shape: spec.unknown}
+	f.bindSession(call, req) // first: what a miss may teach depends on who asks
 	if h, ok := f.cat.(interface{ HeldError(string) *toolerr.Error }); ok {
 		if h.HeldError(name) != nil { // held by its pin or the scanner: the pipeline answers DENIED, with the approve command
 			return f.call(ctx, call, req)
@@ -212,9 +213,48 @@ func (f *Facade) unknownMCPTool(ctx context.Context, call *sdk.CallToolRequest) 
 	}
 	if req.Malformed = f.missError(ctx, req); req.Malformed == nil && !f.backNow(req) { // miss.go: the name may be another mode's or provider's; an upstream just back may have it
 		req.Malformed = toolerr.New(toolerr.UnknownTool, hint, "this server has no tool named %q", text.Clip(name, 200)).
-			With("did_you_mean", text.Suggestions(name, names, 3))
+			With("did_you_mean", text.Suggestions(name, f.namesSeenBy(&req.Caller, names), 3))
 	}
 	return f.call(ctx, call, req)
+}
+
+// namesSeenBy keeps the published MCP tool names the caller may see: a
+// suggestion never names a tool that is hidden from who asks.
+func (f *Facade) namesSeenBy(c *policy.Caller, names []string) []string {
+	f.mu.Lock()
+	owners := f.owners
+	f.mu.Unlock()
+	sees := f.seer(c)
+	seen := map[string]bool{}
+	kept := names[:0]
+	for _, n := range names {
+		o, known := owners[n]
+		switch {
+		case !known || o.unlisted:
+			continue
+		case o.canonical != "":
+			if !sees(o.provider, o.canonical) {
+				continue
+			}
+		case o.provider != "":
+			v, done := seen[o.provider]
+			if !done {
+				v = false
+				for _, t := range f.visibleTools(o.provider) {
+					if sees(t.Provider, t.Canonical) {
+						v = true
+						break
+					}
+				}
+				seen[o.provider] = v
+			}
+			if !v {
+				continue
+			}
+		}
+		kept = append(kept, n)
+	}
+	return kept
 }
 
 // Sync publishes the tool set the current catalog calls for, adding, replacing
@@ -378,6 +418,14 @@ const perRequestProtocol = "2026-07-28"
 var processIdentity = "process:" + strconv.Itoa(os.Getpid())
 
 func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
+	// Who asks is bound first and always: the gate and every teaching
+	// decide on it, with or without a session.
+	req.Identity = identityOf(mreq)
+	req.Claims = claimsOf(mreq.Extra)
+	req.Profile = f.opts.Profile
+	if req.Door == "" {
+		req.Door = policy.DoorMCP
+	}
 	ss := mreq.Session
 	if ss == nil {
 		return
@@ -386,12 +434,6 @@ func (f *Facade) bindSession(mreq *sdk.CallToolRequest, req *pipeline.Request) {
 	// throwaway session per request, so the identity (who authenticated) and
 	// the session id (when there is one) scope the loop guard and tokens.
 	req.Session = ss.ID()
-	req.Identity = identityOf(mreq)
-	req.Claims = claimsOf(mreq.Extra)
-	req.Profile = f.opts.Profile
-	if req.Door == "" {
-		req.Door = policy.DoorMCP
-	}
 	if mreq.Extra != nil && mreq.Extra.Header != nil { // HTTP: the client's trace, if it sent one
 		req.TraceParent, req.TraceState = mreq.Extra.Header.Get("traceparent"), mreq.Extra.Header.Get("tracestate")
 	}

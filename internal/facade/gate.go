@@ -33,7 +33,7 @@ func (f *Facade) gateOp(ctx context.Context, mreq sdk.Request, op passthrough.Op
 		args = json.RawMessage(`{}`)
 	}
 	b := &opBackend{do: do}
-	req := &pipeline.Request{Via: op.Method, Tool: op.Name, Args: args, Backend: b, Op: true,
+	req := &pipeline.Request{Via: op.Method, Tool: op.Name, Args: args, Backend: b, Op: true, SessionOp: op.Session,
 		Resolved: catalog.Tool{Provider: op.Provider, Name: op.Name, Canonical: op.Name, ReadOnly: true}}
 	if _, info, ok := f.cat.Provider(op.Provider); ok && op.Provider != "" {
 		req.Info = info // its timeout bounds the request as it bounds its calls
@@ -81,24 +81,35 @@ func opKind(method string) string {
 	return "request"
 }
 
-// bindOp fills what the audit and the loop guard key on from a request
-// that is no tool call (bindSession does it for tools/call).
+// bindOp fills what the gate, the audit and the loop guard key on from a
+// request that is no tool call (bindSession does it for tools/call).
 func (f *Facade) bindOp(mreq sdk.Request, req *pipeline.Request) {
-	req.Identity = processIdentity
-	req.Profile = f.opts.Profile
-	req.Door = policy.DoorPassthrough
+	req.Caller = f.opCaller(mreq)
+}
+
+// opCaller is who sent a request that is no tool call, as the gate sees it.
+func (f *Facade) opCaller(mreq sdk.Request) policy.Caller {
+	c := policy.Caller{Identity: processIdentity, Profile: f.opts.Profile, Door: policy.DoorPassthrough}
 	if x := mreq.GetExtra(); x != nil && x.TokenInfo != nil && x.TokenInfo.UserID != "" {
-		req.Identity = x.TokenInfo.UserID
-		req.Claims = claimsOf(x)
+		c.Identity = x.TokenInfo.UserID
+		c.Claims = claimsOf(x)
 	}
 	ss, _ := mreq.GetSession().(*sdk.ServerSession)
 	if ss == nil {
-		return
+		return c
 	}
-	req.Session = ss.ID()
+	c.Session = ss.ID()
 	if ip := ss.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-		req.Client = ip.ClientInfo.Name
+		c.Client = ip.ClientInfo.Name
 	}
+	return c
+}
+
+// seesOp is the passthrough's Sees: the gate's See for the request's
+// caller, on a resource, template or prompt as on a tool.
+func (f *Facade) seesOp(mreq sdk.Request, provider, name string) bool {
+	c := f.opCaller(mreq)
+	return f.seesTarget(&c, policy.Target{Kind: policy.OpTarget, Provider: provider, Canonical: name})
 }
 
 // opBackend runs one forwarded request as the pipeline's Execute stage.

@@ -179,7 +179,33 @@ func scriptTry(body string) func(t *testing.T, e *gateEnv) map[string]any {
 	}
 }
 
+// teachTry makes a call that misses and reports whether the teaching
+// named the target (did_you_mean or correct_shape): nil when
+// it did (the caller sees it), UNKNOWN_TOOL when it named nothing hidden.
+func teachTry(name string, args map[string]any) func(t *testing.T, e *gateEnv) map[string]any {
+	return func(t *testing.T, e *gateEnv) map[string]any {
+		t.Helper()
+		text, env := e.h.call(name, args)
+		if env == nil {
+			t.Fatalf("a miss ran: %s", text)
+		}
+		taught, _ := json.Marshal([]any{env["did_you_mean"], env["correct_shape"]})
+		if strings.Contains(string(taught), "send_alert") {
+			return nil
+		}
+		return map[string]any{"code": "UNKNOWN_TOOL"}
+	}
+}
+
 var gateDoors = []gateDoor{
+	// Teachings that name a tool (#44 item 2): a misspelt name, a bare own
+	// name, another mode's meta-tool. Each asks the gate what this caller
+	// may see; a hidden target is never suggested.
+	{name: "flat did_you_mean", mode: facade.Flat, see: true, try: teachTry("weather_send_alrt", map[string]any{})},
+	{name: "flat correct_shape", mode: facade.Flat, see: true, try: teachTry("send_alert", map[string]any{"text": "x"})},
+	{name: "progressive: another mode's meta-tool", mode: facade.Progressive, see: true, try: teachTry("agent_tools_call", map[string]any{"tool": "send_alert", "arguments": map[string]any{}})},
+	{name: "search did_you_mean", mode: facade.Search, see: true, try: teachTry("agent_tools_call", map[string]any{"tool": "weather_send_alrt", "arguments": map[string]any{}})},
+	{name: "code: another mode's meta-tool", mode: facade.Code, see: true, try: teachTry("agent_tools_weather_call", map[string]any{"toolName": "send_alert", "arguments": map[string]any{}})},
 	{name: "flat tools/call", mode: facade.Flat, try: func(t *testing.T, e *gateEnv) map[string]any {
 		_, env := e.h.call(targetTool, badArgs)
 		return env
@@ -262,10 +288,11 @@ func profile(v policy.View) *policy.Access {
 var gateRestrictions = []gateRestriction{
 	{name: "policy deny", setup: gateSetup{rules: policy.Rules{Deny: []string{hiddenGlob}}}, hides: true},
 	{name: "profile providers", setup: gateSetup{access: profile(policy.View{Providers: []string{"builtin"}}), profile: "p"}, hides: true},
-	{name: "profile tools deny", setup: gateSetup{access: profile(policy.View{Tools: policy.Rules{Deny: []string{hiddenGlob}}}), profile: "p"}, hides: true,
-		applies: func(d gateDoor) bool { return !d.op }}, // tool globs name tools
-	{name: "profile tools allow", setup: gateSetup{access: profile(policy.View{Tools: policy.Rules{Allow: []string{"weather_forecast"}}}), profile: "p"}, hides: true,
-		applies: func(d gateDoor) bool { return !d.op }},
+	// A profile's tool globs decide forwarded requests too, by their
+	// canonical name: an allow list is exhaustive (#44 item 1).
+	{name: "profile tools deny", setup: gateSetup{access: profile(policy.View{Tools: policy.Rules{Deny: []string{hiddenGlob}}}), profile: "p"}, hides: true},
+	{name: "profile tools allow", setup: gateSetup{access: profile(policy.View{Tools: policy.Rules{Allow: []string{"weather_forecast"}}}), profile: "p"}, hides: true},
+	{name: "identity allow", setup: gateSetup{access: policy.NewAccess(nil, []policy.IdentityRule{{Identities: []string{"process:*"}, Rules: policy.Rules{Allow: []string{"weather_forecast"}}}})}, hides: true},
 	{name: "identity rule", setup: gateSetup{access: identityDeny(hiddenGlob)}, hides: true},
 	{name: "quarantine", setup: gateSetup{quarantine: true}, reason: "quarantined",
 		applies: func(d gateDoor) bool { return !d.op && !d.see }},
@@ -326,7 +353,7 @@ func TestGateMatrix(t *testing.T) {
 	}
 	// The size of the matrix, for the record: a new door or restriction
 	// grows it, a cell dropped by mistake shrinks it.
-	if want := 61; cells != want {
+	if want := 104; cells != want {
 		t.Errorf("the matrix has %d cells, want %d: update the count with the lists", cells, want)
 	}
 }

@@ -69,24 +69,37 @@ func (f *Facade) sees(c *policy.Caller, provider, canonical string) bool {
 }
 
 // seer is sees for one caller, the gate made once: a teaching that looks
-// at many tools (every tool of a provider) asks it per tool.
+// at many tools (every tool of a provider) asks it per tool. A caller the
+// door did not bind (no identity) sees nothing: a teaching must never
+// answer for a caller it has not identified (a miss taught before the
+// session was bound named tools the caller may not see).
 func (f *Facade) seer(c *policy.Caller) func(provider, canonical string) bool {
+	see := f.targetSeer(c)
+	return func(provider, canonical string) bool {
+		return see(policy.Target{Provider: provider, Canonical: canonical})
+	}
+}
+
+// seesTarget is the gate's See for one target of any kind.
+func (f *Facade) seesTarget(c *policy.Caller, t policy.Target) bool { return f.targetSeer(c)(t) }
+
+// targetSeer is the one place the facade asks what a caller may see.
+func (f *Facade) targetSeer(c *policy.Caller) func(policy.Target) bool {
+	if c == nil || c.Identity == "" {
+		return func(policy.Target) bool { return false }
+	}
 	var access *policy.Access
 	if f.opts.Access != nil {
 		access = f.opts.Access()
 	}
 	if access.Empty() {
-		return f.visible
+		return func(t policy.Target) bool { return f.visible(t.Provider, t.Canonical) }
 	}
 	in := *c
 	in.Profile = f.opts.Profile
-	if in.Identity == "" {
-		in.Identity = processIdentity
-	}
 	gate := policy.NewGate(f.rules(), access, nil)
-	return func(provider, canonical string) bool {
-		return f.visible(provider, canonical) &&
-			gate.Decide(&in, policy.See, policy.Target{Provider: provider, Canonical: canonical}).Allowed()
+	return func(t policy.Target) bool {
+		return f.visible(t.Provider, t.Canonical) && gate.Decide(&in, policy.See, t).Allowed()
 	}
 }
 

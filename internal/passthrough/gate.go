@@ -20,6 +20,9 @@ type Op struct {
 	Name     string
 	Provider string // the provider that answers ("" when any forwarded one may)
 	Params   any    // the request's parameters (the audit keeps their hash)
+	// Session: the request sets only this client's own session
+	// (logging/setLevel) and names nothing upstream (policy.Target.SessionOp).
+	Session bool
 }
 
 // Gate runs do for op on behalf of the client's request req through the
@@ -53,25 +56,62 @@ func gated[R any](ctx context.Context, pt *Passthrough, req sdk.Request, op Op, 
 	return r, nil
 }
 
-// visible reports whether policy lets clients see name (a resource URI or
-// a prompt's published name); denied ones are left out of lists, as denied
-// tools are.
-func (pt *Passthrough) visible(name string) bool {
-	return pt.isVisible == nil || pt.isVisible(name)
+// Sees is the gate's See for the caller of req: whether the resource URI,
+// resource template or prompt name of provider exists for it at all. Every
+// list the passthrough answers asks it per item, and a request that names
+// an item asks the gate's Call through Gate: one decision, per caller.
+type Sees func(req sdk.Request, provider, name string) bool
+
+// sees reports whether the caller of req may see name of provider (all may
+// without a Sees).
+func (pt *Passthrough) sees(req sdk.Request, provider, name string) bool {
+	return pt.seesFn == nil || pt.seesFn(req, provider, name)
 }
 
-// visibleResources leaves the resources policy denies out of a list.
-func (pt *Passthrough) visibleResources(res *sdk.ListResourcesResult) *sdk.ListResourcesResult {
-	if pt.isVisible == nil || res == nil {
-		return res
+// published reports whether name may be published on the server at all
+// (the global rules): a prompt no caller may see is not registered.
+func (pt *Passthrough) published(name string) bool {
+	return pt.publish == nil || pt.publish(name)
+}
+
+// keep filters items to what the caller of req may see, copying only when
+// one is left out.
+func keep[T any](pt *Passthrough, req sdk.Request, items []T, provider func(T) string, name func(T) (string, bool)) ([]T, bool) {
+	if pt.seesFn == nil {
+		return items, false
 	}
-	kept := res.Resources[:0:0]
-	for _, r := range res.Resources {
-		if r == nil || pt.visible(r.URI) {
-			kept = append(kept, r)
+	var kept []T
+	dropped := false
+	for i, it := range items {
+		n, ok := name(it)
+		if !ok || pt.sees(req, provider(it), n) {
+			if dropped {
+				kept = append(kept, it)
+			}
+			continue
+		}
+		if !dropped {
+			dropped = true
+			kept = append(make([]T, 0, len(items)-1), items[:i]...)
 		}
 	}
-	if len(kept) == len(res.Resources) {
+	if !dropped {
+		return items, false
+	}
+	if kept == nil {
+		kept = []T{}
+	}
+	return kept, true
+}
+
+// visibleResources leaves the resources the caller may not see out of a list.
+func (pt *Passthrough) visibleResources(req sdk.Request, ds *downstream, ups []upstreamRef, res *sdk.ListResourcesResult) *sdk.ListResourcesResult {
+	if res == nil {
+		return res
+	}
+	kept, changed := keep(pt, req, res.Resources, func(r *sdk.Resource) string { return ds.ownerIn(ups, r.URI) },
+		func(r *sdk.Resource) (string, bool) { return r.URI, r != nil })
+	if !changed {
 		return res
 	}
 	c := *res
@@ -79,24 +119,58 @@ func (pt *Passthrough) visibleResources(res *sdk.ListResourcesResult) *sdk.ListR
 	return &c
 }
 
-// visibleTemplates leaves the resource templates policy denies out of a
-// list (matched by their URI template).
-func (pt *Passthrough) visibleTemplates(res *sdk.ListResourceTemplatesResult) *sdk.ListResourceTemplatesResult {
-	if pt.isVisible == nil || res == nil {
+// visibleTemplates leaves the resource templates the caller may not see
+// out of a list (matched by their URI template).
+func (pt *Passthrough) visibleTemplates(req sdk.Request, ds *downstream, ups []upstreamRef, res *sdk.ListResourceTemplatesResult) *sdk.ListResourceTemplatesResult {
+	if res == nil {
 		return res
 	}
-	kept := res.ResourceTemplates[:0:0]
-	for _, t := range res.ResourceTemplates {
-		if t == nil || pt.visible(t.URITemplate) {
-			kept = append(kept, t)
-		}
-	}
-	if len(kept) == len(res.ResourceTemplates) {
+	kept, changed := keep(pt, req, res.ResourceTemplates, func(t *sdk.ResourceTemplate) string { return ds.ownerIn(ups, t.URITemplate) },
+		func(t *sdk.ResourceTemplate) (string, bool) { return t.URITemplate, t != nil })
+	if !changed {
 		return res
 	}
 	c := *res
 	c.ResourceTemplates = kept
 	return &c
+}
+
+// visiblePrompts leaves the prompts the caller may not see out of a list:
+// an upstream's under its provider, the runtime's own under none.
+func (pt *Passthrough) visiblePrompts(req sdk.Request, res *sdk.ListPromptsResult) *sdk.ListPromptsResult {
+	if res == nil {
+		return res
+	}
+	kept, changed := keep(pt, req, res.Prompts, func(p *sdk.Prompt) string { return pt.promptProvider(p.Name) },
+		func(p *sdk.Prompt) (string, bool) { return p.Name, p != nil })
+	if !changed {
+		return res
+	}
+	c := *res
+	c.Prompts = kept
+	return &c
+}
+
+// promptProvider is the provider a published prompt comes from ("" for the
+// runtime's own).
+func (pt *Passthrough) promptProvider(name string) string {
+	if o, ok := pt.owner(name); ok {
+		return o.ref.id
+	}
+	return ""
+}
+
+// ownerIn is ownerOf, or the one upstream there is: one upstream's items
+// are not recorded (there is nothing to route), yet the gate decides by
+// provider too.
+func (ds *downstream) ownerIn(ups []upstreamRef, uri string) string {
+	if o := ds.ownerOf(uri); o != "" {
+		return o
+	}
+	if len(ups) == 1 {
+		return ups[0].id
+	}
+	return ""
 }
 
 // ownerOf is the provider that listed or subscribed uri on this session

@@ -98,9 +98,13 @@ type Options struct {
 	// and log-level changes through the call pipeline (gate.go); nil runs
 	// them as they are.
 	Gate Gate
-	// Visible reports whether policy lets clients see a resource URI or a
-	// prompt's published name (nil: all are).
-	Visible func(name string) bool
+	// Sees is the gate's See for one caller (gate.go): every list the
+	// passthrough answers (resources, templates, prompts) keeps only what
+	// the caller may see (nil: all).
+	Sees Sees
+	// Published reports whether the global rules let a prompt be
+	// registered at all (nil: all are); who sees it is Sees'.
+	Published func(name string) bool
 	// InView reports whether the server's profile includes a provider (nil:
 	// all do): a provider outside it is not reached at all, so none of its
 	// resources, templates, prompts, completions or subscriptions is listed
@@ -119,7 +123,8 @@ type Passthrough struct {
 	localPrompt func(string) bool
 	log         *slog.Logger
 	gate        Gate
-	isVisible   func(string) bool
+	seesFn      Sees
+	publish     func(string) bool
 	inView      func(string) bool
 	seq         atomic.Int64
 
@@ -141,7 +146,7 @@ func New(o Options) *Passthrough {
 	if o.LocalPrompt == nil {
 		o.LocalPrompt = func(string) bool { return false }
 	}
-	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, isVisible: o.Visible, inView: o.InView,
+	return &Passthrough{cat: o.Catalog, forward: o.Forward, localPrompt: o.LocalPrompt, log: o.Logger, gate: o.Gate, seesFn: o.Sees, publish: o.Published, inView: o.InView,
 		sessions: map[*sdk.ServerSession]*downstream{}, prompts: map[string]string{}, owners: map[string]promptOwner{}}
 }
 
@@ -223,6 +228,16 @@ func (pt *Passthrough) forwarded() []upstreamRef {
 	return out
 }
 
+// Methods are the client requests the passthrough answers, forwards or
+// gates besides tools/*: each is a row of the gate's request-type matrix
+// (requests_matrix_test.go), so a case added to Receive or Hooks adds its
+// method here and the matrix then requires its row.
+var Methods = []string{
+	"resources/list", "resources/templates/list", "resources/read",
+	"resources/subscribe", "resources/unsubscribe",
+	"prompts/list", "prompts/get", "completion/complete", "logging/setLevel",
+}
+
 // initWait bounds how long initialize waits to learn an upstream's
 // capabilities when neither a live session nor the cache knows them.
 const initWait = 5 * time.Second
@@ -244,14 +259,24 @@ func (pt *Passthrough) Receive(next sdk.MethodHandler) sdk.MethodHandler {
 				}
 			}
 			return res, err
+		case "prompts/list":
+			res, err := next(ctx, method, req)
+			if lp, ok := res.(*sdk.ListPromptsResult); ok && err == nil {
+				return pt.visiblePrompts(req, lp), nil
+			}
+			return res, err
 		case "prompts/get":
-			// A prompt policy denies is hidden from prompts/list; asked for
-			// by name it is refused through the pipeline (audited, with
-			// the rule that denies it), not answered "unknown".
-			if p, ok := req.GetParams().(*sdk.GetPromptParams); ok && p != nil && !pt.visible(p.Name) {
-				return gated(ctx, pt, req, Op{Method: method, Name: p.Name, Params: p}, func(ctx context.Context) (sdk.Result, error) {
-					return next(ctx, method, req)
-				})
+			// An upstream's prompt is gated by its handler (getPrompt),
+			// under its provider; any other name (the runtime's own
+			// prompts, a name no one publishes) is gated here, so that
+			// every prompt a caller may not see answers as one that does
+			// not exist, through the pipeline (audited).
+			if p, ok := req.GetParams().(*sdk.GetPromptParams); ok && p != nil {
+				if _, upstream := pt.owner(p.Name); !upstream {
+					return gated(ctx, pt, req, Op{Method: method, Name: p.Name, Params: p}, func(ctx context.Context) (sdk.Result, error) {
+						return next(ctx, method, req)
+					})
+				}
 			}
 			return next(ctx, method, req)
 		case "resources/list", "resources/templates/list", "resources/read", "logging/setLevel":
@@ -268,20 +293,20 @@ func (pt *Passthrough) Receive(next sdk.MethodHandler) sdk.MethodHandler {
 		case *sdk.ListResourcesParams:
 			res, err := ds.listResources(ctx, ups, p)
 			if err == nil {
-				res = pt.visibleResources(res)
+				res = pt.visibleResources(req, ds, ups, res)
 			}
 			return result(res, err)
 		case *sdk.ListResourceTemplatesParams:
 			res, err := ds.listTemplates(ctx, ups, p)
 			if err == nil {
-				res = pt.visibleTemplates(res)
+				res = pt.visibleTemplates(req, ds, ups, res)
 			}
 			return result(res, err)
 		case *sdk.ReadResourceParams:
-			return result(gated(ctx, pt, req, Op{Method: method, Name: p.URI, Provider: ds.ownerOf(p.URI), Params: p},
+			return result(gated(ctx, pt, req, Op{Method: method, Name: p.URI, Provider: ds.ownerIn(ups, p.URI), Params: p},
 				func(ctx context.Context) (*sdk.ReadResourceResult, error) { return ds.read(ctx, ups, p) }))
 		case *sdk.SetLoggingLevelParams:
-			if _, err := gated(ctx, pt, req, Op{Method: method, Name: method, Params: p}, func(ctx context.Context) (*struct{}, error) {
+			if _, err := gated(ctx, pt, req, Op{Method: method, Name: method, Params: p, Session: true}, func(ctx context.Context) (*struct{}, error) {
 				ds.setLevel(ctx, p)
 				return nil, nil
 			}); err != nil {

@@ -52,8 +52,8 @@ func (pt *Passthrough) SyncPrompts() {
 					continue
 				}
 			}
-			if !pt.visible(name) {
-				continue // denied by policy: hidden, as denied tools are
+			if !pt.published(name) {
+				continue // denied by the global rules: hidden, as denied tools are
 			}
 			if _, dup := want[name]; dup {
 				pt.log.Warn("upstream prompt skipped: its name is taken", "provider", r.id, "prompt", p.Name, "name", name)

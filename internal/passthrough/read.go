@@ -68,11 +68,14 @@ func (pt *Passthrough) complete(ctx context.Context, req *sdk.CompleteRequest) (
 	op := Op{Method: "completion/complete", Name: ref.Name, Params: req.Params}
 	if ref.Type == "ref/resource" {
 		op.Name = ref.URI
+		if ups := pt.forwarded(); len(ups) == 1 {
+			op.Provider = ups[0].id // the one upstream a template can be completed by
+		}
 	} else if o, ok := pt.owner(ref.Name); ok {
 		op.Provider = o.ref.id
-	} else if pt.localPrompt(ref.Name) {
-		return pt.completeOf(ctx, req) // the runtime's own prompt: nothing forwarded
 	}
+	// The runtime's own prompts complete to nothing, through the gate too:
+	// a prompt the caller may not see answers as one that does not exist.
 	return gated(ctx, pt, req, op, func(ctx context.Context) (*sdk.CompleteResult, error) { return pt.completeOf(ctx, req) })
 }
 

@@ -16,7 +16,7 @@ func (pt *Passthrough) subscribe(ctx context.Context, req *sdk.SubscribeRequest)
 		return err
 	}
 	uri := req.Params.URI
-	_, err = gated(ctx, pt, req, Op{Method: "resources/subscribe", Name: uri, Provider: ds.ownerOf(uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
+	_, err = gated(ctx, pt, req, Op{Method: "resources/subscribe", Name: uri, Provider: ds.ownerIn(ups, uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
 		return nil, ds.route(ctx, ups, uri, func(c *upConn) error {
 			if err := c.cs.Subscribe(ctx, req.Params); err != nil {
 				return err
@@ -36,7 +36,7 @@ func (pt *Passthrough) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequ
 		return err
 	}
 	uri := req.Params.URI
-	_, err = gated(ctx, pt, req, Op{Method: "resources/unsubscribe", Name: uri, Provider: ds.ownerOf(uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
+	_, err = gated(ctx, pt, req, Op{Method: "resources/unsubscribe", Name: uri, Provider: ds.ownerIn(ups, uri), Params: req.Params}, func(ctx context.Context) (*struct{}, error) {
 		return nil, ds.route(ctx, ups, uri, func(c *upConn) error {
 			return c.cs.Unsubscribe(ctx, req.Params)
 		})

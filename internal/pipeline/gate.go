@@ -40,7 +40,7 @@ func TargetOf(req *Request) policy.Target {
 	case req.Skill:
 		t.Kind = policy.SkillTarget
 	case req.Op:
-		t.Kind = policy.OpTarget
+		t.Kind, t.SessionOp = policy.OpTarget, req.SessionOp
 		return t // a forwarded request changes nothing a confirmation guards
 	}
 	t.Mutates = policy.NeedsConfirm(req.Resolved, req.Info) && !readOnlyCall(req)

@@ -94,6 +94,9 @@ type Request struct {
 	// a prompt fetch, a completion, a subscription): the door resolved it
 	// (Resolved, Backend) and the gate decides it as such.
 	Op bool
+	// SessionOp marks an Op that sets only the client's own session
+	// (logging/setLevel): policy.Target.SessionOp.
+	SessionOp bool
 	// ModeTool marks a call of the exposure mode's own tool (code mode's
 	// interpreter), which is part of every view of that mode.
 	ModeTool bool

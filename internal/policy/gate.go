@@ -60,6 +60,12 @@ type Caller struct {
 	// a call the model made itself): a confirmation token goes back to the
 	// model, never to the script that caused it.
 	Run string
+	// Interactive: a person is at this door, not an agent: a console
+	// session logged in with its cookie (and answering with its CSRF
+	// token), or the CLI at a terminal. Only an interactive caller can
+	// approve (Approve): a bearer token is also an MCP credential, so a
+	// request made with one may be the agent's own.
+	Interactive bool
 }
 
 // Action is what the caller asks to do with the target.
@@ -102,7 +108,10 @@ const (
 	// SkillTarget is a skill (Canonical is its canonical run name).
 	SkillTarget
 	// OpTarget is a forwarded request that is no tool call: a resource
-	// (Canonical is its URI), a prompt, a completion, a subscription.
+	// (Canonical is its URI), a prompt (its published name), a completion
+	// (the prompt's name or the resource's URI it completes), a
+	// subscription. It is decided as a tool is: by every allow and deny
+	// list, default-closed wherever an allow list exists.
 	OpTarget
 	// AdminTarget is the runtime itself (console routes, pins, providers).
 	AdminTarget
@@ -125,6 +134,10 @@ type Target struct {
 	// ModeTool: the exposure mode's own tool (code mode's interpreter),
 	// which is part of every view of that mode.
 	ModeTool bool
+	// SessionOp: an OpTarget that only sets this client's own session
+	// (logging/setLevel): it names nothing upstream, so no allow list
+	// concerns it; a deny list that names its method still does.
+	SessionOp bool
 }
 
 // Verdict is the gate's answer.
@@ -209,12 +222,16 @@ const ConsoleIdentity = "console:local"
 // Decide is the access decision. In order:
 //
 //  1. Administer: an operator (Operator) may; nobody else.
-//  2. Approve: an operator who may also call the target (a person approves
+//  2. Approve: an interactive operator (a person, not a credential an
+//     agent also holds) who may also call the target (a person approves
 //     only what they could do themselves).
 //  3. The mode's own tool (ModeTool) is in every view; global rules still
 //     apply to it.
 //  4. Global deny/allow, the profile's view, the caller's identity rules:
 //     outside any of them the target is hidden (as if it did not exist).
+//     A forwarded request (OpTarget) is decided by the same lists as a
+//     tool, by its canonical name: a non-empty allow list is exhaustive
+//     for resources, prompts and completions as it is for tools.
 //  5. See stops here: a visible target is listed (a quarantined one too,
 //     so a person can find and approve it).
 //  6. Quarantine: DENIED with the approve command.
@@ -235,6 +252,11 @@ func (g *Gate) Decide(c *Caller, a Action, t Target) Decision {
 				"Only an operator can approve: ask one, or add your identity to policy.operators.",
 				"%s is not an operator of this server", c.Identity)}
 		}
+		if !c.Interactive {
+			return Decision{Verdict: Deny, Err: toolerr.New(toolerr.Denied,
+				"A person approves in the console, logged in through its link or single sign-on, or at the terminal with `agent-tools call --confirm`; a bearer token is an agent's credential and cannot approve. Tell the user what is waiting; do not retry.",
+				"%s did not come through an interactive session, so cannot give a person's approval", c.Identity).With("reason", "not_interactive")}
+		}
 		if t.Kind == AdminTarget {
 			return Decision{Verdict: Allow}
 		}
@@ -247,23 +269,8 @@ func (g *Gate) Decide(c *Caller, a Action, t Target) Decision {
 		}
 		return Decision{Verdict: Allow}
 	}
-	var grant *Grant
-	if !g.access.Empty() {
-		grant = g.access.For(c.Identity, c.Claims, c.Profile)
-	}
-	if t.Kind != OpTarget || t.Canonical != "" {
-		if g.rules.check(t.Canonical) != nil {
-			return Decision{Verdict: Hide}
-		}
-	}
-	if grant != nil && !t.ModeTool {
-		if t.Kind == OpTarget {
-			if !grant.ProviderVisible(t.Provider) || !grant.rulesAdmit(t.Canonical) {
-				return Decision{Verdict: Hide}
-			}
-		} else if !grant.Visible(t.Provider, t.Canonical) {
-			return Decision{Verdict: Hide}
-		}
+	if !g.visible(c, t) {
+		return Decision{Verdict: Hide}
 	}
 	if a == See {
 		return Decision{Verdict: Allow}
@@ -277,10 +284,35 @@ func (g *Gate) Decide(c *Caller, a Action, t Target) Decision {
 			"%q changes state and this script runs read-only", t.Canonical).With("reason", "read_only_script")}
 	}
 	mode := g.rules.Confirm
-	if grant != nil {
-		mode = grant.Confirm(mode)
+	if !g.access.Empty() {
+		mode = g.access.For(c.Identity, c.Claims, c.Profile).Confirm(mode)
 	}
 	return Decision{Verdict: Allow, Confirm: mode}
+}
+
+// visible is step 4 of Decide: whether the target exists for this caller.
+func (g *Gate) visible(c *Caller, t Target) bool {
+	if t.SessionOp {
+		// Only deny lists can name a session's own setting.
+		if _, denied := firstMatch(g.rules.Deny, t.Canonical); denied {
+			return false
+		}
+		if !g.access.Empty() {
+			for _, r := range g.access.For(c.Identity, c.Claims, c.Profile).rules {
+				if _, denied := firstMatch(r.Deny, t.Canonical); denied {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	if g.rules.check(t.Canonical) != nil {
+		return false
+	}
+	if g.access.Empty() || t.ModeTool {
+		return true
+	}
+	return g.access.For(c.Identity, c.Claims, c.Profile).Visible(t.Provider, t.Canonical)
 }
 
 // Operator reports whether the caller may administer the server: an
@@ -316,17 +348,4 @@ func quarantined(t Target) *toolerr.Error {
 	return toolerr.New(toolerr.Denied,
 		"A person must approve the new definition first: in the console's pins view, or with `agent-tools pins approve "+t.Canonical+"`. Tell the user; do not retry.",
 		"tool %q is quarantined: its definition changed since it was pinned", t.Canonical)
-}
-
-// rulesAdmit applies only the identity rules' globs (not the profile's
-// tool allow/deny, which name tools) to a forwarded request's name.
-func (g *Grant) rulesAdmit(name string) bool {
-	for _, r := range g.rules {
-		if len(r.Deny) > 0 {
-			if _, denied := firstMatch(r.Deny, name); denied {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -54,6 +54,9 @@ type HTTPOptions struct {
 	// token}): its identity is then "token:<name>"; "" or missing = the
 	// digest identity "token:<8 hex>".
 	TokenNames []string
+	// TokenUses[i] is Tokens[i]'s use ("" or "mcp"; "console": a person's
+	// console login, refused as a bearer token anywhere).
+	TokenUses []string
 	// OIDC, when Issuer is set, accepts JWTs from that issuer.
 	OIDC OIDCOptions
 	// ClaimNames lists the JWT claims per-identity rules match on (the live
@@ -394,6 +397,7 @@ func shortID(id string) string {
 type requestInfo struct {
 	user   string        // identity of the caller (never a token)
 	claims policy.Claims // its verified claims that rules name (OIDC only)
+	person bool          // the login form verified a person's console-only token
 	reason string        // why a request was refused
 }
 

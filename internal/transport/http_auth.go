@@ -95,11 +95,15 @@ type identity struct {
 	user   string // "token:<name or hash prefix>" or "oidc:<issuer>|<sub>"
 	expiry time.Time
 	claims policy.Claims // the verified claims rules name (OIDC only)
+	// person: a console-only token (use: console): a person's login, never
+	// a bearer credential.
+	person bool
 }
 
 type authenticator struct {
 	statics [][32]byte // SHA-256 of each static token
 	users   []string   // the identity of each: "token:<name>", else "token:" and 8 hex digits of its digest (never the token)
+	persons []bool     // each is a person's console-only token (use: console)
 	oidc    *oidcVerifier
 	claims  func() []string // the claim names rules match on (nil = none)
 }
@@ -114,6 +118,7 @@ func newAuthenticator(o HTTPOptions) *authenticator {
 			}
 			a.statics = append(a.statics, sha256.Sum256([]byte(t)))
 			a.users = append(a.users, config.TokenIdentity(t, name))
+			a.persons = append(a.persons, i < len(o.TokenUses) && o.TokenUses[i] == config.TokenUseConsole)
 		}
 	}
 	if o.OIDC.Issuer != "" {
@@ -135,7 +140,7 @@ func (a *authenticator) verify(ctx context.Context, tok string) (identity, *auth
 		}
 	}
 	if match >= 0 {
-		return identity{user: a.users[match]}, nil
+		return identity{user: a.users[match], person: a.persons[match]}, nil
 	}
 	if a.oidc != nil && strings.Count(tok, ".") == 2 {
 		var names []string
@@ -190,6 +195,12 @@ func (h *HTTP) authenticate(next http.HandlerFunc) http.HandlerFunc {
 			ae = &authError{status: http.StatusBadRequest, code: "invalid_request", reason: "malformed", msg: err.Error()}
 		default:
 			id, ae = h.auth.verify(r.Context(), tok)
+			if ae == nil && id.person {
+				// A person's console login is no bearer credential: an
+				// agent holding it could approve its own calls.
+				id, ae = identity{}, &authError{status: http.StatusUnauthorized, code: "invalid_token", reason: "console_only",
+					msg: "this token is a person's console login (use: console): log in with it at " + ConsolePath + "/login, it is not accepted as a bearer token"}
+			}
 		}
 		if ae != nil {
 			if ae.reason != "missing" { // a client that has not sent a token yet is not guessing

@@ -67,7 +67,7 @@ func (h *HTTP) verifyToken(r *http.Request, tok string) (string, error) {
 		h.failedAuth.fail(ip)
 		return "", errors.New("that is not a token of this server")
 	}
-	infoOf(r).user, infoOf(r).claims = id.user, id.claims
+	infoOf(r).user, infoOf(r).claims, infoOf(r).person = id.user, id.claims, id.person
 	return id.user, nil
 }
 
@@ -82,3 +82,9 @@ func BearerClaims(ctx context.Context) policy.Claims {
 // VerifiedClaims are the claims of the token the request's login form
 // verified (TokenVerifier), for the console's cookie session.
 func VerifiedClaims(r *http.Request) policy.Claims { return infoOf(r).claims }
+
+// VerifiedPerson reports whether the token the request's login form
+// verified is a person's console-only token (use: console): its session
+// may give a person's approval; a session opened with an agent's token may
+// not.
+func VerifiedPerson(r *http.Request) bool { return infoOf(r).person }
