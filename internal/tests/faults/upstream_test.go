@@ -39,6 +39,8 @@ func runUpstream(mode string) {
 	case "exit": // exits at start, printing its secrets as a crashing server might
 		fmt.Fprintf(os.Stderr, "fatal: bad config: API_KEY=%s argv=%q\n", os.Getenv("API_KEY"), os.Args)
 		os.Exit(1)
+	case "content": // gate_requests_test.go: resources, templates, prompts, completions
+		_ = contentUpstream().Run(context.Background(), &sdk.StdioTransport{})
 	case "hostile": // hostile_test.go
 		err := hostileUpstream().Run(context.Background(), &sdk.StdioTransport{})
 		if f, ferr := os.OpenFile(filepath.Join(os.Getenv("FAULTS_DIR"), "hostile-log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600); ferr == nil {
