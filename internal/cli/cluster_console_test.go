@@ -30,6 +30,7 @@ import (
 const (
 	agentTok  = "agent-token-0123456789abcdef"
 	opsTok    = "ops-token-0123456789abcdef"
+	personTok = "person-token-0123456789abcdef" // a person's console login (use: console): only it approves
 	viewerTok = "viewer-token-0123456789abcdef"
 )
 
@@ -182,6 +183,57 @@ func consoleAPI(t *testing.T, base, tok, method, path, body string) (int, map[st
 	return resp.StatusCode, out
 }
 
+// personAPI is consoleAPI as a person: logged in at base's login form with
+// the console-only token, the cookie and the page's CSRF token on the
+// request. A bearer token (opsTok) cannot approve: it is an agent's too.
+func personAPI(t *testing.T, base, method, path, body string) (int, map[string]any) {
+	t.Helper()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.PostForm(base+"/ui/login", url.Values{"token": {personTok}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == "agent_tools_console" {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		t.Fatalf("person login on %s: %d, no cookie", base, resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", base+"/ui/", nil)
+	req.AddCookie(cookie)
+	page, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	const marker = `<meta name="csrf-token" content="`
+	i := strings.Index(string(b), marker)
+	if i < 0 {
+		t.Fatalf("no csrf meta on %s", base)
+	}
+	rest := string(b)[i+len(marker):]
+	csrf := rest[:strings.IndexByte(rest, '"')]
+	req, _ = http.NewRequest(method, base+"/ui/api"+path, strings.NewReader(body))
+	req.AddCookie(cookie)
+	req.Header.Set("X-CSRF-Token", csrf)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
 type pendingCall struct {
 	ID, Tool, Client, Replica, Session string
 }
@@ -283,7 +335,7 @@ func TestClusterConsoleAcrossReplicas(t *testing.T) {
 	cfg := `mode: flat
 policy:
   confirm: human
-  operators: ["token:ops", "token:viewer"]
+  operators: ["token:ops", "token:viewer", "token:ana"]
   rules:
     - identities: ["token:viewer"]
       deny: [deploy]
@@ -296,9 +348,10 @@ server:
       - {name: agent, token: "${AGENT_TOK}"}
       - {name: ops, token: "${OPS_TOK}"}
       - {name: viewer, token: "${VIEWER_TOK}"}
+      - {name: ana, token: "${PERSON_TOK}", use: console}
 `
 	mustWrite(t, filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o644)
-	env := map[string]string{"REDIS_URL": srv.URL, "AGENT_TOK": agentTok, "OPS_TOK": opsTok, "VIEWER_TOK": viewerTok}
+	env := map[string]string{"REDIS_URL": srv.URL, "AGENT_TOK": agentTok, "OPS_TOK": opsTok, "VIEWER_TOK": viewerTok, "PERSON_TOK": personTok}
 	rs := []*replica{startReplica(t, dir, "c1", env), startReplica(t, dir, "c2", env), startReplica(t, dir, "c3", env)}
 	byID := map[string]*replica{}
 	for _, r := range rs {
@@ -370,7 +423,7 @@ server:
 			t.Fatalf("a non-operator reached the approvals: %d", st)
 		}
 		start := time.Now()
-		if st, body := consoleAPI(t, byID["c3"].url, opsTok, "POST", "/approvals/"+p.ID, `{"approve":true,"remember":"session"}`); st != http.StatusOK {
+		if st, body := personAPI(t, byID["c3"].url, "POST", "/approvals/"+p.ID, `{"approve":true,"remember":"session"}`); st != http.StatusOK {
 			t.Fatalf("approve on c3: %d %v", st, body)
 		}
 		r := waitCall(t, done, "the call approved on c3")
@@ -382,7 +435,7 @@ server:
 		if limit := time.Second * raceSlack(); took > limit {
 			t.Errorf("the approved call completed %v after the decision, want under %v", took, limit)
 		}
-		if st, _ := consoleAPI(t, byID["c2"].url, opsTok, "POST", "/approvals/"+p.ID, `{"approve":true}`); st != http.StatusNotFound {
+		if st, _ := personAPI(t, byID["c2"].url, "POST", "/approvals/"+p.ID, `{"approve":true}`); st != http.StatusNotFound {
 			t.Errorf("a second answer, on c2: %d, want 404", st)
 		}
 		// "For this session" was remembered where the session lives.
@@ -413,7 +466,7 @@ server:
 			t.Fatalf("the per-request call: %+v (decided on %s)", p, decider.id)
 		}
 		start = time.Now()
-		if st, body := consoleAPI(t, decider.url, opsTok, "POST", "/approvals/"+p.ID, `{"approve":true}`); st != http.StatusOK {
+		if st, body := personAPI(t, decider.url, "POST", "/approvals/"+p.ID, `{"approve":true}`); st != http.StatusOK {
 			t.Fatalf("approve on %s: %d %v", decider.id, st, body)
 		}
 		r = waitCall(t, done, "the per-request call")
@@ -435,7 +488,7 @@ server:
 			}
 			return len(l) == 1 && l[0].Replica == "c2"
 		})
-		if st, body := consoleAPI(t, byID["c1"].url, opsTok, "POST", "/approvals/"+p.ID, `{"approve":false}`); st != http.StatusOK {
+		if st, body := personAPI(t, byID["c1"].url, "POST", "/approvals/"+p.ID, `{"approve":false}`); st != http.StatusOK {
 			t.Fatalf("deny on c1: %d %v", st, body)
 		}
 		if r := waitCall(t, done, "the denied call"); !r.err || !strings.Contains(r.text, "DENIED") {
