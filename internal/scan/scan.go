@@ -15,6 +15,7 @@ package scan
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -75,7 +76,7 @@ func (f Finding) String() string {
 
 // Version names the rule set: a definition scanned clean by the same
 // version need not be scanned again (the pin store remembers it).
-const Version = "1"
+const Version = "2"
 
 // Other is a tool of another provider, for the shadowing rules.
 type Other struct {
@@ -93,7 +94,8 @@ func Tool(t catalog.Tool, names *Names) []Finding {
 	}
 	text("name", t.Name)
 	text("title", t.Title)
-	text("description", t.Description)
+	desc := normalize(t.Description) // read once, for the rules and the shadowing rules
+	out = append(out, scanView("description", desc, true)...)
 	out = append(out, JSON("inputSchema", t.InputSchema)...)
 	out = append(out, JSON("outputSchema", t.OutputSchema)...)
 	if t.Upstream != nil {
@@ -104,7 +106,7 @@ func Tool(t catalog.Tool, names *Names) []Finding {
 		}
 	}
 	if names != nil {
-		out = append(out, names.shadowing(t)...)
+		out = append(out, names.shadowing(t, desc.text)...)
 	}
 	return out
 }
@@ -160,26 +162,58 @@ func JSON(field string, raw json.RawMessage) []Finding {
 	return Text(field, b.String())
 }
 
-// Text runs every rule on one field's text.
-func Text(field, s string) []Finding {
-	if s == "" {
+// Text runs every rule on one field's text: the character rules on the
+// text as it is, the keyword rules on it normalised (normalize.go), with
+// its HTML comments left out too, and on the text its base64 decodes to.
+func Text(field, s string) []Finding { return scanText(field, s, true) }
+
+func scanText(field, s string, decode bool) []Finding {
+	return scanView(field, normalize(s), decode)
+}
+
+// scanView is scanText on s's view.
+func scanView(field string, v view, decode bool) []Finding {
+	if v.orig == "" {
 		return nil
 	}
 	var out []Finding
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			ascii = false
-			break
+	if v.mapped() {
+		out = append(out, hidden(field, v.orig)...)
+	}
+	fd := cues.find(v.text)
+	slots := v.match(field, fd, nil)
+	if a := v.alt(); a != nil {
+		slots = a.match(field, cues.find(a.text), slots)
+	}
+	if fd.comment {
+		fs, stripped := comments(field, &v)
+		out = append(out, fs...)
+		if stripped != nil {
+			slots = stripped.match(field, cues.find(stripped.text), slots)
 		}
 	}
-	if !ascii {
-		out = append(out, hidden(field, s)...)
+	for _, f := range slots { // in the rules' order, not the map's: the same text, the same findings
+		if f != nil {
+			out = append(out, *f)
+		}
 	}
-	spots := cues.find(s)
-	for ri := range textRules { // in the rules' order, not the map's: the same text, the same findings
-		at := spots[ri]
-		if len(at) == 0 {
+	if decode && len(fd.base64) > 0 {
+		for _, f := range base64Text(field, &v, fd) {
+			if !slices.ContainsFunc(out, func(o Finding) bool { return o.Rule == f.Rule }) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// match runs the keyword rules on v where fd found their cues, for the
+// rules with no finding in slots yet (indexed as textRules; nil: none).
+func (v *view) match(field string, fd found, slots []*Finding) []*Finding {
+	s := v.text
+	for ri := range textRules {
+		at := fd.spots[ri]
+		if len(at) == 0 || slots != nil && slots[ri] != nil {
 			continue
 		}
 		r := &textRules[ri]
@@ -192,12 +226,41 @@ func Text(field, s string) []Finding {
 				to++
 			}
 			if loc := r.re.FindStringIndex(lower(s[p:to])); loc != nil {
-				out = append(out, Finding{Rule: r.ID, Severity: r.Severity, Field: field, Match: excerpt(s, "", p+loc[0], p+loc[1])})
+				if slots == nil {
+					slots = make([]*Finding, len(textRules))
+				}
+				slots[ri] = &Finding{Rule: r.ID, Severity: r.Severity, Field: field, Match: v.excerpt(p+loc[0], p+loc[1])}
 				break
 			}
 		}
 	}
-	return out
+	return slots
+}
+
+// excerpt quotes the original text that v.text[a:b] was read from and,
+// when that differs, what it was read as and the characters that differ.
+func (v *view) excerpt(a, b int) string {
+	if !v.mapped() {
+		return excerpt(v.text, "", a, b)
+	}
+	from, to := v.span(a, b)
+	m := excerpt(v.orig, "", from, to)
+	if v.orig[from:to] == v.text[a:b] {
+		return m
+	}
+	var cps []string
+	for _, r := range v.orig[from:to] {
+		if r >= utf8.RuneSelf && len(cps) < 6 {
+			if c := fmt.Sprintf("U+%04X", r); !slices.Contains(cps, c) {
+				cps = append(cps, c)
+			}
+		}
+	}
+	m += fmt.Sprintf(" (read as %q", quote(v.text[a:b]))
+	if len(cps) > 0 {
+		m += " from " + strings.Join(cps, " ")
+	}
+	return m + ")"
 }
 
 func wordByte(c byte) bool {

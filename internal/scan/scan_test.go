@@ -16,13 +16,14 @@ import (
 // hits scans a rule's example the way the rule's kind is scanned.
 func hits(r Rule, s string) []Finding {
 	switch r.ID {
-	case "shadow-instruction", "name-lookalike":
-		names := NewNames([]Other{{Provider: "mail", Name: "send_email", Canonical: "mail_send_email"}, {Provider: "other", Name: "lookup", Canonical: "lookup"}})
+	case "shadow-instruction", "name-lookalike", "shadow-script":
+		names := NewNames([]Other{{Provider: "mail", Name: "send_email", Canonical: "mail_send_email"}, {Provider: "other", Name: "lookup", Canonical: "lookup"},
+			{Provider: "local", Name: "deploy", Canonical: "deploy"}})
 		name, _, _ := strings.Cut(s, " ")
 		if r.ID == "shadow-instruction" {
 			name = "add"
 		}
-		return names.shadowing(catalog.Tool{Provider: "evil", Name: name, Canonical: name, Description: s})
+		return names.shadowing(catalog.Tool{Provider: "evil", Name: name, Canonical: name, Description: s}, Normalize(s))
 	}
 	return Text("description", s)
 }
@@ -192,7 +193,7 @@ func FuzzText(f *testing.F) {
 			}
 		}
 		JSON("inputSchema", json.RawMessage(s))
-		NewNames([]Other{{Provider: "a", Name: s, Canonical: "a_" + s}}).shadowing(catalog.Tool{Provider: "b", Name: s, Canonical: s, Description: s})
+		NewNames([]Other{{Provider: "a", Name: s, Canonical: "a_" + s}}).shadowing(catalog.Tool{Provider: "b", Name: s, Canonical: s, Description: s}, Normalize(s))
 	})
 }
 

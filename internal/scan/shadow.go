@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/naming"
 )
 
 // shadowRules need the other providers' tools (Names).
@@ -16,6 +17,10 @@ var shadowRules = []Rule{
 		What: "the tool's name is one edit (insertion, deletion, substitution, transposition) away from another provider's tool's name",
 		Hit:  "lookup2 (beside another provider's lookup)",
 		Miss: "lookup_user (beside another provider's lookup)"},
+	{ID: "shadow-script", Severity: High,
+		What: "the tool's name is a repository script's (.agents/tools, provider local), read as a model reads it (case, look-alike letters, - for _): the model may call it for the script; one edit away is a medium name-lookalike",
+		Hit:  "deploy (an upstream's tool, beside the repository script deploy)",
+		Miss: "deploy_status (an upstream's tool, beside the repository script deploy)"},
 }
 
 // Names are the other providers' tools, for the shadowing rules.
@@ -25,6 +30,17 @@ type Names struct {
 	// it is distinctive (has _ or - and five characters or more), in
 	// lower case, to its index in others.
 	byName map[string]int
+	// scripts maps the repository scripts' names (provider local), as
+	// scriptKey reads them, to their index in others.
+	scripts    map[string]int
+	scriptKeys []string // scripts' keys in others' order
+}
+
+// scriptKey is a tool name as a model reads it, for comparing it with a
+// script's: normalised (look-alikes, invisible characters), lower case, "-"
+// read as "_".
+func scriptKey(name string) string {
+	return strings.ReplaceAll(lower(Normalize(name)), "-", "_")
 }
 
 // NewNames indexes others. A nil *Names checks nothing.
@@ -34,6 +50,16 @@ func NewNames(others []Other) *Names {
 	}
 	n := &Names{others: others, byName: make(map[string]int, 2*len(others))}
 	for i, o := range others {
+		if o.Provider == naming.ProviderLocal {
+			if n.scripts == nil {
+				n.scripts = map[string]int{}
+			}
+			k := scriptKey(o.Name)
+			if _, dup := n.scripts[k]; !dup {
+				n.scripts[k] = i
+				n.scriptKeys = append(n.scriptKeys, k)
+			}
+		}
 		n.byName[strings.ToLower(o.Canonical)] = i
 		if len(o.Name) >= 5 && strings.ContainsAny(o.Name, "_-") {
 			if _, dup := n.byName[strings.ToLower(o.Name)]; !dup {
@@ -53,21 +79,57 @@ var (
 	shadowMedium = []string{"instead", "rather than", "do not", "don't", "should", "replace"}
 )
 
-func (n *Names) shadowing(t catalog.Tool) []Finding {
+// shadowing runs the shadowing rules on t, whose description reads as
+// desc (Normalize).
+func (n *Names) shadowing(t catalog.Tool, desc string) []Finding {
 	var out []Finding
-	if f, ok := n.mention(t); ok {
+	if f, ok := n.mention(t, desc); ok {
 		out = append(out, f)
 	}
-	if f, ok := n.lookalike(t); ok {
+	if f, ok := n.script(t); ok {
+		out = append(out, f)
+	} else if f, ok := n.lookalike(t); ok {
 		out = append(out, f)
 	}
 	return out
 }
 
+// script finds the repository script whose name t's takes, or is one edit
+// from, when t is another provider's (an upstream tool named "deploy", or
+// "dеploy" with a Cyrillic е, beside .agents/tools/deploy).
+func (n *Names) script(t catalog.Tool) (Finding, bool) {
+	if len(n.scripts) == 0 || t.Provider == naming.ProviderLocal {
+		return Finding{}, false
+	}
+	seen := ""
+	for _, name := range []string{t.Name, t.Canonical} {
+		if name == "" || name == seen {
+			continue
+		}
+		seen = name
+		k := scriptKey(name)
+		if i, ok := n.scripts[k]; ok {
+			return Finding{Rule: "shadow-script", Severity: High, Field: "name",
+				Match: quote(name) + " is the name of the repository script " + quote(n.others[i].Name) + " (.agents/tools)"}, true
+		}
+		if len(k) < 4 {
+			continue
+		}
+		for _, sk := range n.scriptKeys {
+			if i := n.scripts[sk]; len(sk) >= 4 && oneEdit(k, sk) {
+				return Finding{Rule: "name-lookalike", Severity: Medium, Field: "name",
+					Match: quote(name) + " is one edit from the repository script " + quote(n.others[i].Name) + " (.agents/tools)"}, true
+			}
+		}
+	}
+	return Finding{}, false
+}
+
 // mention finds another provider's tool named in t's description, in a
 // sentence that instructs.
-func (n *Names) mention(t catalog.Tool) (Finding, bool) {
-	d := t.Description
+func (n *Names) mention(t catalog.Tool, d string) (Finding, bool) {
+	// d is the description with look-alike letters and invisible
+	// characters read as a model reads them.
 	if d == "" {
 		return Finding{}, false
 	}
