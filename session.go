@@ -130,6 +130,7 @@ const (
 	CodeBackendError         = "BACKEND_ERROR"
 	CodeProviderUnavailable  = "PROVIDER_UNAVAILABLE"
 	CodeProviderNeedsLogin   = "PROVIDER_NEEDS_LOGIN"
+	CodeShuttingDown         = "SHUTTING_DOWN"
 	CodeRepeatedFailure      = "REPEATED_FAILURE"
 	CodeCancelled            = "CANCELLED"
 	CodeUnknownSkill         = "UNKNOWN_SKILL"

@@ -252,8 +252,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 			return nil, err
 		}
 		// With Redis, "always allow" decisions are shared by the replicas too.
-		if d, ok := o.Decisions.(interface{ Share(state.Store) }); ok && a.shared.Redis != nil {
-			d.Share(a.shared.Store)
+		if d, ok := o.Decisions.(interface{ Share(*state.Signed) }); ok && a.shared.Redis != nil {
+			d.Share(a.shared.Signed)
 		}
 		a.sharedChoices(ctx) // and so are the providers switched on or off
 	}
@@ -287,6 +287,9 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 		g.add(p)
 	}
 	for _, pc := range cfg.Providers {
+		if a.holdEntry(g, pc) { // a registry entry not approved yet: nothing of it runs (held.go)
+			continue
+		}
 		p, err := buildProvider(pc, g.deps)
 		if err != nil {
 			g.unbuilt(pc, "", err)
@@ -326,7 +329,7 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 
 func newGeneration(cfg *config.Config, reg *registry.Registry, log *slog.Logger) *generation {
 	return &generation{cfg: cfg, reg: reg, log: log,
-		startOff: map[string]bool{}, unavailable: map[string]string{}, unbuiltOn: map[string]bool{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
+		startOff: map[string]bool{}, unavailable: map[string]string{}, unbuiltOn: map[string]bool{}, held: map[string]HeldEntry{}, started: map[string]bool{}, all: map[string]provider.Provider{}, off: &offTools{}}
 }
 
 // add registers a provider of the generation (and closes it with it).
@@ -461,8 +464,13 @@ func closeAll(closers []io.Closer) error {
 	return errors.Join(errs...)
 }
 
-// status is what the runtime_status tool reports.
-func (a *App) status(context.Context) any { return a.Status() }
+// status is what the runtime_status tool reports: Status without the
+// paths of the user's files (status.ForModel); doctor and the CLI read
+// Status itself.
+func (a *App) status(context.Context) any {
+	home, _ := os.UserHomeDir()
+	return a.Status().ForModel(home)
+}
 
 // Version is the module version stamped by the Go toolchain ("devel" in a checkout).
 func Version() string {

@@ -103,6 +103,13 @@ func (a *App) applyChange(ctx context.Context, ch cluster.Change) {
 		if p := a.pins.store; p != nil {
 			p.Sync(ctx) // a pin approved elsewhere: re-admitted and told now, not at the next second
 		}
+		if len(a.current().held) > 0 { // a registry entry approved elsewhere starts here too (held.go)
+			a.cluster.restarts.Add(1)
+			go func() {
+				defer a.cluster.restarts.Done()
+				a.recheckHeld(ctx)
+			}()
+		}
 	}
 }
 

@@ -42,7 +42,8 @@ type generation struct {
 	// why (they cannot be enabled); started are those whose Start ran.
 	startOff    map[string]bool
 	unavailable map[string]string
-	unbuiltOn   map[string]bool // unavailable ones declared enabled (a failure, not a choice)
+	unbuiltOn   map[string]bool      // unavailable ones declared enabled (a failure, not a choice)
+	held        map[string]HeldEntry // registry entries waiting for approval, not built (held.go)
 	startedMu   sync.Mutex
 	started     map[string]bool
 	all         map[string]provider.Provider // every registered provider, enabled or not

@@ -20,7 +20,7 @@ func (a *App) HTTPOptions() transport.HTTPOptions {
 		Server: a.Facade.Server(), Addr: hc.Addr, Stateless: hc.Stateless, JSONResponse: hc.JSONResponse,
 		Tokens: hc.Tokens, TokenNames: hc.TokenNames, TokenUses: hc.TokenUses, OIDC: transport.OIDCOptions{Issuer: hc.OIDC.Issuer, Audience: hc.OIDC.Audience, ClockSkew: hc.OIDC.ClockSkew.Duration},
 		Resource: hc.Resource, AllowedOrigins: hc.AllowedOrigins, AllowedHosts: hc.AllowedHosts,
-		BodyLimit: int64(hc.BodyLimit), RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
+		BodyLimit: int64(hc.BodyLimit), BodyTimeout: hc.BodyTimeout.Duration, RatePerSecond: rate, RateBurst: hc.RateLimit.Burst,
 		SessionTimeout: hc.SessionTimeout.Duration, ShutdownGrace: hc.ShutdownGrace.Duration,
 		Profile: a.profileServer, Profiles: a.Profiles, ClaimNames: a.claimNames, // profiles.go
 	}

@@ -27,9 +27,12 @@ func scanMode(cfg *config.Config) scan.Mode {
 type pinState struct {
 	once  sync.Once
 	store *pins.Store
-	stop  context.CancelFunc // ends the store's watcher (shared state only)
-	mu    sync.Mutex
-	audit io.Writer
+	// entries are the approvals of registry entries (held.go), beside
+	// the pins file or in the shared state.
+	entries *pins.Entries
+	stop    context.CancelFunc // ends the store's watcher (shared state only)
+	mu      sync.Mutex
+	audit   io.Writer
 }
 
 // close ends the pin store's watcher, if any.
@@ -59,8 +62,10 @@ func (a *App) openPins(cfg *config.Config, audit io.Writer) *pins.Store {
 		if err != nil {
 			a.log.Warn("pins", "err", err)
 		}
+		p.entries = pins.OpenEntries(pins.EntriesPath(path))
 		if a.shared != nil && a.shared.Redis != nil {
-			s.Share(a.shared.Store)
+			s.Share(a.shared.Signed)
+			p.entries.Share(a.shared.Signed) // a grant: signed with the cluster key, as pins are
 			// The shared record is re-read in the background: an approval on
 			// another replica reaches this one within a second, and no call
 			// waits for a Redis GET under the store's lock.
@@ -144,7 +149,17 @@ func (a *App) Pins() *pins.Store { return a.pins.store }
 // ApprovePin makes tool's changed definition its pin and brings a held
 // tool back into the catalog at once; with server.redis every replica
 // re-reads the pins at once too (cluster.go) and tells its own sessions.
+//
+// A provider id whose registry entry waits for approval (held.go) is
+// approved as ApproveEntry does: the console's approval reaches it too.
 func (a *App) ApprovePin(ctx context.Context, tool string) (pins.Record, error) {
+	if _, held := a.current().held[tool]; held {
+		h, err := a.ApproveEntry(ctx, tool)
+		if err != nil {
+			return pins.Record{}, err
+		}
+		return approvedPin(h), nil
+	}
 	r, err := a.pins.store.Approve(tool)
 	if err != nil {
 		return r, err

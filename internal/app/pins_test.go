@@ -67,8 +67,9 @@ func TestPinnedDefinitionChangedByTheUpstream(t *testing.T) {
 			if !ok {
 				t.Fatalf("up_get not loaded: %v", reg.Names())
 			}
-			dec.Remember(before, "s", policy.ApprovedAlways)
-			if !dec.Allowed(before, "s") {
+			me := pipeline.DecisionScope{Identity: "token:me", Session: "s"}
+			dec.Remember(before, me, policy.ApprovedAlways)
+			if !dec.Allowed(before, me) {
 				t.Fatal("always decision not remembered")
 			}
 			if _, err := os.Stat(filepath.Join(dir, "agent-tools.pins.json")); err != nil {
@@ -114,7 +115,7 @@ func TestPinnedDefinitionChangedByTheUpstream(t *testing.T) {
 				if !listed || now.Description != poisoned {
 					t.Fatalf("warn must keep the tool, with its new text: %+v", now)
 				}
-				if dec.Allowed(now, "s") {
+				if dec.Allowed(now, me) {
 					t.Fatal("the always decision held for a changed definition")
 				}
 			case "quarantine":
@@ -132,7 +133,7 @@ func TestPinnedDefinitionChangedByTheUpstream(t *testing.T) {
 				if !listed || now.Description != poisoned {
 					t.Fatalf("approved tool did not come back: %v %+v", listed, now)
 				}
-				if dec.Allowed(now, "s") {
+				if dec.Allowed(now, me) {
 					t.Fatal("the always decision held for the re-approved, changed definition")
 				}
 				for _, d := range a.Diagnostics() {

@@ -55,6 +55,12 @@ func LoginStore(cfg *config.Config, env func(string) (string, bool), fileDir str
 type Shared struct {
 	// Store is Redis behind a local fallback when server.redis is set, else memory.
 	Store state.Store
+	// Signed is Store for the values that grant something — approval
+	// entries and answers, remembered decisions, pins, provider toggles
+	// and restarts —, sealed under a key derived from the cluster key: a
+	// value that does not verify (a plain SET by anyone who can write to
+	// Redis) is refused, logged and treated as absent.
+	Signed *state.Signed
 	// Key signs confirmation tokens and session ids.
 	Key cluster.Key
 	// Replica names this process in audit records, session ids and /readyz.
@@ -94,12 +100,14 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 		if s.Logins, err = upstreamauth.NewRedisStore(r, key.Derive(LoginsPurpose)); err != nil {
 			return nil, &ConfigError{err}
 		}
-		s.Changes = &cluster.Changes{Store: fb, Replica: s.Replica, Log: log}
+		s.Signed = key.Signed(fb, log)
+		s.Changes = &cluster.Changes{Store: s.Signed, Replica: s.Replica, Log: log}
 		if key.Generated {
-			log.Warn("server.redis is set but no cluster key is: confirmation tokens and session ids of this replica cannot be verified by the others; set " + cluster.EnvKey)
+			log.Warn("server.redis is set but no cluster key is: confirmation tokens, session ids, approvals, remembered decisions, pins and toggles of this replica cannot be verified by the others; set " + cluster.EnvKey)
 		}
 	} else {
 		s.Store = state.NewMemory()
+		s.Signed = key.Signed(s.Store, log)
 	}
 	s.Tokens = policy.NewTokensWithKey(key.Derive("confirm-tokens"), s.Store)
 	if s.Sessions, err = cluster.NewSessions(s.Replica, key); err != nil {

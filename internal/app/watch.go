@@ -251,6 +251,9 @@ func (wt *watcher) ensure() {
 	if cf != "" {
 		want[filepath.Dir(cf)] = true
 	}
+	if ep := wt.entries(); ep != "" { // registry approvals by another process (held.go)
+		want[filepath.Dir(ep)] = true
+	}
 	if scripts != "" {
 		want[scripts] = true
 		if rel, err := filepath.Rel(project, scripts); err == nil && !strings.HasPrefix(rel, "..") {
@@ -284,11 +287,23 @@ func (wt *watcher) ensure() {
 	}
 }
 
+// entries is the registry approvals file while an entry waits for one
+// ("" otherwise): an approval written there starts it (held.go).
+func (wt *watcher) entries() string {
+	if len(wt.a.current().held) == 0 {
+		return ""
+	}
+	return wt.a.pins.entries.Path()
+}
+
 // classify says what an event calls for.
 func (wt *watcher) classify(ev fsnotify.Event) (reload, refresh bool) {
 	cf, scripts, _ := wt.targets()
 	name := filepath.Clean(ev.Name)
 	if cf != "" && name == filepath.Clean(cf) {
+		return true, false
+	}
+	if ep := wt.entries(); ep != "" && name == filepath.Clean(ep) {
 		return true, false
 	}
 	// Kubernetes mounts a ConfigMap through a "..data" symlink swapped on update.

@@ -46,6 +46,9 @@ type Env struct {
 	// StartWait bounds how long doctor, list and search wait for a
 	// provider that is still starting (0: app.DefaultStartWait).
 	StartWait time.Duration
+	// StdoutTerminal: stdout is a person's terminal (Main), where serve
+	// --http prints the console's login link, apart from the log on stderr.
+	StdoutTerminal bool
 
 	// helped is set once a command printed its usage for -h/--help:
 	// asking for help succeeds (Run returns 0).
@@ -70,7 +73,7 @@ func commands() []command {
 		{"decisions", "decisions list|revoke NAME|clear: remembered \"always allow\" answers", runDecisions},
 		{"pins", "pins list|approve NAME: pinned tool definitions and the upstream changes to approve", runPins},
 		{"secrets", "secrets set|get --reveal|list|rm SERVICE/ACCOUNT: secrets in the OS keyring, for ${keyring:…}", runSecrets},
-		{"registry", "registry search|show|add|outdated|upgrade: MCP servers from the official (or a private) registry", runRegistry},
+		{"registry", "registry search|show|add|approve|outdated|upgrade: MCP servers from the official (or a private) registry", runRegistry},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
 		{"version", "print the version", runVersion},
 	}
@@ -87,7 +90,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitFailed
 	}
 	return Run(ctx, &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, LookupEnv: os.LookupEnv, Dir: wd,
-		Progress: stderr == io.Writer(os.Stderr) && isTerminal(os.Stderr)}, args)
+		Progress: stderr == io.Writer(os.Stderr) && isTerminal(os.Stderr), StdoutTerminal: stdout == io.Writer(os.Stdout) && isTerminal(os.Stdout)}, args)
 }
 
 // Run is Main with an explicit environment (tests use it).

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agent-tools/agent-tools/internal/app"
+	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/decisions"
 	"github.com/agent-tools/agent-tools/internal/state"
 )
@@ -28,7 +29,12 @@ func runDecisions(ctx context.Context, env *Env, args []string) int {
 	}
 	path := decisions.PathFor(f.configPath(env), env.Dir)
 	store, err := decisions.Open(path, nil)
-	if shared, closeShared := sharedDecisions(env, f); shared != nil {
+	shared, closeShared, serr := sharedSigned(env, f)
+	if serr != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", serr)
+		return ExitFailed
+	}
+	if shared != nil {
 		defer closeShared()
 		store.Share(shared) // replicas keep "always" decisions in Redis
 		path, err = store.Where(), nil
@@ -104,31 +110,55 @@ func listDecisions(ctx context.Context, env *Env, f *flags, store *decisions.Sto
 		return ExitOK
 	}
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tPROVIDER\tSTATUS\tSINCE")
+	fmt.Fprintln(tw, "TOOL\tPROVIDER\tIDENTITY\tSTATUS\tSINCE")
 	for _, l := range lines {
-		status := string(l.Status)
-		if l.Status == decisions.Stale {
+		status, who := string(l.Status), l.Identity
+		switch l.Status {
+		case decisions.Stale:
 			status = "stale (no such tool now; never applied)"
 			if l.Owner != "" {
 				status = fmt.Sprintf("stale (the name now belongs to %q; never applied)", l.Owner)
 			}
+		case decisions.Legacy:
+			status, who = "legacy (made for every caller by an older version; never applied: approve again)", "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.Tool, l.Provider, status, l.Time.Format("2006-01-02 15:04"))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.Tool, l.Provider, who, status, l.Time.Format("2006-01-02 15:04"))
 	}
 	tw.Flush()
 	return ExitOK
 }
 
-// sharedDecisions is the Redis store of a config with server.redis, so that
-// list, revoke and clear act on what every replica uses.
-func sharedDecisions(env *Env, f *flags) (state.Store, func()) {
+// sharedSigned is the Redis store of a config with server.redis, sealed
+// with the cluster key as the replicas' is, so that list, revoke, clear
+// and approve act on what every replica uses (nil without server.redis).
+// Without the cluster key nothing it wrote would verify on a replica, nor
+// anything a replica wrote here: an error.
+func sharedSigned(env *Env, f *flags) (*state.Signed, func(), error) {
 	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.config, ProjectDir: env.Dir, Env: env.LookupEnv})
 	if err != nil || cfg.Server.Redis.URL == "" {
-		return nil, nil
+		return nil, nil, nil
+	}
+	key, err := cluster.LoadKey(cfg.Server.ClusterKey, env.LookupEnv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if key.Generated {
+		return nil, nil, fmt.Errorf("server.redis is set but no cluster key is: the replicas' decisions, pins and approvals in Redis are signed with it; set %s", cluster.EnvKey)
 	}
 	r, err := state.NewRedis(cfg.Server.Redis.URL, "")
 	if err != nil {
+		return nil, nil, nil
+	}
+	return key.Signed(r, nil), func() { r.Close() }, nil
+}
+
+// sharedDecisions is sharedSigned for a caller with no error path of its
+// own: an error is written to stderr and there is no shared store.
+func sharedDecisions(env *Env, f *flags) (*state.Signed, func()) {
+	s, done, err := sharedSigned(env, f)
+	if err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
 		return nil, nil
 	}
-	return r, func() { r.Close() }
+	return s, done
 }

@@ -18,7 +18,8 @@ import (
 )
 
 func runDoctor(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "doctor", "doctor [--config FILE] [--mode MODE] [--json]").withJSON().withMode()
+	f := newFlags(env, "doctor", "doctor [--refresh] [--config FILE] [--mode MODE] [--json]").withJSON().withMode()
+	refresh := f.Bool("refresh", false, "ask every upstream listed from the cache of an earlier run for its tools now (starts it)")
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		return ExitUsage
 	}
@@ -31,7 +32,12 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	defer a.Close()
 	never := awaitProviders(ctx, env, a)
+	var unasked map[string]error
+	if *refresh {
+		unasked = a.RefreshLive(ctx)
+	}
 	diags := append(append(a.Diagnostics(), never...), readOnlyHints(a.Registry())...)
+	diags = append(diags, definitionDiags(a, unasked)...)
 	// Names: flat names clients refuse (docs/modes.md), policy rules that match nothing.
 	diags = append(diags, a.Registry().FlatNameDiagnostics(a.Mode == facade.Flat)...)
 	diags = append(diags, a.Registry().RuleDiagnostics(a.Config().Policy.Deny, a.Config().Policy.Allow)...)
@@ -59,13 +65,17 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	if cfg == "" {
 		cfg = "none (zero-config)"
 	}
-	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n", cfg, a.Mode)
-	// How the processes of a call are contained (cgroup v2 or process group).
-	fmt.Fprintf(env.Stdout, "containment: %s\n", proc.Containment())
-	// How execute_javascript scripts and skills are contained (jsrun.go).
-	fmt.Fprintf(env.Stdout, "scripts: %s\n", scriptLimitLines())
-	// Traces: where spans go (scheme and host only, never headers or credentials).
-	fmt.Fprintf(env.Stdout, "traces: %s\n\n", traces)
+	// What a person came for first: the config, the mode and a row per
+	// provider; how calls are contained comes after the table.
+	fmt.Fprintf(env.Stdout, "config: %s\nmode:   %s\n\n", cfg, a.Mode)
+	defer func() {
+		// How the processes of a call are contained (cgroup v2 or process group).
+		fmt.Fprintf(env.Stdout, "\ncontainment: %s\n", proc.Containment())
+		// How execute_javascript scripts and skills are contained (jsrun.go).
+		fmt.Fprintf(env.Stdout, "scripts: %s\n", scriptLimitLines())
+		// Traces: where spans go (scheme and host only, never headers or credentials).
+		fmt.Fprintf(env.Stdout, "traces: %s\n", traces)
+	}()
 	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "PROVIDER\tITEM\tSTATUS\tWHY")
 	for _, d := range diags {
@@ -78,6 +88,30 @@ func runDoctor(ctx context.Context, env *Env, args []string) int {
 	}
 	tw.Flush()
 	return status
+}
+
+// definitionDiags say, per provider, that its tools are still listed from
+// the cache of an earlier run (so a changed upstream shows its old
+// definitions until it is asked), and which upstreams --refresh could not
+// ask. Changed, new, flagged and held definitions are the pins' own rows.
+func definitionDiags(a *app.App, unasked map[string]error) []provider.Diagnostic {
+	var out []provider.Diagnostic
+	count := map[string]int{}
+	for _, d := range a.Definitions() {
+		if d.State != app.DefinitionHeld {
+			count[d.Provider]++
+		}
+	}
+	for _, id := range a.Cached() {
+		if err, failed := unasked[id]; failed {
+			out = append(out, provider.Diagnostic{Provider: id, Item: "definitions", Status: "failed",
+				Reason: "its upstream could not be asked for its tools (" + err.Error() + "); they are the cache's of an earlier run"})
+			continue
+		}
+		out = append(out, provider.Diagnostic{Provider: id, Item: "definitions", Status: "warning",
+			Reason: plural(count[id], "tool", "tools") + " listed from the cache of an earlier run, not checked against the upstream since start: a changed tool shows its old definition until it is (`agent-tools doctor --refresh` or `agent-tools list --refresh` asks it)"})
+	}
+	return out
 }
 
 // unusedAuthDiags note an `auth: {type: oauth}` block that nothing uses: the

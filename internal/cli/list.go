@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/index"
 )
 
 func runList(ctx context.Context, env *Env, args []string) int {
-	f := newFlags(env, "list", "list [--config FILE] [--json]").withJSON()
+	f := newFlags(env, "list", "list [--refresh] [--config FILE] [--json]").withJSON()
+	refresh := f.Bool("refresh", false, "ask every upstream listed from the cache of an earlier run for its tools now (starts it)")
 	if pos, ok := f.parse(args); !ok || len(pos) > 0 {
 		if ok {
 			f.Usage()
@@ -36,32 +40,110 @@ func runList(ctx context.Context, env *Env, args []string) int {
 			log.Warn("tools missing from the list", "provider", d.Provider, "reason", d.Reason)
 		}
 	}
+	if *refresh {
+		failed := a.RefreshLive(ctx)
+		for _, id := range slices.Sorted(maps.Keys(failed)) {
+			status = ExitFailed // its tools are still the cache's
+			log.Warn("upstream not asked: its tools are listed from the cache", "provider", id, "err", failed[id])
+		}
+	}
 	tools := a.Registry().Tools("")
+	defs := a.Definitions() // how far each definition is checked (cached, changed, held)
+	var held []app.Definition
+	for _, d := range defs {
+		if d.State == app.DefinitionHeld {
+			held = append(held, d)
+		}
+	}
+	slices.SortFunc(held, func(x, y app.Definition) int { return strings.Compare(x.Tool, y.Tool) })
 	if f.json {
 		type row struct {
 			Name        string          `json:"name"`
 			Provider    string          `json:"provider"`
-			Original    string          `json:"originalName"`
+			Original    string          `json:"originalName,omitempty"`
 			ReadOnly    bool            `json:"readOnly"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"inputSchema"`
+			Description string          `json:"description,omitempty"`
+			InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+			Definition  string          `json:"definition"`
+			Why         string          `json:"definitionReason,omitempty"`
 		}
-		rows := make([]row, 0, len(tools))
+		rows := make([]row, 0, len(tools)+len(held))
 		for _, t := range tools {
-			rows = append(rows, row{t.Canonical, t.Provider, t.Name, t.ReadOnly, t.Description, t.InputSchema})
+			d := defs[t.Canonical]
+			rows = append(rows, row{t.Canonical, t.Provider, t.Name, t.ReadOnly, t.Description, t.InputSchema, stateOf(d), d.Reason})
+		}
+		for _, d := range held {
+			rows = append(rows, row{Name: d.Tool, Provider: d.Provider, Definition: d.State, Why: d.Reason})
 		}
 		if code := writeJSON(env.Stdout, rows); code != ExitOK {
 			return code
 		}
 		return status
 	}
-	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPROVIDER\tREAD-ONLY\tDESCRIPTION")
+	marked := map[string][]string{} // state → the tools in it
 	for _, t := range tools {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Canonical, t.Provider, yesNo(t.ReadOnly), oneLine(t.Description, 80))
+		if s := stateOf(defs[t.Canonical]); s != app.DefinitionOK {
+			marked[s] = append(marked[s], t.Canonical)
+		}
+	}
+	for _, d := range held {
+		marked[d.State] = append(marked[d.State], d.Tool)
+	}
+	tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+	if len(marked) == 0 {
+		fmt.Fprintln(tw, "NAME\tPROVIDER\tREAD-ONLY\tDESCRIPTION")
+		for _, t := range tools {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Canonical, t.Provider, yesNo(t.ReadOnly), oneLine(t.Description, 80))
+		}
+		tw.Flush()
+		return status
+	}
+	// Some definition is not known to be current: a DEFINITION column
+	// says which, and a line under the table what each mark means.
+	fmt.Fprintln(tw, "NAME\tPROVIDER\tREAD-ONLY\tDEFINITION\tDESCRIPTION")
+	for _, t := range tools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Canonical, t.Provider, yesNo(t.ReadOnly), stateOf(defs[t.Canonical]), oneLine(t.Description, 80))
+	}
+	for _, d := range held {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Tool, d.Provider, "-", d.State, oneLine(d.Reason, 80))
 	}
 	tw.Flush()
+	fmt.Fprintln(env.Stdout)
+	for _, s := range []string{app.DefinitionCached, app.DefinitionChanged, app.DefinitionNew, app.DefinitionFlagged, app.DefinitionHeld} {
+		if names := marked[s]; len(names) > 0 {
+			fmt.Fprintf(env.Stdout, "%s: %s\n", s, definitionLegend(s, names, a.Cached()))
+		}
+	}
 	return status
+}
+
+// stateOf is a listed tool's definition state (ok when unknown).
+func stateOf(d app.Definition) string {
+	if d.State == "" {
+		return app.DefinitionOK
+	}
+	return d.State
+}
+
+// definitionLegend says what a DEFINITION mark means and what to run.
+func definitionLegend(state string, names, cached []string) string {
+	one := names[0]
+	switch state {
+	case app.DefinitionCached:
+		who, has := strings.Join(cached, ", "), "has"
+		if len(cached) > 1 {
+			has = "have"
+		}
+		return fmt.Sprintf("listed from the cache of an earlier run: %s %s not been asked since start, so a tool changed upstream still shows its old definition; `agent-tools list --refresh` asks (and starts) %s",
+			who, has, who)
+	case app.DefinitionChanged:
+		return "the upstream's definition differs from the one approved, and is served (security.pin: warn); `agent-tools pins list` shows the change, `agent-tools pins approve " + one + "` accepts it"
+	case app.DefinitionNew:
+		return "appeared beside pinned tools and is not approved yet; `agent-tools pins approve " + one + "` accepts it"
+	case app.DefinitionFlagged:
+		return "the definition scanner flagged it; read `agent-tools pins list`, then `agent-tools pins approve " + one + "` if it is fine"
+	}
+	return "held back, not callable: " + strings.Join(names, ", ") + "; `agent-tools doctor` says why, `agent-tools pins approve " + one + "` approves it"
 }
 
 func runSearch(ctx context.Context, env *Env, args []string) int {

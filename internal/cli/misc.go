@@ -63,7 +63,7 @@ func runInit(_ context.Context, env *Env, args []string) int {
 }
 
 func runConfig(_ context.Context, env *Env, args []string) int {
-	const use = "Usage: agent-tools config validate [--config FILE] [--json]"
+	const use = "Usage: agent-tools config validate [FILE | --config FILE] [--json]"
 	if askedHelp(args) {
 		fmt.Fprintln(env.Stdout, use)
 		return ExitOK
@@ -72,8 +72,21 @@ func runConfig(_ context.Context, env *Env, args []string) int {
 		fmt.Fprintln(env.Stderr, use)
 		return ExitUsage
 	}
-	f := newFlags(env, "config validate", "config validate [--config FILE] [--json]").withJSON()
-	if pos, ok := f.parse(args[1:]); !ok || len(pos) > 0 {
+	f := newFlags(env, "config validate", "config validate [FILE | --config FILE] [--json]").withJSON()
+	pos, ok := f.parse(args[1:])
+	if !ok {
+		return ExitUsage
+	}
+	switch {
+	case len(pos) == 1 && f.config == "":
+		f.config = pos[0] // `config validate other.yaml`, as people type it
+	case len(pos) > 0:
+		msg := fmt.Sprintf("config validate takes one config file (FILE or --config FILE), got %q", strings.Join(pos, " "))
+		if f.json { // --json: the answer on stdout, as JSON, and nothing on stderr
+			writeJSON(env.Stdout, map[string]any{"ok": false, "error": msg})
+		} else {
+			fmt.Fprintln(env.Stderr, "agent-tools:", msg)
+		}
 		return ExitUsage
 	}
 	cfg, err := app.LoadConfig(app.Options{ConfigPath: f.configPath(env), ProjectDir: env.Dir, Env: env.LookupEnv})

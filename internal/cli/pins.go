@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"text/tabwriter"
 
+	"github.com/agent-tools/agent-tools/internal/app"
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/decisions"
@@ -34,7 +36,11 @@ func runPins(ctx context.Context, env *Env, args []string) int {
 	}
 	path := pins.PathFor(decisions.PathFor(cfgPath, env.Dir), cfgPath != "", env.LookupEnv)
 	store, err := pins.OpenIndexed(path, pins.IndexPath(path, env.LookupEnv), pins.Warn, nil) // an approval keeps serve's index current
-	shared, closeShared := sharedDecisions(env, f)
+	shared, closeShared, serr := sharedSigned(env, f)
+	if serr != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", serr)
+		return ExitFailed
+	}
 	if shared != nil {
 		defer closeShared()
 		store.Share(shared) // replicas keep pins in Redis
@@ -46,8 +52,14 @@ func runPins(ctx context.Context, env *Env, args []string) int {
 	}
 	switch {
 	case pos[0] == "list" && len(pos) == 1:
-		return listPins(env, f, store)
+		return listPins(env, f, store, heldFor(env, f, cfgPath))
 	case pos[0] == "approve" && len(pos) == 2:
+		// A provider id whose registry entry waits for approval: the
+		// entry is approved (registry approve does the same).
+		if cfgPath != "" && slices.ContainsFunc(heldFor(env, f, cfgPath), func(h app.HeldEntry) bool { return h.Provider == pos[1] }) {
+			_, code := approveEntry(ctx, env, f, cfgPath, pos[1])
+			return code
+		}
 		r, err := store.Approve(pos[1])
 		if errors.Is(err, pins.ErrNoChange) {
 			fmt.Fprintf(env.Stdout, "%s: its definition has not changed since it was pinned; nothing to approve\n", r.Tool)
@@ -78,7 +90,21 @@ type pinLine struct {
 	Changes []pins.FieldChange `json:"changes,omitempty"`
 }
 
-func listPins(env *Env, f *flags, store *pins.Store) int {
+// heldFor are the registry entries of the config at cfgPath waiting for
+// approval (none when it cannot be read: the runtime says why).
+func heldFor(env *Env, f *flags, cfgPath string) []app.HeldEntry {
+	if cfgPath == "" {
+		return nil
+	}
+	cfg, e, _, done, err := entryApprovals(env, f, cfgPath)
+	if err != nil {
+		return nil
+	}
+	defer done()
+	return heldEntries(cfg, e)
+}
+
+func listPins(env *Env, f *flags, store *pins.Store, held []app.HeldEntry) int {
 	recs, err := store.ListErr()
 	if err != nil {
 		// "No pins" must not be said of pins that could not be read.
@@ -103,7 +129,17 @@ func listPins(env *Env, f *flags, store *pins.Store) int {
 		if lines == nil {
 			lines = []pinLine{}
 		}
-		return writeJSON(env.Stdout, map[string]any{"where": store.Where(), "pins": lines})
+		if held == nil {
+			held = []app.HeldEntry{}
+		}
+		return writeJSON(env.Stdout, map[string]any{"where": store.Where(), "pins": lines, "held": held})
+	}
+	for _, h := range held {
+		fmt.Fprintf(env.Stdout, "provider %s (%s@%s) is not started: nothing of it runs until its entry is approved\n  approve with: %s\n",
+			h.Provider, h.Name, h.Version, app.ApproveCommand(h.Provider))
+	}
+	if len(held) > 0 && len(lines) > 0 {
+		fmt.Fprintln(env.Stdout)
 	}
 	if len(lines) == 0 {
 		fmt.Fprintln(env.Stdout, "no pinned definitions in", store.Where(), "(tools are pinned when a server first lists them)")

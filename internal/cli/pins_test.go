@@ -12,7 +12,7 @@ import (
 func TestPinsListWithTheSharedStoreDown(t *testing.T) {
 	state := t.TempDir()
 	for _, args := range [][]string{{"pins", "list"}, {"pins", "list", "--json"}} {
-		env, out, errb := testEnv(t, map[string]string{"XDG_STATE_HOME": state})
+		env, out, errb := testEnv(t, map[string]string{"XDG_STATE_HOME": state, "AGENT_TOOLS_CLUSTER_KEY": "pins-test-cluster-key-0123456789abcdef"})
 		mustWrite(t, filepath.Join(env.Dir, "agent-tools.yaml"), []byte("server:\n  redis: {url: \"redis://127.0.0.1:1/0\"}\n"), 0o644)
 		code := Run(context.Background(), env, args)
 		if code == ExitOK || strings.Contains(out.String(), "no pinned definitions") ||

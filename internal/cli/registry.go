@@ -24,7 +24,7 @@ import (
 // registries registry.url lists, a private one first) and adds them as
 // pinned, quarantined providers (docs/registry.md).
 func runRegistry(ctx context.Context, env *Env, args []string) int {
-	const use = "registry search QUERY | show NAME[@VERSION] | add NAME[@VERSION] [--id ID] [--package TYPE|--remote] [--yes] | outdated | upgrade ID [--to VERSION] [--yes]"
+	const use = "registry search QUERY | show NAME[@VERSION] | add NAME[@VERSION] [--id ID] [--package TYPE|--remote] [--allow-args ARG]... [--yes] | approve ID | outdated | upgrade ID [--to VERSION] [--allow-args ARG]... [--yes]"
 	f := newFlags(env, "registry", use).withJSON()
 	var r regCmd
 	f.StringVar(&r.id, "id", "", "add: the provider id (default: from the server's name)")
@@ -35,6 +35,7 @@ func runRegistry(ctx context.Context, env *Env, args []string) int {
 	f.StringVar(&r.secrets, "secrets", "auto", "add, upgrade: where secret values are referenced: keyring (${keyring:ID/NAME}), env (${NAME}) or auto (the keyring when there is one)")
 	f.StringVar(&r.registry, "registry", "", "registry base URLs, comma-separated (default: registry.url, else the official registry)")
 	f.IntVar(&r.limit, "limit", 50, "search: most servers to show")
+	f.Var((*repeated)(&r.allowArgs), "allow-args", "add, upgrade, show: let one refused runtime argument through, named exactly as the refusal prints it (repeat for each)")
 	pos, ok := f.parse(args)
 	if !ok {
 		return ExitUsage
@@ -44,6 +45,14 @@ func runRegistry(ctx context.Context, env *Env, args []string) int {
 		return ExitUsage
 	}
 	r.env, r.f = env, f
+	if len(r.allowArgs) > 0 && pos[0] != "add" && pos[0] != "upgrade" && pos[0] != "show" {
+		fmt.Fprintln(env.Stderr, "agent-tools: --allow-args applies to registry add, upgrade and show only")
+		return ExitUsage
+	}
+	if _, err := mcpregistry.ParseAllowArgs(r.allowArgs); err != nil {
+		fmt.Fprintln(env.Stderr, "agent-tools:", err)
+		return ExitUsage
+	}
 	switch {
 	case pos[0] == "search" && len(pos) <= 2:
 		q := ""
@@ -55,6 +64,8 @@ func runRegistry(ctx context.Context, env *Env, args []string) int {
 		return r.show(ctx, pos[1])
 	case pos[0] == "add" && len(pos) == 2:
 		return r.add(ctx, pos[1])
+	case pos[0] == "approve" && len(pos) == 2:
+		return r.approve(ctx, pos[1])
 	case pos[0] == "outdated" && len(pos) == 1:
 		return r.outdated(ctx)
 	case pos[0] == "upgrade" && len(pos) == 2:
@@ -69,6 +80,7 @@ type regCmd struct {
 	f                     *flags
 	id, pkg, to, registry string
 	secrets               string
+	allowArgs             []string // --allow-args, one refused argument each
 	remote, yes           bool
 	limit                 int
 	cfgPath, cacheDir     string
@@ -288,7 +300,7 @@ func (r *regCmd) show(ctx context.Context, arg string) int {
 		}
 		fmt.Fprintln(w, "  versions:   ", strings.Join(names, ", "))
 	}
-	plan, err := mcpregistry.PlanFor(s, mcpregistry.Choice{Package: r.pkg, Remote: r.remote}, r.env.LookupEnv)
+	plan, err := mcpregistry.PlanFor(s, mcpregistry.Choice{Package: r.pkg, Remote: r.remote, AllowArgs: r.allowArgs}, r.env.LookupEnv)
 	if err != nil {
 		fmt.Fprintln(w, "\nadd: cannot install it:", err)
 		return ExitOK
@@ -374,7 +386,7 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 	} else if doc.hasID(id) {
 		return r.fail(fmt.Errorf("%s already has a provider %q: pick another with --id, or upgrade it with `agent-tools registry upgrade %s`", path, id, id))
 	}
-	plan, err := r.plan(ctx, &e.Server, mcpregistry.Choice{Package: r.pkg, Remote: r.remote}, id)
+	plan, err := r.plan(ctx, &e.Server, mcpregistry.Choice{Package: r.pkg, Remote: r.remote, AllowArgs: r.allowArgs}, id)
 	if err != nil {
 		return r.fail(err)
 	}
@@ -390,11 +402,11 @@ func (r *regCmd) add(ctx context.Context, arg string) int {
 	if code != ExitOK {
 		return code
 	}
-	r.nextSteps(plan)
+	r.nextSteps(plan, id)
 	return ExitOK
 }
 
-func (r *regCmd) nextSteps(plan *mcpregistry.Plan) {
+func (r *regCmd) nextSteps(plan *mcpregistry.Plan, id string) {
 	w := r.env.Stdout
 	if len(plan.Needs) > 0 {
 		fmt.Fprintf(w, "it is disabled until %s %s set in the environment (then remove `enabled: false`)\n",
@@ -403,7 +415,7 @@ func (r *regCmd) nextSteps(plan *mcpregistry.Plan) {
 	for _, k := range plan.MissingKeyring {
 		fmt.Fprintf(w, "it is disabled until %s is in the keyring: agent-tools secrets set %s (then remove `enabled: false`)\n", k, k)
 	}
-	fmt.Fprintf(w, "its tools are quarantined (pin: quarantine): see them with `agent-tools pins list` once it has started, approve each with `agent-tools pins approve NAME` (or in the console)\n")
+	fmt.Fprintf(w, "nothing of it runs until you approve it (pin: quarantine): read the entry above, then `%s`; its tools are then quarantined too: see them with `agent-tools pins list`, approve each with `agent-tools pins approve NAME` (or in the console)\n", app.ApproveCommand(id))
 }
 
 // write validates the new file, shows the diff, asks (unless --yes) and
@@ -562,7 +574,7 @@ func (r *regCmd) upgrade(ctx context.Context, id string) int {
 		fmt.Fprintf(r.env.Stdout, "%s is at %s@%s already\n", id, m.name, m.version)
 		return ExitOK
 	}
-	ch := mcpregistry.Choice{Remote: m.source == "remote"}
+	ch := mcpregistry.Choice{Remote: m.source == "remote", AllowArgs: r.allowArgs}
 	if !ch.Remote {
 		ch.Package = m.source
 	}
@@ -582,6 +594,6 @@ func (r *regCmd) upgrade(ctx context.Context, id string) int {
 	if code != ExitOK {
 		return code
 	}
-	fmt.Fprintln(r.env.Stdout, "its tools are re-pinned when it restarts: a changed definition waits for `agent-tools pins approve` (pin: quarantine)")
+	fmt.Fprintf(r.env.Stdout, "it does not run again until you approve the new entry: `%s`; its tools are re-pinned when it starts: a changed definition waits for `agent-tools pins approve` (pin: quarantine)\n", app.ApproveCommand(id))
 	return ExitOK
 }

@@ -327,8 +327,8 @@ func TestRealRegistryClient(t *testing.T) {
 }
 
 // TestRegistryAddToFirstTool times what a person does, against the real
-// registry: add the npm server, list (it starts and its tools are pinned,
-// held), approve one tool, call it. It logs the wall time.
+// registry: add the npm server, approve the entry, list (it starts and its
+// tools are pinned, held), approve one tool, call it. It logs the wall time.
 func TestRegistryAddToFirstTool(t *testing.T) {
 	srv := realRegistry(t)
 	nodeModules, _ := filepath.Abs(filepath.Join("..", "..", "interop", "node_modules"))
@@ -363,6 +363,7 @@ func TestRegistryAddToFirstTool(t *testing.T) {
 	// answer for it (the script test added the same server).
 	run("registry", "add", "io.github.modelcontextprotocol/server-everything", "--id", "first", "--yes")
 	added := time.Since(start)
+	run("registry", "approve", "first") // nothing of it ran before (issue 44, item 6)
 	if out := run("list"); strings.Contains(out, "first_echo") {
 		t.Fatalf("the new provider's tool is listed before approval:\n%s", out)
 	}

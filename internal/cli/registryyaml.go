@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/mcpregistry"
 )
 
@@ -120,9 +120,9 @@ func (d *yamlDoc) replaceProvider(old, fresh *yaml.Node) {
 	*old = *out
 }
 
-// The marker comment registry add writes above an entry, which outdated
-// and upgrade read back.
-var markerPattern = regexp.MustCompile(`(?m)^#?\s*registry: (\S+)@(\S+) \(([a-z-]+)\)`)
+// The marker comment registry add writes above an entry, which outdated,
+// upgrade and the runtime's hold (config.RegistryEntry) read back.
+var markerPattern = config.RegistryMarker
 
 type marker struct {
 	id, name, version, source string

@@ -24,9 +24,18 @@ import (
 //	                     $CLI_PROGRESS_MS shows progress every that many ms;
 //	                     $CLI_START_WAIT_MS bounds the wait for starting providers.
 //	status N             checks the last agent-tools exit status.
+//
+// $UPSTREAM is an upstream MCP server (upstream_test.go).
 func TestScripts(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir: "testdata/script",
+		// $UPSTREAM is this test binary, an upstream MCP server run as
+		// `$UPSTREAM agent-tools-test-upstream MODE` (upstream_test.go).
+		Setup: func(e *testscript.Env) error { e.Setenv("UPSTREAM", self); return nil },
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"agent-tools": runScripted,
 			"status":      checkStatus,
@@ -73,6 +82,9 @@ func checkStatus(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == upstreamArg { // upstream_test.go
+		os.Exit(runUpstream(os.Args[2:]))
+	}
 	code := testutil.RunIsolated(m)
 	secretstest.Stop() // the keyring TestSecretsScripts started, if any
 	// The registry server of registry_test.go, if started.

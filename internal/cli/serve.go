@@ -180,7 +180,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	if !hf.noUI {
 		// The calls waiting for a person live in the shared state: with
 		// server.redis every replica's console lists and decides them.
-		approvals.Share(ctx, sh.Store, sh.Replica)
+		approvals.Share(ctx, sh.Signed, sh.Replica)
 		approvals.SetPolicy(func() (bool, time.Duration) {
 			pol := a.Config().Policy
 			return pol.Confirm == string(policy.ConfirmHuman), pol.ApprovalTimeout.Duration
@@ -228,7 +228,13 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		authDesc = "NONE (--insecure-no-auth)"
 	}
 	if con != nil { // before the "serving" line: whoever waits for that one finds the link too
-		consoleBanner(env.Stderr, "http://"+ln.Addr().String(), con.LoginPath())
+		// On a person's terminal the link goes to stdout, which nothing
+		// else writes to over HTTP, apart from the log and audit lines.
+		w := env.Stderr
+		if env.StdoutTerminal {
+			w = env.Stdout
+		}
+		consoleBanner(w, "http://"+ln.Addr().String(), con.LoginPath())
 	}
 	log.Info("serving MCP over Streamable HTTP", "url", "http://"+ln.Addr().String()+transport.MCPPath,
 		"mode", a.Mode, "tools", len(a.Facade.Tools()), "auth", authDesc, "stateless", hf.stateless || hc.Stateless)

@@ -37,14 +37,26 @@ import (
 // another — and on a poll every Poll whatever happens, so a lost message
 // costs at most one poll interval.
 //
+// Both are sealed with the cluster key (Store is a state.Signed, bound to
+// the key name): an entry or an answer that does not verify — a plain SET
+// by anyone who can write to Redis, or a sealed value moved from another
+// key — is refused and treated as absent, so writing to Redis neither
+// approves a call nor lists one, or rewrites one's tool or arguments, on
+// any console. (Writing an answer first still withholds the call: it
+// times out. A Redis writer can always deny service.)
+//
 // Nothing is keyed on the caller's identity: an id is random (130 bits).
 // The identity an entry shows is the holding replica's view of the caller
 // (an unauthenticated caller is process:<pid> of that replica), and a
-// "for this session" answer is remembered there, for the identity and
-// session that replica knows — never for the operator who decided.
+// "for this session" or "always" answer is remembered there, for the
+// identity (and session) that replica knows — never for the operator who
+// decided.
 type Approvals struct {
-	// Store holds the entries and decisions; with a state.Bus it also wakes
-	// waiting calls on other replicas (see Listen).
+	// Store holds the entries and decisions; over a state.Bus it also
+	// wakes waiting calls on other replicas (see Listen). It must be a
+	// *state.Signed (cluster.Key.Signed), or a *state.Memory of this
+	// process alone: the board refuses any other store (ErrUnsealed), so
+	// that a shared one is never read unsealed.
 	Store state.Store
 	// Replica names this process in the entries it posts.
 	Replica string
@@ -85,6 +97,19 @@ type Approval struct {
 	Args     string    `json:"args"`               // scrubbed of the secrets the runtime knows, clipped
 	Since    time.Time `json:"since"`
 	Expires  time.Time `json:"expires"`
+}
+
+// ErrUnsealed is the board's error over a store that is neither sealed
+// (state.Signed) nor this process's memory.
+var ErrUnsealed = errors.New("approvals: the shared store is not sealed with the cluster key")
+
+// store is Store, when it may hold approvals.
+func (b *Approvals) store() (state.Store, error) {
+	switch b.Store.(type) {
+	case *state.Signed, *state.Memory:
+		return b.Store, nil
+	}
+	return nil, ErrUnsealed
 }
 
 // ErrApprovalTimeout is Wait's error when nobody decided before the
@@ -148,7 +173,9 @@ func orDefault(d, def time.Duration) time.Duration {
 // wakes as soon as its decision is published instead of at its next poll.
 func (b *Approvals) Listen(ctx context.Context) {
 	if bus, ok := b.Store.(state.Bus); ok {
-		bus.Listen(ctx, approvalTopic, b.wake)
+		if _, err := b.store(); err == nil {
+			bus.Listen(ctx, approvalTopic, b.wake)
+		}
 	}
 }
 
@@ -171,6 +198,10 @@ func (b *Approvals) wake(id string) {
 // client). The entry is withdrawn however it ends, so a late answer finds
 // nothing to decide.
 func (b *Approvals) Wait(ctx context.Context, a Approval, tick func()) (policy.Approval, error) {
+	st, err := b.store()
+	if err != nil {
+		return policy.Declined, err
+	}
 	if a.ID == "" {
 		a.ID = NewApprovalID()
 	}
@@ -191,16 +222,16 @@ func (b *Approvals) Wait(ctx context.Context, a Approval, tick func()) (policy.A
 	if err != nil {
 		return policy.Declined, err
 	}
-	if err := b.Store.Put(ctx, entryKey(a.ID), entry, b.lease()); err != nil {
+	if err := st.Put(ctx, entryKey(a.ID), entry, b.lease()); err != nil {
 		return policy.Declined, fmt.Errorf("posting the approval: %w", err)
 	}
 	defer func() { // gone from every console, however the wait ends
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*state.OpTimeout)
-		_ = b.Store.Delete(dctx, entryKey(a.ID))
+		_ = st.Delete(dctx, entryKey(a.ID))
 		cancel()
 	}()
 	answer := func() (policy.Approval, bool) {
-		v, err := b.Store.Get(ctx, answerKey(a.ID))
+		v, err := st.Get(ctx, answerKey(a.ID))
 		if err != nil {
 			return policy.Declined, false // none yet, or the store hiccupped: the next poll reads again
 		}
@@ -228,15 +259,15 @@ func (b *Approvals) Wait(ctx context.Context, a Approval, tick func()) (policy.A
 			if v, ok := answer(); ok { // decided: renewing would list it again
 				return v, nil
 			}
-			_ = b.Store.Put(ctx, entryKey(a.ID), entry, b.lease())
+			_ = st.Put(ctx, entryKey(a.ID), entry, b.lease())
 		case <-ticks.C:
 			if tick != nil {
 				tick()
 			}
 		case <-deadline.C:
-			return b.withdraw(ctx, a.ID, fmt.Errorf("%w (%s)", ErrApprovalTimeout, a.Expires.Sub(a.Since).Round(time.Millisecond)))
+			return b.withdraw(ctx, st, a.ID, fmt.Errorf("%w (%s)", ErrApprovalTimeout, a.Expires.Sub(a.Since).Round(time.Millisecond)))
 		case <-ctx.Done():
-			_, _ = b.withdraw(context.WithoutCancel(ctx), a.ID, ctx.Err())
+			_, _ = b.withdraw(context.WithoutCancel(ctx), st, a.ID, ctx.Err())
 			return policy.Declined, ctx.Err() // decided or not, the call cannot run now
 		}
 	}
@@ -245,14 +276,14 @@ func (b *Approvals) Wait(ctx context.Context, a Approval, tick func()) (policy.A
 // withdraw claims the decision for the waiting call itself, so no console
 // can answer it any more. When a console's answer won the race, that
 // answer stands (the person was told it was taken).
-func (b *Approvals) withdraw(ctx context.Context, id string, why error) (policy.Approval, error) {
+func (b *Approvals) withdraw(ctx context.Context, st state.Store, id string, why error) (policy.Approval, error) {
 	cctx, cancel := context.WithTimeout(ctx, 2*state.OpTimeout)
 	defer cancel()
-	won, err := b.Store.Claim(cctx, answerKey(id), []byte(withdrawn), b.keep())
+	won, err := st.Claim(cctx, answerKey(id), []byte(withdrawn), b.keep())
 	if err != nil || won {
 		return policy.Declined, why
 	}
-	if v, err := b.Store.Get(cctx, answerKey(id)); err == nil {
+	if v, err := st.Get(cctx, answerKey(id)); err == nil {
 		if a, ok := parseAnswer(v); ok {
 			return a, nil
 		}
@@ -265,7 +296,11 @@ func (b *Approvals) Get(ctx context.Context, id string) (Approval, bool, error) 
 	if !validID(id) {
 		return Approval{}, false, nil
 	}
-	v, err := b.Store.Get(ctx, entryKey(id))
+	st, err := b.store()
+	if err != nil {
+		return Approval{}, false, err
+	}
+	v, err := st.Get(ctx, entryKey(id))
 	if errors.Is(err, state.ErrNotFound) {
 		return Approval{}, false, nil
 	}
@@ -281,7 +316,11 @@ func (b *Approvals) Get(ctx context.Context, id string) (Approval, bool, error) 
 
 // List returns every waiting call of the cluster, oldest first.
 func (b *Approvals) List(ctx context.Context) ([]Approval, error) {
-	m, err := b.Store.Scan(ctx, "approval:")
+	st, err := b.store()
+	if err != nil {
+		return nil, err
+	}
+	m, err := st.Scan(ctx, "approval:")
 	if err != nil {
 		return nil, err
 	}
@@ -313,17 +352,18 @@ func (b *Approvals) Decide(ctx context.Context, id string, answer policy.Approva
 	if _, ok, err := b.Get(ctx, id); !ok || err != nil {
 		return false, err
 	}
-	won, err := b.Store.Claim(ctx, answerKey(id), []byte(stored), b.keep())
+	st, _ := b.store() // Get checked it
+	won, err := st.Claim(ctx, answerKey(id), []byte(stored), b.keep())
 	if err != nil || !won {
 		return false, err
 	}
-	_ = b.Store.Delete(ctx, entryKey(id)) // off every list at once; the waiting call deletes it too
+	_ = st.Delete(ctx, entryKey(id)) // off every list at once; the waiting call deletes it too
 	b.mu.Lock()
 	_, here := b.waiters[id]
 	b.mu.Unlock()
 	if here {
 		b.wake(id)
-	} else if bus, ok := b.Store.(state.Bus); ok {
+	} else if bus, ok := st.(state.Bus); ok {
 		_ = bus.Publish(ctx, approvalTopic, id) // lost: the waiting call's poll reads it
 	}
 	return true, nil

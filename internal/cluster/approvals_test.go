@@ -16,36 +16,42 @@ import (
 // noBus hides a store's Bus: decisions reach other replicas by the poll only.
 type noBus struct{ state.Store }
 
+// testKey is the cluster key of the replicas in these tests.
+var testKey, _ = LoadKey("cluster-test-key-0123456789abcdef0123", nil)
+
+// sealed is st as every replica of the test cluster uses it.
+func sealed(st state.Store) *state.Signed { return testKey.Signed(st, nil) }
+
 // replicaPairs returns two boards over one store, as two replicas see it:
 // the store itself (memory, shared by both in this process), or two Redis
 // clients of one server.
 func replicaPairs(t *testing.T) map[string][2]*Approvals {
-	mem, mem2 := state.NewMemory(), state.NewMemory()
+	mem, mem2 := sealed(state.NewMemory()), sealed(noBus{state.NewMemory()})
 	pairs := map[string][2]*Approvals{
 		"memory":         {{Store: mem, Replica: "r1"}, {Store: mem, Replica: "r2"}},
-		"memory-no-bus":  {{Store: noBus{mem2}, Replica: "r1"}, {Store: noBus{mem2}, Replica: "r2"}},
+		"memory-no-bus":  {{Store: mem2, Replica: "r1"}, {Store: mem2, Replica: "r2"}},
 		"redis":          {},
 		"redis-fallback": {},
 	}
 	srv := redistest.Start(t)
 	prefix := fmt.Sprintf("appr-%d:", time.Now().UnixNano())
-	client := func() *state.Redis {
+	client := func() *state.Signed {
 		r, err := state.NewRedis(srv.URL, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		return r
+		return sealed(r)
 	}
 	pairs["redis"] = [2]*Approvals{{Store: client(), Replica: "r1"}, {Store: client(), Replica: "r2"}}
 	fprefix := prefix + "fb:"
-	fb := func() state.Store {
+	fb := func() *state.Signed {
 		r, err := state.NewRedis(srv.URL, fprefix)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		return state.NewFallback(r, nil)
+		return sealed(state.NewFallback(r, nil))
 	}
 	pairs["redis-fallback"] = [2]*Approvals{{Store: fb(), Replica: "r1"}, {Store: fb(), Replica: "r2"}}
 	return pairs
@@ -158,7 +164,7 @@ func TestApprovalWithdrawn(t *testing.T) {
 // The entry is a lease the waiting call renews: listed as long as the call
 // waits, gone within a lease when its replica stops renewing (a crash).
 func TestApprovalLease(t *testing.T) {
-	mem := state.NewMemory()
+	mem := sealed(state.NewMemory())
 	holder := &Approvals{Store: mem, Replica: "r1", Lease: time.Second} // renewed every 333 ms
 	other := &Approvals{Store: mem, Replica: "r2"}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -188,7 +194,7 @@ func TestApprovalLease(t *testing.T) {
 
 // Ids that are no entry's are refused before the store is asked.
 func TestApprovalIDs(t *testing.T) {
-	b := &Approvals{Store: state.NewMemory()}
+	b := &Approvals{Store: state.NewSigned(state.NewMemory(), nil, nil)}
 	for _, id := range []string{"", "../x", "a*", "a:b", string(make([]byte, 65))} {
 		if _, ok, err := b.Get(context.Background(), id); ok || err != nil {
 			t.Errorf("Get(%q) = %v, %v", id, ok, err)

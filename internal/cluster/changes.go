@@ -31,7 +31,17 @@ import (
 // it moved, and on a poll every Poll in any case; when it moved, it reads
 // the choices and restarts and hands them to apply. A change is written
 // before the counter is bumped, so whoever sees the new count reads it.
+//
+// The choices and restarts are sealed with the cluster key (Store is a
+// state.Signed): one that does not verify — a plain SET by anyone who can
+// write to Redis — is refused and treated as absent, so writing to Redis
+// switches no provider on or off and restarts none. The counter is not
+// sealed: bumping it only makes the replicas read the sealed values again.
 type Changes struct {
+	// Store is a *state.Signed (cluster.Key.Signed), or a *state.Memory
+	// of this process alone: the choices and restarts are neither written
+	// to nor read from any other store (ErrUnsealed). Bump, which writes
+	// no value, works on any store.
 	Store state.Store
 	// Replica is this process's id: it does not restart again what it
 	// restarted itself.
@@ -82,14 +92,27 @@ func (c *Changes) log() *slog.Logger {
 	return c.Log
 }
 
+// sealed is Store, when it may hold choices and restarts.
+func (c *Changes) sealed() (state.Store, error) {
+	switch c.Store.(type) {
+	case *state.Signed, *state.Memory:
+		return c.Store, nil
+	}
+	return nil, ErrUnsealed
+}
+
 // SetEnabled records the cluster's choice for provider id and tells the
 // other replicas.
 func (c *Changes) SetEnabled(ctx context.Context, id string, on bool) error {
+	st, err := c.sealed()
+	if err != nil {
+		return err
+	}
 	v := "0"
 	if on {
 		v = "1"
 	}
-	if err := c.Store.Put(ctx, enabledPrefix+id, []byte(v), 0); err != nil {
+	if err := st.Put(ctx, enabledPrefix+id, []byte(v), 0); err != nil {
 		return err
 	}
 	return c.Bump(ctx)
@@ -98,8 +121,12 @@ func (c *Changes) SetEnabled(ctx context.Context, id string, on bool) error {
 // Restarted records that this replica restarts provider id, so that every
 // other replica restarts its own upstream of it too.
 func (c *Changes) Restarted(ctx context.Context, id string) error {
+	st, err := c.sealed()
+	if err != nil {
+		return err
+	}
 	rec, _ := json.Marshal(restartRecord{ID: rand.Text(), By: c.Replica})
-	if err := c.Store.Put(ctx, restartPrefix+id, rec, 0); err != nil {
+	if err := st.Put(ctx, restartPrefix+id, rec, 0); err != nil {
 		return err
 	}
 	return c.Bump(ctx)
@@ -120,7 +147,11 @@ func (c *Changes) Bump(ctx context.Context) error {
 // Enabled reads the cluster's run-time choices now (a replica's first
 // build applies them before anything starts).
 func (c *Changes) Enabled(ctx context.Context) (map[string]bool, error) {
-	en, err := c.Store.Scan(ctx, enabledPrefix)
+	st, err := c.sealed()
+	if err != nil {
+		return nil, err
+	}
+	en, err := st.Scan(ctx, enabledPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +226,8 @@ func (c *Changes) readLocked(ctx context.Context, first bool) (Change, bool) {
 		c.log().Debug("cluster changes: reading the enabled set", "err", err)
 		return ch, false
 	}
-	rs, err := c.Store.Scan(ctx, restartPrefix)
+	st, _ := c.sealed() // Enabled checked it
+	rs, err := st.Scan(ctx, restartPrefix)
 	if err != nil {
 		c.log().Debug("cluster changes: reading the restarts", "err", err)
 		return ch, false

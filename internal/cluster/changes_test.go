@@ -17,18 +17,18 @@ import (
 func TestChangesAcrossReplicas(t *testing.T) {
 	srv := redistest.Start(t)
 	prefix := fmt.Sprintf("chg-%d:", time.Now().UnixNano())
-	redisStore := func() state.Store {
+	redisStore := func() *state.Signed {
 		r, err := state.NewRedis(srv.URL, prefix)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { r.Close() })
-		return r
+		return sealed(r)
 	}
-	mem, mem2 := state.NewMemory(), state.NewMemory()
-	stores := map[string]func() state.Store{
-		"memory":        func() state.Store { return mem },
-		"memory-no-bus": func() state.Store { return noBus{mem2} },
+	mem, mem2 := sealed(state.NewMemory()), sealed(noBus{state.NewMemory()})
+	stores := map[string]func() *state.Signed{
+		"memory":        func() *state.Signed { return mem },
+		"memory-no-bus": func() *state.Signed { return mem2 },
 		"redis":         redisStore,
 	}
 	for name, store := range stores {

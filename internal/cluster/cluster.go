@@ -16,8 +16,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // EnvKey is the environment variable holding the cluster key.
@@ -66,6 +69,19 @@ func (k Key) Derive(purpose string) []byte {
 		panic(err) // only for lengths HKDF cannot produce
 	}
 	return out
+}
+
+// SignedPurpose is the derivation of the key that seals the values in the
+// shared store that grant something: approval answers and entries,
+// remembered decisions, pins, provider toggles and restarts (state.Signed).
+const SignedPurpose = "shared-values"
+
+// Signed returns st with the values that grant something sealed under
+// the key derived for SignedPurpose, so that a replica applies only what a
+// holder of the cluster key wrote; a value that does not verify is
+// refused, logged to log, and treated as absent.
+func (k Key) Signed(st state.Store, log *slog.Logger) *state.Signed {
+	return state.NewSigned(st, k.Derive(SignedPurpose), log)
 }
 
 // Sessions mints and checks stateful session ids of the form

@@ -137,6 +137,10 @@ type Provider struct {
 	Unresolved []string `json:"unresolved,omitempty" yaml:"-"`
 	// Pos is where the entry starts in the file (zero for code-built configs).
 	Pos Pos `json:"-" yaml:"-"`
+	// Registry is set for an entry `agent-tools registry add` wrote (its
+	// marker comment; registrymark.go): with pin: quarantine nothing of it
+	// runs until a person approves it.
+	Registry *RegistryEntry `json:"-" yaml:"-"`
 }
 
 // Prompts configures the Markdown prompts served as MCP prompts.
@@ -205,6 +209,9 @@ type HTTP struct {
 	AllowedHosts []string `json:"allowedHosts,omitempty" yaml:"allowedHosts,omitempty"`
 	// BodyLimit is the largest request body in bytes (0 = 4 MiB).
 	BodyLimit int `json:"bodyLimit,omitempty" yaml:"bodyLimit,omitempty"`
+	// BodyTimeout is how long a request body may take to arrive, whole
+	// (0 = 30s): a client that trickles its body is cut (408).
+	BodyTimeout Duration `json:"bodyTimeout,omitzero" yaml:"bodyTimeout,omitempty"`
 	// RateLimit bounds requests per token (or per client address without auth).
 	RateLimit RateLimit `json:"rateLimit,omitzero" yaml:"rateLimit,omitempty"`
 	// SessionTimeout closes sessions idle this long (default 1h; 0 = never).
@@ -273,6 +280,14 @@ type Code struct {
 	// CPU bounds each script's processor time (default 10s; whole seconds
 	// count, so at least 1s).
 	CPU Duration `json:"cpu,omitzero" yaml:"cpu,omitempty"`
+	// MaxConcurrent bounds the scripts running at once in this process, in
+	// sum (0 = twice GOMAXPROCS, from 4 to 16: jsrun.DefaultTotal).
+	MaxConcurrent int `json:"maxConcurrent,omitempty" yaml:"maxConcurrent,omitempty"`
+	// MaxPerIdentity bounds one caller identity's scripts at once (0 = 4);
+	// more than MaxConcurrent is allowed (MaxConcurrent then binds). A
+	// script over either cap waits up to 2s, then is refused with
+	// retry_after_ms.
+	MaxPerIdentity int `json:"maxPerIdentity,omitempty" yaml:"maxPerIdentity,omitempty"`
 }
 
 // Code-mode process limits (docs/modes.md, "Code mode").

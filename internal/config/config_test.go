@@ -55,7 +55,7 @@ func TestErrors(t *testing.T) {
 			`agent-tools.yaml:3:13: code.maxCalls: must not be negative, got -2`,
 			`agent-tools.yaml:4:16: code.concurrency: want an integer, got "lots"`,
 			`agent-tools.yaml:5:12: code.timeout: want a duration such as "30s" or "1m30s", got number 5 (add a unit: 5s)`,
-			`agent-tools.yaml:6:3: code: unknown key "budget" (want allowMutations, maxCalls, concurrency, timeout, memory or cpu)`}},
+			`agent-tools.yaml:6:3: code: unknown key "budget" (want allowMutations, maxCalls, concurrency, timeout, memory, cpu, maxConcurrent or maxPerIdentity)`}},
 		{"code limits malformed", "code:\n  memory: lots\n  cpu: 500ms\n", []string{
 			`agent-tools.yaml:2:11: code.memory: invalid size "lots": want a whole number of bytes, optionally with a unit (e.g. "256MiB")`,
 			`agent-tools.yaml:3:8: code.cpu: want at least 1s (processor time is limited in whole seconds), got 500ms`}},

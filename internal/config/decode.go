@@ -622,9 +622,11 @@ func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 		kpath string
 	}
 	var specific []later
+	var raw []rawPair // for a registry entry's digest (registrymark.go)
 	pv := reflect.ValueOf(&p).Elem()
 	common := fieldsOf(pv.Type())
 	d.mapping(item, path, slices.Concat(keysOf(common), allKindKeys()), func(key string, k, v *yaml.Node, kp string) {
+		raw = append(raw, rawPair{key, v})
 		if slices.ContainsFunc(common, func(f field) bool { return f.key == key }) {
 			d.decodeKey(pv, common, key, v, kp)
 		} else {
@@ -642,6 +644,10 @@ func (d *Decoder) provider(item *yaml.Node, path string) Provider {
 		}
 	} // a missing or unknown kind is Validate's to report
 	d.soft, d.missing = nil, nil
+	if m := ParseRegistryMarker(item.HeadComment); m != nil {
+		m.Digest = entryDigest(raw)
+		p.Registry = m
+	}
 	if p.Enabled {
 		d.errs = append(d.errs, soft...)
 		p.Unresolved = nil

@@ -72,6 +72,7 @@ server:
     allowedOrigins: ["https://console.example.com", "*"]
     allowedHosts: [tools.example.com, "tools.example.com:443"]
     bodyLimit: 1048576
+    bodyTimeout: 20s
     rateLimit: { perSecond: 5, burst: 10 }
     sessionTimeout: 30m
     shutdownGrace: 5s
@@ -85,7 +86,7 @@ server:
 		Addr: "0.0.0.0:9000", Tokens: []string{"http-secret-value"},
 		OIDC:     config.OIDC{Issuer: "http://127.0.0.1:5556/dex", Audience: "agent-tools", ClockSkew: config.Duration{10 * time.Second}},
 		Resource: "https://tools.example.com/mcp", AllowedOrigins: []string{"https://console.example.com", "*"},
-		AllowedHosts: []string{"tools.example.com", "tools.example.com:443"}, BodyLimit: 1 << 20,
+		AllowedHosts: []string{"tools.example.com", "tools.example.com:443"}, BodyLimit: 1 << 20, BodyTimeout: config.Duration{20 * time.Second},
 		RateLimit: config.RateLimit{PerSecond: 5, Burst: 10}, SessionTimeout: config.Duration{30 * time.Minute},
 		ShutdownGrace: config.Duration{5 * time.Second}, Stateless: true, JSONResponse: true,
 	}

@@ -128,6 +128,8 @@ func (c *Config) validate() []Error {
 	v.validateCluster(c.Server)
 	v.nonNeg("code.maxCalls", c.Code.MaxCalls)
 	v.nonNeg("code.concurrency", c.Code.Concurrency)
+	v.nonNeg("code.maxConcurrent", c.Code.MaxConcurrent)
+	v.nonNeg("code.maxPerIdentity", c.Code.MaxPerIdentity)
 	v.duration("code.timeout", c.Code.Timeout)
 	v.duration("code.cpu", c.Code.CPU)
 	if cpu := c.Code.CPU.Duration; cpu > 0 && cpu < time.Second {
@@ -414,6 +416,7 @@ func (v *Validator) httpServer(h HTTP) {
 	v.nonNeg(p+"rateLimit.burst", h.RateLimit.Burst)
 	v.duration(p+"sessionTimeout", h.SessionTimeout)
 	v.duration(p+"shutdownGrace", h.ShutdownGrace)
+	v.duration(p+"bodyTimeout", h.BodyTimeout)
 }
 
 // isLoopbackHost reports whether a host name (no port) is localhost or a

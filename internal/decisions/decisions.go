@@ -1,10 +1,24 @@
 // Package decisions remembers confirmations a person made once: "always
 // allow this tool" (persisted) and "always for this session" (in memory).
 //
-// Decisions are keyed by canonical name only (never by a tool's
-// original name, a suffix or an alias) and record the provider that owned
-// the name when the person decided; a decision whose name now belongs to
-// another provider, or to no tool at all, is stale and never applied.
+// A decision is kept for the scope it was given for, and applies in that
+// scope only:
+//
+//   - the identity of the caller whose call the person approved
+//     (pipeline.DecisionScope): a decision for token:alice never confirms
+//     token:bob's call, even when one rule names them both. (The rule set
+//     a decision came from would be a wider scope — every identity that
+//     rule names — so the identity, the stricter of the two, is the key.)
+//     Every process:<pid> identity (stdio, HTTP without authentication) is
+//     the one local user, "process", whatever the process id;
+//   - the tool's canonical name (never an original name, a suffix or an
+//     alias) and the provider that owned it: a decision whose name now
+//     belongs to another provider, or to no tool at all, is stale;
+//   - the tool's definition digest: a changed definition asks again.
+//
+// A decision written by an older version (a version 1 file) was keyed by
+// name only and would confirm every caller's call: it is kept for
+// `agent-tools decisions list` (status legacy) and never applied.
 //
 // The store is one JSON file next to the config, written atomically (a
 // temporary file in the same directory, fsync, rename). Why not bbolt: the
@@ -44,7 +58,11 @@ type Record struct {
 	// Tool is the canonical name the person allowed.
 	Tool string `json:"tool"`
 	// Provider owned Tool when the person decided.
-	Provider string    `json:"provider"`
+	Provider string `json:"provider"`
+	// Identity is the caller the person allowed Tool for (ScopeIdentity
+	// of its identity); "" for a decision of an older version, which is
+	// never applied (Legacy).
+	Identity string    `json:"identity,omitempty"`
 	Time     time.Time `json:"time"`
 	// Digest is the tool's definition digest when the person decided
 	// (catalog.Definition.Digest): a tool whose upstream changed its
@@ -52,9 +70,27 @@ type Record struct {
 	Digest string `json:"digest,omitempty"`
 }
 
-type fileV1 struct {
+// fileVersion is the version written: 2 keys decisions by identity; a
+// version 1 file (name only) is read, its decisions legacy.
+const fileVersion = 2
+
+type file struct {
 	Version   int      `json:"version"`
 	Decisions []Record `json:"decisions"`
+}
+
+// key is where a record lives in the store's map.
+func (r Record) key() string { return r.Identity + "\x00" + r.Tool }
+
+// ScopeIdentity is the identity a decision is kept under: id itself, but
+// every process:<pid> (stdio, HTTP without authentication: the one local
+// user, whatever the process) is "process", so that a decision outlives
+// the process it was made in.
+func ScopeIdentity(id string) string {
+	if strings.HasPrefix(id, "process:") {
+		return "process"
+	}
+	return id
 }
 
 // CorruptError says the file could not be read as a decisions file. The
@@ -81,10 +117,10 @@ type Store struct {
 	session map[sessionKey]string // → provider + "\x00" + definition digest
 	stamp   state.Stamp           // of the file as last read or written
 	corrupt bool                  // the file on disk is not ours: move it aside before writing
-	shared  state.Store           // "always" decisions live here instead of the file (see Share)
+	shared  *state.Signed         // "always" decisions live here instead of the file (see Share)
 }
 
-type sessionKey struct{ session, tool string }
+type sessionKey struct{ identity, session, tool string }
 
 var _ pipeline.Decisions = (*Store)(nil)
 
@@ -126,11 +162,16 @@ func (s *Store) loadLocked() error {
 		return &CorruptError{Path: s.path, Err: err}
 	}
 	s.corrupt = false
-	s.always = make(map[string]Record, len(recs))
-	for _, r := range recs {
-		s.always[r.Tool] = r
-	}
+	s.always = byKey(recs)
 	return nil
+}
+
+func byKey(recs []Record) map[string]Record {
+	m := make(map[string]Record, len(recs))
+	for _, r := range recs {
+		m[r.key()] = r
+	}
+	return m
 }
 
 func read(path string, size int64) ([]Record, error) {
@@ -144,10 +185,11 @@ func read(path string, size int64) ([]Record, error) {
 	return Parse(data)
 }
 
-// Parse decodes a decisions file, rejecting anything but version 1 with
-// non-empty names.
+// Parse decodes a decisions file, rejecting anything but versions 1 and 2
+// with non-empty names. A version 1 file's decisions have no identity
+// (legacy: never applied).
 func Parse(data []byte) ([]Record, error) {
-	var f fileV1
+	var f file
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
@@ -156,12 +198,15 @@ func Parse(data []byte) ([]Record, error) {
 	if dec.More() {
 		return nil, errors.New("not a decisions file: trailing data")
 	}
-	if f.Version != 1 {
-		return nil, fmt.Errorf("unsupported version %d (want 1)", f.Version)
+	if f.Version != 1 && f.Version != fileVersion {
+		return nil, fmt.Errorf("unsupported version %d (want %d)", f.Version, fileVersion)
 	}
 	for i, r := range f.Decisions {
 		if r.Tool == "" || r.Provider == "" {
 			return nil, fmt.Errorf("decision %d: tool and provider are required", i+1)
+		}
+		if f.Version == 1 {
+			f.Decisions[i].Identity = "" // keyed by name only: for every caller
 		}
 	}
 	return f.Decisions, nil
@@ -178,81 +223,82 @@ func (s *Store) refreshLocked() {
 	}
 }
 
-// Allowed reports whether a remembered decision confirms calling t: one for
-// this session, or an "always" made for the same canonical name while the
-// same provider owned it and it had the same definition (its digest).
-func (s *Store) Allowed(t catalog.Tool, session string) bool {
-	if t.Canonical == "" {
+// Allowed reports whether a remembered decision confirms calling t for
+// scope: one for this identity's session, or an "always" for this
+// identity, made for the same canonical name while the same provider
+// owned it and it had the same definition (its digest). A legacy
+// decision (no identity) never applies.
+func (s *Store) Allowed(t catalog.Tool, scope pipeline.DecisionScope) bool {
+	id := ScopeIdentity(scope.Identity)
+	if t.Canonical == "" || id == "" {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p, ok := s.session[sessionKey{session, t.Canonical}]; ok && session != "" && p == t.Provider+"\x00"+t.Digest {
+	if p, ok := s.session[sessionKey{id, scope.Session, t.Canonical}]; ok && scope.Session != "" && p == t.Provider+"\x00"+t.Digest {
 		return true
 	}
 	s.refreshLocked()
-	r, ok := s.always[t.Canonical]
-	if !ok || r.Provider != t.Provider {
-		return false
-	}
-	if r.Digest == "" && t.Digest != "" {
-		// A decision made before definitions had digests (an older file, or
-		// one written by hand) is bound to the definition it first meets,
-		// as the pin store pins a tool on its first listing: from then on a
-		// changed definition asks again, and upgrading asks nobody twice.
-		r.Digest = t.Digest
-		s.always[t.Canonical] = r
-		if err := s.saveLocked(); err != nil {
-			s.log.Error("binding a decision to its definition", "tool", t.Canonical, "err", err)
-		}
-		return true
-	}
-	return r.Digest == t.Digest
+	r, ok := s.always[Record{Identity: id, Tool: t.Canonical}.key()]
+	return ok && r.Identity == id && r.Provider == t.Provider && r.Digest == t.Digest
 }
 
-// Remember records a session or "always" decision; others are ignored. A
-// failed write is logged; the decision still holds in this process.
-func (s *Store) Remember(t catalog.Tool, session string, a policy.Approval) {
-	if err := s.remember(t, session, a); err != nil {
+// Remember records a session or "always" decision for scope; others are
+// ignored, and so is a scope without an identity. A failed write is
+// logged; the decision still holds in this process.
+func (s *Store) Remember(t catalog.Tool, scope pipeline.DecisionScope, a policy.Approval) {
+	if err := s.remember(t, scope, a); err != nil {
 		s.log.Error("remembering a decision", "tool", t.Canonical, "err", err)
 	}
 }
 
-func (s *Store) remember(t catalog.Tool, session string, a policy.Approval) error {
-	if t.Canonical == "" || t.Provider == "" {
+func (s *Store) remember(t catalog.Tool, scope pipeline.DecisionScope, a policy.Approval) error {
+	id := ScopeIdentity(scope.Identity)
+	if t.Canonical == "" || t.Provider == "" || id == "" {
 		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch a {
 	case policy.ApprovedForSession:
-		if session == "" {
+		if scope.Session == "" {
 			return nil // no session (stateless HTTP): nothing to remember it for; it approved this call
 		}
-		s.session[sessionKey{session, t.Canonical}] = t.Provider + "\x00" + t.Digest
+		s.session[sessionKey{id, scope.Session, t.Canonical}] = t.Provider + "\x00" + t.Digest
 		return nil
 	case policy.ApprovedAlways:
 		s.refreshLocked()
-		s.always[t.Canonical] = Record{Tool: t.Canonical, Provider: t.Provider, Digest: t.Digest, Time: s.now().UTC().Truncate(time.Second)}
+		r := Record{Tool: t.Canonical, Provider: t.Provider, Identity: id, Digest: t.Digest, Time: s.now().UTC().Truncate(time.Second)}
+		s.always[r.key()] = r
 		return s.saveLocked()
 	}
 	return nil
 }
 
-// List returns the "always" decisions sorted by name.
+// List returns the "always" decisions sorted by name, then identity.
 func (s *Store) List() []Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refreshLocked()
-	out := make([]Record, 0, len(s.always))
-	for _, r := range s.always {
+	return sorted(s.always)
+}
+
+func sorted(m map[string]Record) []Record {
+	out := make([]Record, 0, len(m))
+	for _, r := range m {
 		out = append(out, r)
 	}
-	slices.SortFunc(out, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
+	slices.SortFunc(out, func(a, b Record) int {
+		if c := strings.Compare(a.Tool, b.Tool); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Identity, b.Identity)
+	})
 	return out
 }
 
-// Revoke forgets the decision for a canonical name; it reports whether there was one.
+// Revoke forgets the decisions for a canonical name, for every identity
+// (legacy ones too); it reports whether there was one.
 func (s *Store) Revoke(name string) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,10 +308,16 @@ func (s *Store) Revoke(name string) (bool, error) {
 			delete(s.session, k)
 		}
 	}
-	if _, ok := s.always[name]; !ok {
+	found := false
+	for k, r := range s.always {
+		if r.Tool == name {
+			delete(s.always, k)
+			found = true
+		}
+	}
+	if !found {
 		return false, nil
 	}
-	delete(s.always, name)
 	return true, s.saveLocked()
 }
 
@@ -301,12 +353,7 @@ func (s *Store) saveLocked() error {
 		}
 		s.corrupt = false
 	}
-	recs := make([]Record, 0, len(s.always))
-	for _, r := range s.always {
-		recs = append(recs, r)
-	}
-	slices.SortFunc(recs, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
-	data, err := json.MarshalIndent(fileV1{Version: 1, Decisions: recs}, "", "  ")
+	data, err := json.MarshalIndent(file{Version: fileVersion, Decisions: sorted(s.always)}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -327,11 +374,17 @@ const (
 	Active Status = "active"
 	// Stale: the name is gone, or now belongs to another provider; never applied.
 	Stale Status = "stale"
+	// Legacy: made by an older version for every caller (no identity);
+	// never applied: a person approves again, for one caller.
+	Legacy Status = "legacy"
 )
 
 // Classify says whether r still applies, given the provider that owns the
 // name now ("" when no tool has it).
 func Classify(r Record, owner string) Status {
+	if r.Identity == "" {
+		return Legacy
+	}
 	if owner != "" && owner == r.Provider {
 		return Active
 	}

@@ -1,6 +1,7 @@
 package decisions
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
+	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 )
 
@@ -17,13 +19,18 @@ var (
 	otherWipe = catalog.Tool{Provider: "gh2", Name: "wipe", Canonical: "gh_wipe"} // same name, another provider
 )
 
+// in is token:alice's scope in session.
+func in(session string) pipeline.DecisionScope {
+	return pipeline.DecisionScope{Identity: "token:alice", Session: session}
+}
+
 func TestParseRejectsMalformed(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"empty", "", "not a decisions file"},
 		{"not json", "always allow gh_wipe", "not a decisions file"},
 		{"array", `[]`, "not a decisions file"},
 		{"unknown field", `{"version":1,"decisions":[],"x":1}`, "unknown field"},
-		{"wrong version", `{"version":2,"decisions":[]}`, "version 2"},
+		{"wrong version", `{"version":3,"decisions":[]}`, "version 3"},
 		{"no version", `{"decisions":[]}`, "version 0"},
 		{"empty tool", `{"version":1,"decisions":[{"tool":"","provider":"gh"}]}`, "required"},
 		{"no provider", `{"version":1,"decisions":[{"tool":"gh_wipe"}]}`, "required"},
@@ -42,6 +49,8 @@ func TestParseRejectsMalformed(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"version":1,"decisions":[{"tool":"gh_wipe","provider":"gh","time":"2026-01-01T00:00:00Z"}]}`))
 	f.Add([]byte(`{"version":1}`))
+	f.Add([]byte(`{"version":2,"decisions":[{"tool":"gh_wipe","provider":"gh","identity":"token:alice","digest":"ab"}]}`))
+	f.Add([]byte(`{"version":1,"decisions":[{"tool":"gh_wipe","provider":"gh","identity":"token:alice"}]}`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) > 4096 {
@@ -49,9 +58,14 @@ func FuzzParse(f *testing.F) {
 		}
 		recs, err := Parse(data)
 		if err == nil {
+			var v struct{ Version int }
+			_ = json.Unmarshal(data, &v)
 			for _, r := range recs {
 				if r.Tool == "" || r.Provider == "" {
 					t.Fatalf("accepted an empty record: %+v", r)
+				}
+				if v.Version == 1 && r.Identity != "" {
+					t.Fatalf("a version 1 record has an identity (it was made for every caller): %+v", r)
 				}
 			}
 		}
@@ -64,14 +78,14 @@ func TestAlwaysIsKeptByCanonicalNameAndProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Allowed(wipe, "s1") {
+	if s.Allowed(wipe, in("s1")) {
 		t.Fatal("nothing decided yet")
 	}
-	s.Remember(wipe, "s1", policy.ApprovedOnce)
-	if s.Allowed(wipe, "s1") {
+	s.Remember(wipe, in("s1"), policy.ApprovedOnce)
+	if s.Allowed(wipe, in("s1")) {
 		t.Fatal("once is not remembered")
 	}
-	s.Remember(wipe, "s1", policy.ApprovedAlways)
+	s.Remember(wipe, in("s1"), policy.ApprovedAlways)
 	reopened, err := Open(path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +100,7 @@ func TestAlwaysIsKeptByCanonicalNameAndProvider(t *testing.T) {
 		{"the original name is not a key", catalog.Tool{Provider: "gh", Name: "wipe", Canonical: "wipe"}, false},
 		{"no canonical name", catalog.Tool{Provider: "gh", Name: "wipe"}, false},
 	} {
-		if got := reopened.Allowed(tc.tool, "s2"); got != tc.want {
+		if got := reopened.Allowed(tc.tool, in("s2")); got != tc.want {
 			t.Errorf("%s: Allowed = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -103,8 +117,8 @@ func TestAlwaysIsKeptByCanonicalNameAndProvider(t *testing.T) {
 
 func TestSessionScope(t *testing.T) {
 	s, _ := Open("", nil)
-	s.Remember(wipe, "s1", policy.ApprovedForSession)
-	if !s.Allowed(wipe, "s1") || s.Allowed(wipe, "s2") || s.Allowed(otherWipe, "s1") {
+	s.Remember(wipe, in("s1"), policy.ApprovedForSession)
+	if !s.Allowed(wipe, in("s1")) || s.Allowed(wipe, in("s2")) || s.Allowed(otherWipe, in("s1")) {
 		t.Fatal("a session decision holds for that session and that provider only")
 	}
 	if len(s.List()) != 0 {
@@ -116,14 +130,14 @@ func TestSessionScope(t *testing.T) {
 func TestAnotherProcessRevokes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
 	server, _ := Open(path, nil)
-	server.Remember(wipe, "s", policy.ApprovedAlways)
+	server.Remember(wipe, in("s"), policy.ApprovedAlways)
 	cli, _ := Open(path, nil)
 	// The modification time may not change within the file system's
 	// granularity; the size does (the file becomes an empty list).
 	if found, err := cli.Revoke("gh_wipe"); !found || err != nil {
 		t.Fatalf("revoke: %v %v", found, err)
 	}
-	if server.Allowed(wipe, "s") {
+	if server.Allowed(wipe, in("s")) {
 		t.Fatal("the server still applies a revoked decision")
 	}
 	if found, _ := cli.Revoke("gh_wipe"); found {
@@ -142,15 +156,15 @@ func TestCorruptFileStartsEmptyAndIsKeptAside(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "decisions clear") {
 		t.Fatalf("err = %v", err)
 	}
-	if s == nil || s.Allowed(wipe, "s") || len(s.List()) != 0 {
+	if s == nil || s.Allowed(wipe, in("s")) || len(s.List()) != 0 {
 		t.Fatal("a corrupt store must give a usable empty store")
 	}
-	s.Remember(wipe, "s", policy.ApprovedAlways)
+	s.Remember(wipe, in("s"), policy.ApprovedAlways)
 	if b, _ := os.ReadFile(path + ".corrupt"); string(b) != "{not json" {
 		t.Fatalf("the unreadable file must be kept aside, got %q", b)
 	}
 	again, err := Open(path, nil)
-	if err != nil || !again.Allowed(wipe, "x") {
+	if err != nil || !again.Allowed(wipe, in("x")) {
 		t.Fatalf("after the write: %v", err)
 	}
 	if err := again.Clear(); err != nil {
@@ -165,13 +179,13 @@ func TestWriteIsAtomicAndLeavesNoTemporaryFile(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := Open(filepath.Join(dir, FileName), nil)
 	s.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
-	s.Remember(wipe, "s", policy.ApprovedAlways)
+	s.Remember(wipe, in("s"), policy.ApprovedAlways)
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 || entries[0].Name() != FileName {
 		t.Fatalf("dir holds %v", entries)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, FileName))
-	want := "{\n  \"version\": 1,\n  \"decisions\": [\n    {\n      \"tool\": \"gh_wipe\",\n      \"provider\": \"gh\",\n      \"time\": \"2026-01-02T03:04:05Z\"\n    }\n  ]\n}\n"
+	want := "{\n  \"version\": 2,\n  \"decisions\": [\n    {\n      \"tool\": \"gh_wipe\",\n      \"provider\": \"gh\",\n      \"identity\": \"token:alice\",\n      \"time\": \"2026-01-02T03:04:05Z\"\n    }\n  ]\n}\n"
 	if string(b) != want {
 		t.Fatalf("file:\n%s", b)
 	}

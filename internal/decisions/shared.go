@@ -5,20 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/state"
 )
 
-// sharedKey holds the "always" decisions when replicas share state.
+// sharedKey holds the "always" decisions when replicas share state (the
+// name predates the record's version 2; the value is sealed).
 const sharedKey = "decisions:v1"
 
 // Share keeps the "always" decisions in st (Redis, when replicas share
 // state) instead of the file, so a person's "always allow" holds on every
 // replica and `agent-tools decisions revoke` reaches them all. Session
 // decisions stay in this process: a session lives on one replica.
-func (s *Store) Share(st state.Store) {
+//
+// The record is sealed with the cluster key (st is a state.Signed): a
+// record that does not verify — a plain SET by anyone who can write to
+// Redis — is refused, logged, and treated as absent (no decisions).
+func (s *Store) Share(st *state.Signed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.shared = st
@@ -55,20 +58,12 @@ func (s *Store) loadShared() error {
 	if err != nil {
 		return fmt.Errorf("decisions: shared record: %w", err)
 	}
-	s.always = make(map[string]Record, len(recs))
-	for _, r := range recs {
-		s.always[r.Tool] = r
-	}
+	s.always = byKey(recs)
 	return nil
 }
 
 func (s *Store) saveShared() error {
-	recs := make([]Record, 0, len(s.always))
-	for _, r := range s.always {
-		recs = append(recs, r)
-	}
-	slices.SortFunc(recs, func(a, b Record) int { return strings.Compare(a.Tool, b.Tool) })
-	data, err := json.Marshal(fileV1{Version: 1, Decisions: recs})
+	data, err := json.Marshal(file{Version: fileVersion, Decisions: sorted(s.always)})
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func (f *Facade) callDef(p registry.ProviderStatus) toolDef {
 			Annotations: &sdk.ToolAnnotations{Title: "Call a " + id + " tool", DestructiveHint: boolPtr(p.Info.RequireConfirm), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, name, "toolName", f.tokenMode(), progressiveShape{via: name})
+			preq := callRequestIn(req.Params.Arguments, name, "toolName", f.tokenMode(), progressiveShape{via: name}, f.paramOf(req, id))
 			preq.Provider = id
 			return f.call(ctx, req, preq), nil
 		},
@@ -83,11 +83,31 @@ func (f *Facade) toolNames(p registry.ProviderStatus) string {
 
 func boolPtr(b bool) *bool { return &b }
 
+// paramOf is callRequestIn's hasParam for a call of provider id's tools
+// (id "": canonical names): whether the named tool, as far as the caller
+// may see it, has a parameter of that name.
+func (f *Facade) paramOf(req *sdk.CallToolRequest, id string) func(tool, key string) bool {
+	return func(tool, key string) bool {
+		t, ok := f.cat.Lookup(tool)
+		if id != "" {
+			t, ok = f.cat.Find(id, tool)
+		}
+		return ok && f.visibleTo(f.grantOf(req.Extra), t.Provider, t.Canonical) && hasParamIn(t.InputSchema, key)
+	}
+}
+
 // callRequest parses {<nameKey>, arguments, confirm} into a pipeline request.
 // Parse failures become the request's Malformed error so they are still
 // audited and loop-guarded; every one of them carries the correct shape.
 // The other mode's spelling of the name key (toolName/tool) is accepted.
 func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pipeline.Shape) *pipeline.Request {
+	return callRequestIn(raw, via, nameKey, tokens, shape, nil)
+}
+
+// callRequestIn is callRequest reading the envelope's near-miss keys
+// (envelope.go) with hasParam, which says whether a tool has a parameter
+// of a name (nil: no tool has).
+func callRequestIn(raw json.RawMessage, via, nameKey string, tokens bool, shape pipeline.Shape, hasParam func(tool, key string) bool) *pipeline.Request {
 	req := &pipeline.Request{Via: via, Shape: shape}
 	alias := "tool"
 	if nameKey == "tool" {
@@ -96,6 +116,9 @@ func callRequest(raw json.RawMessage, via, nameKey string, tokens bool, shape pi
 	var e *toolerr.Error
 	var pre map[string]json.RawMessage
 	if isObject(raw) && json.Unmarshal(raw, &pre) == nil {
+		if readEnvelope(pre, nameKey, alias, hasParam) { // tool_name, args, ...: read as the keys they miss
+			raw, _ = jsonscan.Marshal(pre)
+		}
 		if v, ok := pre[alias]; ok { // progressive says toolName, search says tool: either works
 			if _, both := pre[nameKey]; both {
 				e = toolerr.New(toolerr.InvalidArguments, "Name the tool once, in `"+nameKey+"`.",
@@ -158,16 +181,7 @@ func withShape(e *toolerr.Error, raw json.RawMessage, nameKey, alias string, sha
 		}
 	}
 	args := map[string]json.RawMessage{}
-	inner, given := m["arguments"]
-	if !given { // a misspelt `arguments` holding an object
-		for _, k := range []string{"args", "params", "parameters", "input"} {
-			if isObject(m[k]) {
-				inner = m[k]
-				delete(m, k)
-				break
-			}
-		}
-	}
+	inner := m["arguments"] // a misspelt one was read as it already (envelope.go)
 	if isObject(inner) {
 		_ = json.Unmarshal(inner, &args)
 	}
@@ -292,7 +306,7 @@ func (f *Facade) searchCallDef() toolDef {
 			Annotations: &sdk.ToolAnnotations{Title: "Call a tool", DestructiveHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 		},
 		handler: func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			preq := callRequest(req.Params.Arguments, callTool, "tool", f.tokenMode(), searchShape{})
+			preq := callRequestIn(req.Params.Arguments, callTool, "tool", f.tokenMode(), searchShape{}, f.paramOf(req, ""))
 			return f.call(ctx, req, preq), nil
 		},
 	}

@@ -251,7 +251,8 @@ func TestCallErrorsTeach(t *testing.T) {
 		{"missing required", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `expected_schema`, 0},
 		{"extra property", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a", "repo": "b", "x": 1}}, "INVALID_ARGUMENTS", `'x'`, 0},
 		{"arguments as string", map[string]any{"toolName": "get_repo", "arguments": `{"owner":"a"}`}, "INVALID_ARGUMENTS", "must be an object", 0},
-		{"unknown meta key", map[string]any{"toolName": "get_repo", "args": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"],"code":"INVALID_ARGUMENTS","correct_shape":{"arguments":{"arguments":{"owner":"a"},"toolName":"get_repo"}`, 0},
+		{"args for arguments", map[string]any{"toolName": "get_repo", "args": map[string]any{"owner": "a"}}, "INVALID_ARGUMENTS", `missing property 'repo'`, 0},
+		{"unknown meta key", map[string]any{"toolName": "get_repo", "arguments": map[string]any{"owner": "a"}, "extra": 1}, "INVALID_ARGUMENTS", `"allowed":["toolName","arguments","confirm"],"code":"INVALID_ARGUMENTS","correct_shape":{"arguments":{"arguments":{"extra":1,"owner":"a"},"toolName":"get_repo"}`, 0},
 		{"backend failure", map[string]any{"toolName": "list-issues", "arguments": map[string]any{"owner": "a", "repo": "b"}}, "BACKEND_ERROR", `"output":"boom"`, 1},
 	}
 	for _, tc := range tests {

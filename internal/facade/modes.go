@@ -1,12 +1,14 @@
 package facade
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/policy"
 	"github.com/agent-tools/agent-tools/internal/registry"
+	"github.com/agent-tools/agent-tools/internal/text"
 )
 
 // The exposure modes are data: each is one row of the modes table below
@@ -30,7 +32,7 @@ const (
 )
 
 func (s toolScope) String() string {
-	return [...]string{"once", "once, when a provider has skills", "per provider", "per provider with skills"}[s]
+	return [...]string{"once", "once, when a provider has skills", "per provider with tools", "per provider with skills"}[s]
 }
 
 // metaTool is one tool a mode publishes: its name (per-provider names
@@ -203,7 +205,11 @@ func ParseMode(s string) (Mode, error) {
 		}
 		names[i] = string(m.mode)
 	}
-	return "", fmt.Errorf("unknown mode %q (want %s or %s)", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	err := fmt.Sprintf("unknown mode %q (want %s or %s)", s, strings.Join(names[:len(names)-1], ", "), names[len(names)-1])
+	if near := text.Suggestions(s, names, 1); len(near) > 0 {
+		err += fmt.Sprintf("; did you mean %q?", near[0])
+	}
+	return "", errors.New(err)
 }
 
 // spec is the facade's row; progressive's grouped row above the threshold.
@@ -228,7 +234,9 @@ func (f *Facade) build(s *modeSpec, provs []registry.ProviderStatus) []toolDef {
 		}
 	}
 	for _, p := range provs {
-		defs = f.perProvider(defs, s.tools, p, false)
+		// An empty provider's own tools answer by name, unlisted
+		// (progressive.go): they would cost the list and find nothing.
+		defs = f.perProvider(defs, s.tools, p, s.mode == Progressive && f.empty(p))
 		defs = f.perProvider(defs, s.unlisted, p, true)
 	}
 	if s.catalogTools != nil {

@@ -89,7 +89,7 @@ func TestModesDocumented(t *testing.T) {
 			tools = "none: " + m.Summary
 		}
 		if len(m.Grouped) > 0 {
-			tools += "; above `progressive.groupAbove` providers: " + cells(m.Grouped)
+			tools += "; above `progressive.groupAbove` providers with tools: " + cells(m.Grouped)
 		}
 		sb.WriteString("| `" + string(m.Mode) + "` | " + tools + " | " + strings.ReplaceAll(m.Instructions, "|", `\|`) + " |\n")
 	}

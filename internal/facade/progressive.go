@@ -76,10 +76,33 @@ func (f *Facade) grouped(provs []registry.ProviderStatus) bool {
 			n, auto = v, false // the operator's threshold, whatever the list costs
 		}
 	}
+	provs = f.listedProviders(provs)
 	if len(provs) > n {
 		return true
 	}
 	return auto && f.ungroupedTokens(provs) > listBudget
+}
+
+// empty reports whether progressive mode lists no discover or call for p: it
+// listed fine and has nothing a caller could find (no tool policy shows, no
+// skill), such as a .agents/tools directory with no script yet. Its tools
+// still answer by name, help still names it, and it does not count towards
+// progressive.groupAbove. A provider still starting or failing is not
+// empty: its tools are on their way, and its discover says what is wrong.
+func (f *Facade) empty(p registry.ProviderStatus) bool {
+	return p.Listed && p.Err == nil && len(p.Skills) == 0 && f.visibleCount(nil, p) == 0
+}
+
+// listedProviders are provs but the empty ones: the providers progressive
+// mode lists a discover and a call for.
+func (f *Facade) listedProviders(provs []registry.ProviderStatus) []registry.ProviderStatus {
+	out := provs[:0:0]
+	for _, p := range provs {
+		if !f.empty(p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // helpTokens is about what agent_tools_help costs in tools/list.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/catalog"
 	"github.com/agent-tools/agent-tools/internal/index"
+	"github.com/agent-tools/agent-tools/internal/jsonscan"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/pipeline"
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -179,6 +180,9 @@ func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.E
 	}
 	var args map[string]json.RawMessage
 	_ = json.Unmarshal(rawOrEmpty(req.Args), &args)
+	if verb == "call" && args != nil {
+		readEnvelope(args, "toolName", "tool", nil) // tool_name, args, ... (envelope.go)
+	}
 	str := func(keys ...string) string {
 		for _, k := range keys {
 			var s string
@@ -198,7 +202,7 @@ func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.E
 		if inner == "" {
 			return nil // the pipeline says the name is missing
 		}
-		innerArgs := args["arguments"]
+		innerArgs := spreadInto(args, args["arguments"])
 		sub := &pipeline.Request{Caller: req.Caller, Via: req.Via, Provider: id, Tool: inner, Args: innerArgs, Shape: req.Shape}
 		if f.backNow(sub) { // a tool policy hides stays unknown
 			var t, _ = f.cat.Find(id, inner)
@@ -218,6 +222,36 @@ func (f *Facade) metaMiss(ctx context.Context, req *pipeline.Request) *toolerr.E
 	default: // discover, search
 		return f.listHint(req, id, str("query"))
 	}
+}
+
+// spreadInto is a call's arguments with the keys of its envelope that are
+// none of the envelope's own (the tool's arguments spread beside its name)
+// put back inside; inner as it is when there are none.
+func spreadInto(envelope map[string]json.RawMessage, inner json.RawMessage) json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range envelope {
+		switch k {
+		case "toolName", "tool", "arguments", "confirm", "provider":
+			continue
+		}
+		_, a := envelope["toolName"]
+		_, b := envelope["tool"]
+		if !a && !b && nameKeyRank(k) > 0 {
+			continue // an unread name (two of them disagree): not an argument
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+			if isObject(inner) {
+				_ = json.Unmarshal(inner, &out)
+			}
+		}
+		out[k] = v
+	}
+	if out == nil {
+		return inner
+	}
+	b, _ := jsonscan.Marshal(out)
+	return b
 }
 
 // nestedNameKeys are where another mode's call names its tool.

@@ -23,32 +23,44 @@ var errDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDepth
 // same messages accepted, the same ones refused (the errors' text may
 // differ). RawMessage fields are copies: data may be reused afterwards.
 func Decode(data []byte) (jsonrpc.Message, error) {
+	m, _, err := decode(data)
+	return m, err
+}
+
+// decode is Decode, with the wire form it read.
+func decode(data []byte) (jsonrpc.Message, *wireDecode, error) {
 	var w wireDecode
 	if err := unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 	}
 	if w.VersionTag != "2.0" {
-		return nil, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
+		return nil, nil, fmt.Errorf("invalid message version tag %q; expected %q", w.VersionTag, "2.0")
 	}
-	id, err := jsonrpc.MakeID(w.ID)
+	var rawID any // what the SDK's wire struct holds: its "id" decoded into an interface
+	if len(w.ID) > 0 {
+		if err := unmarshal(w.ID, &rawID); err != nil {
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+		}
+	}
+	id, err := jsonrpc.MakeID(rawID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(w.Method) > 0 {
 		var method string
 		if err := unmarshal(w.Method, &method); err != nil {
-			return nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
+			return nil, nil, fmt.Errorf("unmarshaling jsonrpc message: %w", err)
 		}
-		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, nil
+		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, &w, nil
 	}
 	if !id.IsValid() {
-		return nil, errInvalidRequest
+		return nil, nil, errInvalidRequest
 	}
 	resp := &jsonrpc.Response{ID: id, Result: w.Result}
 	if w.Error != nil {
 		resp.Error = w.Error
 	}
-	return resp, nil
+	return resp, &w, nil
 }
 
 var errInvalidRequest = errors.New("JSON RPC invalid request")
@@ -68,10 +80,12 @@ func unmarshal(data []byte, v any) error {
 	return err
 }
 
-// wireDecode is the go-sdk's jsonrpc2.wireDecode (v1.8.0).
+// wireDecode is the go-sdk's jsonrpc2.wireDecode (v1.8.0), but for ID,
+// kept as written (decode reads it as the SDK does, and DecodeStrict looks
+// at the number as written).
 type wireDecode struct {
 	VersionTag string          `json:"jsonrpc"`
-	ID         any             `json:"id,omitempty"`
+	ID         json.RawMessage `json:"id,omitempty"` // decoded as the SDK's (an interface) by decode
 	Method     json.RawMessage `json:"method"`
 	Params     json.RawMessage `json:"params,omitempty"`
 	Result     json.RawMessage `json:"result,omitempty"`

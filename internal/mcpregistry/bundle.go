@@ -69,6 +69,9 @@ func (p *Plan) FetchBundle(ctx context.Context, hc *http.Client, dir string, loo
 	if err != nil || !(u.Scheme == "https" || u.Scheme == "http" && loopback(u.Hostname())) {
 		return fmt.Errorf("mcpb: %q is not an https URL: refused", clip(b.URL))
 	}
+	if err := CheckRemoteURL(b.URL); err != nil { // link-local and metadata hosts
+		return fmt.Errorf("mcpb: %w", err)
+	}
 	dest := filepath.Join(dir, b.SHA256)
 	if _, err := os.Stat(filepath.Join(dest, "manifest.json")); err != nil {
 		data, err := download(ctx, hc, b.URL)
@@ -162,6 +165,20 @@ func (p *Plan) FetchBundle(ctx context.Context, hc *http.Client, dir string, loo
 	}
 	if bad != nil {
 		return bad
+	}
+	// What the manifest runs is checked as a package's runtime is: node's
+	// options before the script, the environment's names (refuse.go).
+	err = checkRuntimeArgs(runtimeOf(p.Command), "mcp_config.args", p.Args, "", p.allow)
+	if err == nil {
+		err = p.checkEnv()
+	}
+	if err != nil {
+		p.Command, p.Args = "", nil
+		return fmt.Errorf("mcpb: manifest.json: %w", err)
+	}
+	if err := unusedAllow(p.allow, append([]string{p.Command}, p.Args...)); err != nil {
+		p.Command, p.Args = "", nil
+		return err
 	}
 	for _, r := range sortedKeys(refs) {
 		if _, ok := lookupEnv(r); !ok && !slices.Contains(p.Needs, r) {

@@ -36,6 +36,9 @@ type Plan struct {
 	MissingKeyring []string
 
 	keyringService string
+	// allow are the --allow-args values, and whether each let a refusal
+	// through (refuse.go).
+	allow map[string]bool
 }
 
 // Var is one env: or headers: value: a literal, or ${VAR} references.
@@ -56,6 +59,9 @@ type Choice struct {
 	// referenced in: ${keyring:SERVICE/NAME} (internal/secrets) instead of
 	// ${NAME} from the environment.
 	Keyring string
+	// AllowArgs are runtime arguments the person lets through, each named
+	// exactly as its refusal prints it (--allow-args; refuse.go).
+	AllowArgs []string
 }
 
 // Runnable are the package types Plan turns into a command (mcpb through
@@ -67,7 +73,11 @@ var templateVar = regexp.MustCompile(`\{([a-zA-Z_][a-zA-Z0-9_]*)\}`)
 // PlanFor maps s to a provider entry. lookupEnv says which referenced
 // variables are set (they are never read into the plan).
 func PlanFor(s *Server, ch Choice, lookupEnv func(string) (string, bool)) (*Plan, error) {
-	p := &Plan{Name: s.Name, Version: s.Version, Description: s.Description, keyringService: ch.Keyring}
+	allow, err := ParseAllowArgs(ch.AllowArgs)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Name: s.Name, Version: s.Version, Description: s.Description, keyringService: ch.Keyring, allow: allow}
 	if s.Title != "" && p.Description == "" {
 		p.Description = s.Title
 	}
@@ -112,6 +122,14 @@ func PlanFor(s *Server, ch Choice, lookupEnv func(string) (string, bool)) (*Plan
 	} else if err := p.pkg(pkg, refs); err != nil {
 		return nil, err
 	}
+	if err := p.checkEnv(); err != nil {
+		return nil, err
+	}
+	if p.Bundle == nil { // a bundle's manifest is checked once fetched (FetchBundle)
+		if err := unusedAllow(p.allow, append([]string{p.Command}, p.Args...)); err != nil {
+			return nil, err
+		}
+	}
 	for _, v := range sortedKeys(refs) {
 		if _, ok := lookupEnv(v); !ok {
 			p.Needs = append(p.Needs, v)
@@ -133,6 +151,7 @@ func (p *Plan) pkg(pk *Package, refs map[string]bool) error {
 	if err != nil {
 		return fmt.Errorf("%s: runtimeArguments: %w", at, err)
 	}
+	runtimeArgs := rt
 	pa, err := p.args(pk.PackageArguments, refs)
 	if err != nil {
 		return fmt.Errorf("%s: packageArguments: %w", at, err)
@@ -140,6 +159,14 @@ func (p *Plan) pkg(pk *Package, refs map[string]bool) error {
 	for _, kv := range pk.Env {
 		if v, ok := p.value(kv, refs); ok {
 			p.Env = append(p.Env, v)
+		}
+	}
+	// The runtime's own options (before the package) must not change what
+	// is fetched or run (refuse.go); a bare value there would be run in
+	// the package's place.
+	if rt, ok := runtimeFor[pk.RegistryType]; ok {
+		if err := checkRuntimeArgs(rt, "runtimeArguments", runtimeArgs, "npx, uvx, docker and dnx take a bare value before the package as the package (or image) to run in its place", p.allow); err != nil {
+			return fmt.Errorf("%s: %w", at, err)
 		}
 	}
 	switch pk.RegistryType {
@@ -195,10 +222,51 @@ func (p *Plan) pkg(pk *Package, refs map[string]bool) error {
 	return nil
 }
 
+// runtimeFor is the command each package type runs (its options are
+// RuntimeArgRules').
+var runtimeFor = map[string]string{"npm": "npx", "pypi": "uvx", "oci": "docker", "nuget": "dnx"}
+
+// checkEnv refuses environment names that load code or change what the
+// runtime fetches (refuse.go): --allow-args does not let them through.
+func (p *Plan) checkEnv() error {
+	for _, v := range p.Env {
+		if why := RefusedEnv(v.Key); why != "" {
+			return fmt.Errorf("%s@%s: %w", p.Name, p.Version, &RefusedArg{Arg: v.Key, Where: "environmentVariables", Why: why +
+				"; a registry entry may not set it (set it in the entry yourself, after adding it, if you trust it)"})
+		}
+	}
+	return nil
+}
+
+// unsetVar stands for a URL variable the person supplies (probeURL).
+const unsetVar = "agent-tools-unset-variable"
+
+// probeURL is the remote's URL with its variables' values or defaults,
+// and unsetVar for the others: what CheckRemoteURL looks at.
+func probeURL(tmpl string, vars map[string]Input) string {
+	return templateVar.ReplaceAllStringFunc(tmpl, func(m string) string {
+		in := vars[m[1:len(m)-1]]
+		switch {
+		case in.Value != "":
+			return in.Value
+		case in.Default != "":
+			return in.Default
+		}
+		return unsetVar
+	})
+}
+
 func (p *Plan) remote(r *Transport, refs map[string]bool) error {
 	u, err := fill(r.URL, r.Variables, refs, nil)
 	if err != nil {
 		return fmt.Errorf("%s@%s: remote url: %w", p.Name, p.Version, err)
+	}
+	// Plain http and link-local or metadata hosts are refused; a scheme or
+	// host the person supplies (a variable without a default) is theirs.
+	if probe := probeURL(r.URL, r.Variables); !strings.Contains(probe[:min(len(probe), schemeHostEnd(probe))], unsetVar) {
+		if err := CheckRemoteURL(probe); err != nil {
+			return fmt.Errorf("%s@%s: remote url: %w", p.Name, p.Version, err)
+		}
 	}
 	p.URL = u
 	for _, h := range r.Headers {
@@ -211,6 +279,19 @@ func (p *Plan) remote(r *Transport, refs map[string]bool) error {
 		p.Notes = append(p.Notes, "the server speaks the older HTTP+SSE transport")
 	}
 	return nil
+}
+
+// schemeHostEnd is where a URL's scheme and host end (its path, query or
+// fragment starts).
+func schemeHostEnd(u string) int {
+	start := 0
+	if i := strings.Index(u, "://"); i >= 0 {
+		start = i + 3
+	}
+	if j := strings.IndexAny(u[start:], "/?#"); j >= 0 {
+		return start + j
+	}
+	return len(u)
 }
 
 // value maps an environment variable or header to a value with

@@ -22,10 +22,17 @@ func TestPlanFor(t *testing.T) {
 		err     string
 	}{
 		{name: "npm", doc: everything, command: "npx", args: []string{"-y", "@modelcontextprotocol/server-everything@2026.8.31"}},
-		{name: "pypi with args",
+		{name: "pypi with args", choice: Choice{AllowArgs: []string{"--python=3.12"}},
 			doc: `{"name":"a.b/c","description":"d","version":"1.0.6","packages":[{"registryType":"pypi","identifier":"time-mcp-pypi","version":"1.0.6","transport":{"type":"stdio"},
 				"runtimeArguments":[{"type":"named","name":"--python","value":"3.12"}],"packageArguments":[{"type":"positional","valueHint":"root_dir"},{"type":"named","name":"--verbose"}]}]}`,
 			command: "uvx", args: []string{"--python=3.12", "time-mcp-pypi==1.0.6", "${ROOT_DIR}"}, needs: []string{"ROOT_DIR"}},
+		{name: "pypi --python refused unless allowed",
+			doc: `{"name":"a.b/c","description":"d","version":"1.0.6","packages":[{"registryType":"pypi","identifier":"time-mcp-pypi","version":"1.0.6","transport":{"type":"stdio"},
+				"runtimeArguments":[{"type":"named","name":"--python","value":"3.12"}]}]}`,
+			err: `runtimeArguments "--python=3.12" for uvx: refused: it picks the interpreter that runs the package (a path runs any program); if you trust it, add again with --allow-args=--python=3.12`},
+		{name: "npm harmless runtime option", doc: `{"name":"a.b/c","description":"d","version":"1","packages":[{"registryType":"npm","identifier":"p","version":"1","transport":{"type":"stdio"},
+				"runtimeArguments":[{"type":"positional","value":"--prefer-offline"}]}]}`,
+			command: "npx", args: []string{"-y", "--prefer-offline", "p@1"}},
 		{name: "oci with env",
 			doc: `{"name":"a.b/c","description":"d","version":"1.7.2","packages":[{"registryType":"oci","identifier":"docker.io/x/y:1.7.2","transport":{"type":"stdio"},
 				"environmentVariables":[{"name":"API_KEY","isSecret":true,"isRequired":true},{"name":"LEVEL","default":"info"},{"name":"SET_ME","isRequired":true},{"name":"OPT"}]}]}`,

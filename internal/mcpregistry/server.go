@@ -310,6 +310,8 @@ func checkVersion(v string) string {
 		return "missing"
 	case len(v) > 255:
 		return "longer than 255 characters"
+	case strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return fmt.Sprintf("%q holds a space or a control character", clip(v))
 	case strings.EqualFold(v, "latest"):
 		return `"latest" is not a version (pin an exact one)`
 	case rangeVersion.MatchString(v):

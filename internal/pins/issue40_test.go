@@ -170,7 +170,7 @@ func TestDiffIsCanonicalAndLineLevel(t *testing.T) {
 // The shared store unreachable: listing says so instead of "no pins".
 func TestListErrWhenTheSharedStoreIsDown(t *testing.T) {
 	s, _ := Open("", Warn, nil)
-	s.Share(downStore{})
+	s.Share(state.NewSigned(downStore{}, nil, nil))
 	if _, err := s.ListErr(); err == nil || !strings.Contains(err.Error(), "shared state") {
 		t.Fatalf("err = %v", err)
 	}

@@ -155,7 +155,7 @@ type Store struct {
 	approvals uint64
 	stamp     state.Stamp
 	checked   time.Time // last re-read of the file or shared record (throttled)
-	shared    state.Store
+	shared    *state.Signed
 	onChange  []func(Change)
 
 	// gen mirrors approvals for Generation while a watcher keeps the store
@@ -240,7 +240,11 @@ func (s *Store) SetQuarantined(providers []string) {
 }
 
 // Share keeps the pins in st instead of the file (replicas with Redis).
-func (s *Store) Share(st state.Store) {
+// The record is sealed with the cluster key (st is a state.Signed): a
+// record that does not verify — a plain SET by anyone who can write to
+// Redis — is refused, logged, and treated as absent (this process keeps
+// the pins it has), so writing to Redis approves no definition.
+func (s *Store) Share(st *state.Signed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_ = s.materializeLocked() // the file's pins whole, until the shared record replaces them

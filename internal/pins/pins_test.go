@@ -135,7 +135,7 @@ func TestAnotherProviderTakingTheNameIsPinnedAfresh(t *testing.T) {
 }
 
 func TestShared(t *testing.T) {
-	st := state.NewMemory()
+	st := state.NewSigned(state.NewMemory(), nil, nil)
 	a, _ := Open("", Quarantine, nil)
 	a.Share(st)
 	b, _ := Open("", Quarantine, nil)
@@ -281,10 +281,11 @@ func (c *countingStore) Get(ctx context.Context, key string) ([]byte, error) {
 // still reaches this one within the watcher's interval.
 func TestWatchKeepsTheCallPathOffTheSharedStore(t *testing.T) {
 	st := &countingStore{Store: state.NewMemory()}
+	signed := state.NewSigned(st, nil, nil)
 	a, _ := Open("", Quarantine, nil)
-	a.Share(st)
+	a.Share(signed)
 	b, _ := Open("", Quarantine, nil)
-	b.Share(st)
+	b.Share(signed)
 	a.Observe([]catalog.Tool{tool("get", "Get.")})
 	b.Observe([]catalog.Tool{tool("get", "Changed.")})
 	ctx, cancel := context.WithCancel(context.Background())

@@ -132,7 +132,7 @@ func TestHumanApprovalWhateverTheMode(t *testing.T) {
 
 type allowAll struct{ remembered int }
 
-func (*allowAll) Allowed(catalog.Tool, string) bool { return true }
-func (a *allowAll) Remember(catalog.Tool, string, policy.Approval) {
+func (*allowAll) Allowed(catalog.Tool, pipeline.DecisionScope) bool { return true }
+func (a *allowAll) Remember(catalog.Tool, pipeline.DecisionScope, policy.Approval) {
 	a.remembered++
 }

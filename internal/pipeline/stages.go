@@ -49,7 +49,7 @@ func Policy(tokens *policy.Tokens, decisions Decisions) Middleware {
 			if req.Confirmed {
 				return withDecision(next(ctx, req), "confirmed")
 			}
-			if decisions != nil && decisions.Allowed(req.Resolved, sessionScope(req)) {
+			if decisions != nil && decisions.Allowed(req.Resolved, decisionScope(req)) {
 				req.Confirmed = true
 				return withDecision(next(ctx, req), "remembered")
 			}
@@ -64,17 +64,6 @@ func Policy(tokens *policy.Tokens, decisions Decisions) Middleware {
 			return withDecision(next(ctx, req), "confirmed")
 		}
 	}
-}
-
-// sessionScope is what a "for this session" decision is remembered under:
-// the caller's identity and session together, so that one person's
-// decision never confirms another's call, and "" when there is no session
-// (stateless HTTP), where nothing is remembered for a session.
-func sessionScope(req *Request) string {
-	if req.Session == "" {
-		return ""
-	}
-	return req.Identity + "\x00" + req.Session
 }
 
 // scriptToken takes the token out of a script call's
@@ -128,9 +117,16 @@ func confirmByHuman(ctx context.Context, req *Request, reason string) (*toolerr.
 			"This call needs a person's approval and this client cannot ask one; call again without the part that needs it, or tell the user what you wanted to do.",
 			"%q needs a person's approval: %s", req.Resolved.Canonical, reason).With("reason", reason), "denied"
 	}
-	answer, err := ask(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
+	wctx, done := personWait(ctx) // ends at once when the server begins to shut down
+	if stopped(wctx) {
+		return shuttingDown(req).With("reason", reason), "shutting_down"
+	}
+	answer, err := ask(wctx, fmt.Sprintf("Allow the agent to run %s with arguments %s? %s",
 		req.Resolved.Canonical, text.Clip(string(req.Args), 500), reason))
+	done()
 	switch {
+	case err != nil && stopped(wctx):
+		return shuttingDown(req).With("reason", reason), "shutting_down"
 	case err != nil:
 		return toolerr.New(toolerr.Denied, "Ask the user to approve the call in their client, then retry.",
 			"could not ask for approval: %v", err).With("reason", reason), "denied"
@@ -149,12 +145,19 @@ func confirm(ctx context.Context, mode policy.ConfirmMode, tokens *policy.Tokens
 		ask = req.AskPerson // the console's queue: a rule's confirm: human waits there as the global one does
 	}
 	if ask != nil {
-		answer, err := ask(ctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
+		wctx, done := personWait(ctx) // ends at once when the server begins to shut down
+		if stopped(wctx) {
+			return shuttingDown(req), "shutting_down"
+		}
+		answer, err := ask(wctx, fmt.Sprintf("Allow the agent to run %s with arguments %s?",
 			req.Resolved.Canonical, text.Clip(string(req.Args), 500)))
+		done()
 		switch {
+		case err != nil && stopped(wctx):
+			return shuttingDown(req), "shutting_down"
 		case err == nil && answer.Approved():
 			if decisions != nil {
-				decisions.Remember(req.Resolved, sessionScope(req), answer) // "for this session", "always"
+				decisions.Remember(req.Resolved, decisionScope(req), answer) // "for this session", "always": for this caller
 			}
 			return nil, ""
 		case err == nil:

@@ -160,7 +160,8 @@ func TestValidateReportsProblems(t *testing.T) {
 	for _, p := range ps {
 		paths = append(paths, p.Path)
 	}
-	if !slices.Contains(paths, "/n") || !strings.Contains(resp.Err.Message, `arguments for "read" do not match its schema`) {
+	// The tool as it was called (issue 49, item 6: git_log, not log).
+	if !slices.Contains(paths, "/n") || !strings.Contains(resp.Err.Message, `arguments for "svc_read" do not match its schema`) {
 		t.Errorf("problems = %+v, message %q", ps, resp.Err.Message)
 	}
 	for _, tc := range []struct{ args, kind string }{{`[]`, "an array"}, {`"s"`, "a string"}, {`true`, "a boolean"}, {`1`, "a number"}} {

@@ -243,9 +243,15 @@ func invalidArgs(req *Request, ps []Problem) *toolerr.Error {
 			msgs[i] = p.Path + ": " + p.Message
 		}
 	}
+	// The tool as the caller named it (git_log from the command line, log
+	// through agent_tools_git_call), not always the provider's own name.
+	name := req.Tool
+	if name == "" {
+		name = req.Resolved.Name
+	}
 	e := toolerr.New(toolerr.InvalidArguments,
 		"Fix the listed arguments to match expected_schema and call again; do not repeat the same arguments.",
-		"arguments for %q do not match its schema: %s", req.Resolved.Name, strings.Join(msgs, "; ")).
+		"arguments for %q do not match its schema: %s", clipName(name), strings.Join(msgs, "; ")).
 		With("problems", ps).
 		With("expected_schema", req.Resolved.InputSchema)
 	return e

@@ -6,6 +6,9 @@ package status
 
 import (
 	"errors"
+	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/agent-tools/agent-tools/internal/provider"
@@ -16,8 +19,8 @@ import (
 type Status struct {
 	Version    string          `json:"version"`
 	Mode       string          `json:"mode"`
-	Config     string          `json:"config"`
-	ProjectDir string          `json:"projectDir"`
+	Config     string          `json:"config,omitempty"`     // its path: not in ForModel
+	ProjectDir string          `json:"projectDir,omitempty"` // not in ForModel
 	Providers  []ProviderState `json:"providers"`
 	// Problems are the doctor lines that are not "ok".
 	Problems []provider.Diagnostic `json:"problems"`
@@ -124,3 +127,85 @@ var (
 	// starts it).
 	ErrDisabled = errors.New("provider is disabled")
 )
+
+// ForModel is s as the runtime_status tool reports it to a model, and to
+// the scripts a model runs: without the config's path or the project's,
+// and with the paths its messages name written relative to places the
+// model needs no address for ("<config>", "<config dir>/…", "<project>/…",
+// "~/…"). Where the user keeps their files is not the model's to know, nor
+// a read-only script's to go looking in. home is the user's home directory
+// ("" = none). Doctor, the CLI and the console read s itself.
+func (s Status) ForModel(home string) Status {
+	var places [][2]string // path, what stands for it
+	add := func(path, name string) {
+		if path == "" {
+			return
+		}
+		path = filepath.Clean(path)
+		if path == string(filepath.Separator) || path == "." {
+			return // "/" is in every path: nothing to hide
+		}
+		places = append(places, [2]string{path, name})
+	}
+	add(s.Config, "<config>")
+	add(s.ProjectDir, "<project>") // before the config's directory: usually the same one
+	if s.Config != "" {
+		add(filepath.Dir(s.Config), "<config dir>")
+	}
+	add(home, "~")
+	sort.SliceStable(places, func(i, j int) bool { return len(places[i][0]) > len(places[j][0]) }) // the closest place first
+	hide := func(text string) string { return hidePaths(text, places) }
+
+	out := s
+	out.Config, out.ProjectDir = "", ""
+	out.Providers = make([]ProviderState, len(s.Providers))
+	for i, p := range s.Providers {
+		p.Error, p.Unavailable, p.Reason, p.LastError = hide(p.Error), hide(p.Unavailable), hide(p.Reason), hide(p.LastError)
+		out.Providers[i] = p
+	}
+	if s.Problems != nil {
+		out.Problems = make([]provider.Diagnostic, len(s.Problems))
+		for i, d := range s.Problems {
+			d.Item, d.Reason = hide(d.Item), hide(d.Reason)
+			out.Problems[i] = d
+		}
+	}
+	return out
+}
+
+// hidePaths writes each of places' paths in text as its name: where a path
+// (or a path under it) begins, at a position that is not inside a longer
+// name ("/home/u/proj" is not in "/home/u/project2").
+func hidePaths(text string, places [][2]string) string {
+	if text == "" {
+		return text
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); {
+		matched := false
+		for _, pl := range places {
+			if strings.HasPrefix(text[i:], pl[0]) && endsName(text, i+len(pl[0])) && (i == 0 || !nameByte(text[i-1])) {
+				b.WriteString(pl[1])
+				i += len(pl[0])
+				matched = true
+				break
+			}
+		}
+		if !matched {
+			b.WriteByte(text[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+// endsName reports whether a path ending at text[i] is whole there: the
+// text ends, or a separator or a character no file name would end on follows.
+func endsName(text string, i int) bool {
+	return i >= len(text) || !nameByte(text[i]) || text[i] == '.' && (i+1 >= len(text) || !nameByte(text[i+1]))
+}
+
+// nameByte reports whether c may continue a file name (a path goes on).
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c >= 0x80
+}

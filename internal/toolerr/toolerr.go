@@ -24,6 +24,7 @@ const (
 	ProviderNeedsLogin   Code = "PROVIDER_NEEDS_LOGIN" // an upstream waits for a person's login (agent-tools auth login)
 	RepeatedFailure      Code = "REPEATED_FAILURE"
 	Cancelled            Code = "CANCELLED"
+	ShuttingDown         Code = "SHUTTING_DOWN" // the server began to shut down before the call ran: retry after it restarts
 	UnknownSkill         Code = "UNKNOWN_SKILL"
 )
 

@@ -72,6 +72,9 @@ type HTTPOptions struct {
 	AllowedHosts []string
 	// BodyLimit is the largest request body in bytes (0 = DefaultBodyLimit).
 	BodyLimit int64
+	// BodyTimeout is how long a request body may take to arrive, whole
+	// (0 = DefaultBodyTimeout; http_body.go).
+	BodyTimeout time.Duration
 	// RatePerSecond and RateBurst bound requests per caller: per token (its
 	// identity, never the token), or per client address when there is no
 	// auth and the server is not loopback-only. RatePerSecond 0 is the
@@ -136,6 +139,9 @@ func NewHTTP(o HTTPOptions) (*HTTP, error) {
 	}
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = DefaultBodyLimit
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
 	}
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = DefaultShutdownGrace
@@ -228,8 +234,12 @@ func (h *HTTP) serveMCP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusServiceUnavailable, "server is shutting down")
 			return
 		}
+		msg, ok := h.screenBody(w, r) // http_body.go: what the SDK would answer wrongly, or never
+		if !ok {
+			return
+		}
 		if !perRequest {
-			ok, pr := h.sessionRequired(w, r) // http_session.go
+			ok, pr := h.sessionRequired(w, r, msg) // http_session.go
 			if !ok {
 				return
 			}
@@ -340,6 +350,7 @@ func (h *HTTP) route(name string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := h.opts.Now()
 		rec := &recorder{ResponseWriter: w}
+		withBodyDeadline(rec, r, h.opts.BodyTimeout) // http_body.go
 		ctx, info := withRequestInfo(r.Context())
 		next.ServeHTTP(rec, r.WithContext(ctx))
 		code := rec.status()

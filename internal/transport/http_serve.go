@@ -14,19 +14,26 @@ import (
 
 // Drain tracks the tool calls in flight so that shutdown can wait for them,
 // then cancel the rest (their contexts end, and the process-running
-// providers kill the process trees). Put Middleware in the pipeline.
+// providers kill the process trees). A call still waiting for a person's
+// approval is not among those the grace is for: StopWaiting ends it at
+// once (SHUTTING_DOWN, nothing ran). Put Middleware in the pipeline, before
+// Policy.
 type Drain struct {
 	mu     sync.Mutex
 	n      int
 	idle   chan struct{} // closed when n drops to 0; nil while n == 0
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stopping ends when shutdown begins (pipeline.WithStopping).
+	stopping  context.Context
+	stopWaits context.CancelFunc
 }
 
 // NewDrain returns a Drain with nothing in flight.
 func NewDrain() *Drain {
 	d := &Drain{}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
+	d.stopping, d.stopWaits = context.WithCancel(context.Background())
 	return d
 }
 
@@ -53,7 +60,7 @@ func (d *Drain) Middleware() pipeline.Middleware {
 			defer cancel()
 			stop := context.AfterFunc(d.ctx, cancel)
 			defer stop()
-			return next(ctx, req)
+			return next(pipeline.WithStopping(ctx, d.stopping), req)
 		}
 	}
 }
@@ -83,8 +90,16 @@ func (d *Drain) Wait(ctx context.Context) bool {
 	}
 }
 
+// StopWaiting ends, at once, every call waiting for a person's approval,
+// and every later wait: they fail with SHUTTING_DOWN, having run nothing.
+// Calls running are left to finish (Wait, then Cancel).
+func (d *Drain) StopWaiting() { d.stopWaits() }
+
 // Cancel ends every call in flight and every later one.
-func (d *Drain) Cancel() { d.cancel() }
+func (d *Drain) Cancel() {
+	d.stopWaits()
+	d.cancel()
+}
 
 // Serve serves on ln until ctx ends, then shuts down gracefully: it stops
 // accepting connections and new sessions (readyz turns 503), lets in-flight
@@ -127,6 +142,12 @@ func (h *HTTP) shutdown(srv *http.Server) {
 	}()
 	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownGrace)
 	defer cancel()
+	if d := h.opts.Drain; d != nil {
+		// Nothing runs yet for a call waiting for a person: it ends now
+		// (SHUTTING_DOWN) rather than hold the grace, which is for calls
+		// running.
+		d.StopWaiting()
+	}
 	finished := true
 	busy := h.inPosts.Load() > 0 || (h.opts.Drain != nil && h.opts.Drain.InFlight() > 0)
 	if d := h.opts.Drain; d != nil {

@@ -1,15 +1,11 @@
 package transport
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/agent-tools/agent-tools/internal/jsonrpcwire"
 )
 
 // PerRequestVersion is the first MCP protocol version without sessions
@@ -48,26 +44,11 @@ func (h *HTTP) perRequest(r *http.Request) bool {
 // whether the request may go on, and whether it goes on as a per-request
 // one: a request whose _meta names its protocol version speaks the
 // per-request protocol even when its header is missing or disagrees (the
-// per-request handler then gives the protocol's own error for that). The
-// body it read is put back.
-func (h *HTTP) sessionRequired(w http.ResponseWriter, r *http.Request) (ok, perRequest bool) {
+// per-request handler then gives the protocol's own error for that). msg
+// is the body's one message (screenBody; nil: a batch, or not a message,
+// the SDK's to judge).
+func (h *HTTP) sessionRequired(w http.ResponseWriter, r *http.Request, msg jsonrpc.Message) (ok, perRequest bool) {
 	if h.opts.Stateless || r.Header.Get("Mcp-Session-Id") != "" {
-		return true, false
-	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, h.opts.BodyLimit+1))
-	r.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-	if err != nil {
-		return true, false // the SDK reports the broken body
-	}
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return true, false // empty, a batch or not JSON: the SDK's to judge
-	}
-	msg, err := jsonrpcwire.Decode(trimmed) // as jsonrpc.DecodeMessage, without its two 32 KiB buffers
-	if err != nil {
 		return true, false
 	}
 	req, isReq := msg.(*jsonrpc.Request)

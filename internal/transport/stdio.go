@@ -523,8 +523,11 @@ func screenLine(line []byte, reply io.Writer) (in inbound, ok bool) {
 				}
 				msg = "invalid request: an empty batch"
 			}
-		} else if m, err := jsonrpcwire.Decode(trimmed); err == nil {
+		} else if m, err := jsonrpcwire.DecodeStrict(trimmed); err == nil {
 			return inbound{msgs: []jsonrpc.Message{m}}, true
+		} else if inv, ok := err.(*jsonrpcwire.Invalid); ok { // the SDK would answer it wrongly, or never
+			_, _ = reply.Write(append(encodeError(inv.ID, jsonrpc.CodeInvalidRequest, inv.Error()), '\n'))
+			return inbound{}, false
 		}
 	}
 	// A write error shows again on the SDK's next Write, which ends the session.
@@ -537,7 +540,11 @@ func screenLine(line []byte, reply io.Writer) (in inbound, ok bool) {
 func decodeBatch(raw []json.RawMessage) *batchIn {
 	b := &batchIn{elems: make([]batchElem, len(raw))}
 	for i, r := range raw {
-		m, err := jsonrpcwire.Decode(r)
+		m, err := jsonrpcwire.DecodeStrict(r)
+		if inv, ok := err.(*jsonrpcwire.Invalid); ok {
+			b.elems[i].invalid = &jsonrpc.Response{ID: inv.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: inv.Error()}}
+			continue
+		}
 		if err != nil {
 			b.elems[i].invalid = &jsonrpc.Response{ID: idOf(r), Error: &jsonrpc.Error{
 				Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: the batch element is not a JSON-RPC 2.0 message"}}
@@ -554,15 +561,10 @@ func idOf(data []byte) jsonrpc.ID {
 	var f struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if json.Unmarshal(data, &f) != nil || len(f.ID) == 0 {
+	if json.Unmarshal(data, &f) != nil {
 		return jsonrpc.ID{}
 	}
-	var v any
-	if json.Unmarshal(f.ID, &v) != nil {
-		return jsonrpc.ID{}
-	}
-	id, _ := jsonrpc.MakeID(v)
-	return id
+	return jsonrpcwire.ExactID(f.ID) // not one the SDK would mangle (1.5e308)
 }
 
 // trimJSONSpace trims what JSON counts as white space (and the SDK's

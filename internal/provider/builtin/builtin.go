@@ -35,12 +35,17 @@ type Options struct {
 	Runner jsrun.Runner
 	// Code bounds the tool calls a script makes through `tools` (code mode).
 	Code CodeOptions
+	// Slots bound the scripts running at once, in sum and per caller
+	// identity (nil: the provider's own, with Code's caps; Build passes
+	// the process's, jsrun.ServerSlots, so that a reload shares them).
+	Slots *jsrun.Slots
 }
 
 // Provider serves the built-in tools.
 type Provider struct {
 	opts  Options
 	tools []catalog.Tool
+	slots *jsrun.Slots
 }
 
 var (
@@ -50,7 +55,11 @@ var (
 
 // New returns the built-in provider.
 func New(o Options) *Provider {
-	return &Provider{opts: o, tools: []catalog.Tool{
+	slots := o.Slots
+	if slots == nil {
+		slots = jsrun.NewSlots(o.Code.caps())
+	}
+	return &Provider{opts: o, slots: slots, tools: []catalog.Tool{
 		javaScriptTool(o),
 		{
 			Provider:    ID,

@@ -42,6 +42,15 @@ type CodeOptions struct {
 	Memory int64
 	// CPU bounds a script's processor time (0: jsrun.DefaultCPU).
 	CPU time.Duration
+	// MaxConcurrent bounds the scripts running at once in sum, whoever
+	// asks (0: jsrun.DefaultTotal()); MaxPerIdentity bounds one caller
+	// identity's (0: jsrun.DefaultPerIdentity). A script over either waits
+	// up to QueueWait for a slot (0: jsrun.DefaultWait; negative: not at
+	// all), then is refused with retry_after_ms. Build applies them to
+	// the process's slots (jsrun.ServerSlots); New without Options.Slots
+	// makes the provider its own.
+	MaxConcurrent, MaxPerIdentity int
+	QueueWait                     time.Duration
 }
 
 func (o CodeOptions) withDefaults() CodeOptions {
@@ -61,6 +70,11 @@ func (o CodeOptions) withDefaults() CodeOptions {
 		o.CPU = jsrun.DefaultCPU
 	}
 	return o
+}
+
+// caps are the script slots' caps.
+func (o CodeOptions) caps() jsrun.Caps {
+	return jsrun.Caps{Total: o.MaxConcurrent, PerIdentity: o.MaxPerIdentity, Wait: o.QueueWait}
 }
 
 // ToolInfo is what tools.search and tools.describe tell a script of a tool.

@@ -71,7 +71,8 @@ func javaScriptTool(o Options) catalog.Tool {
 		// No side effects by construction: the sandbox reaches nothing outside itself.
 		ReadOnly: true,
 		// The watchdog ends every run first; this only keeps the pipeline's
-		// default deadline from cutting a run short.
+		// default deadline from cutting a run short. (A run that queued
+		// for its slot has the rest: jsrun stops it at the call's deadline.)
 		Timeout: l.Timeout + 2*jsrun.Grace,
 	}
 }
@@ -101,6 +102,11 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage, h
 	if timeout > 0 {
 		sc.Limits.Timeout = timeout
 	}
+	release, err := p.admit(ctx, sc.Limits.Timeout)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var (
 		host jsrun.HostFunc
 		srv  *scriptServer
@@ -168,6 +174,29 @@ func (p *Provider) executeJavaScript(ctx context.Context, raw json.RawMessage, h
 		details["truncated"] = je.Truncated
 	}
 	return &provider.Result{Text: je.Error(), IsError: true, Details: details}, nil
+}
+
+// admit takes the script's slot (Options.Slots): the caller's identity is
+// the call's user (provider.CallerFrom: the bearer token's or the JWT's
+// identity over HTTP; "" is this process's one local user, on stdio or
+// HTTP without auth). Over a cap, PROVIDER_UNAVAILABLE with retry_after_ms
+// and which cap; ctx's error when the call ended while it waited.
+func (p *Provider) admit(ctx context.Context, timeout time.Duration) (func(), error) {
+	release, err := p.slots.Acquire(ctx, provider.CallerFrom(ctx).User, timeout+2*jsrun.Grace)
+	var b *jsrun.Busy
+	if !errors.As(err, &b) {
+		return release, err
+	}
+	key, whose := "code.maxConcurrent", "on this server"
+	if b.Cap == jsrun.CapPerIdentity {
+		key, whose = "code.maxPerIdentity", "for this caller"
+	}
+	retry := (b.RetryAfter + 99*time.Millisecond).Truncate(100 * time.Millisecond)
+	return nil, toolerr.New(toolerr.ProviderUnavailable,
+		fmt.Sprintf("Too many scripts are running %s. Retry in %s, or do the work in fewer scripts: one script can make several tool calls (Promise.all).", whose, retry),
+		"%s: %d scripts are already running %s, the most at once (%s: %d); waited %s for one to end",
+		JavaScriptTool, b.Running, whose, key, b.Limit, b.Waited.Round(time.Millisecond)).
+		With("retry_after_ms", retry.Milliseconds()).With("cap", b.Cap).With("limit", b.Limit)
 }
 
 func jsErrorDetails(je *jsrun.Error) map[string]any {

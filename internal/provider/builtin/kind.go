@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/agent-tools/agent-tools/internal/config"
+	"github.com/agent-tools/agent-tools/internal/jsrun"
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
@@ -26,8 +27,14 @@ func Build(_ provider.Header, s config.Spec, deps provider.Deps) (provider.Provi
 	if !ok {
 		return nil, fmt.Errorf("provider %q: not the code: section", ID)
 	}
-	return New(Options{Status: deps.Status, Code: CodeOptions{
+	o := CodeOptions{
 		AllowMutations: c.AllowMutations, MaxCalls: c.MaxCalls, Concurrency: c.Concurrency,
 		Timeout: c.Timeout.Duration, Memory: c.Memory, CPU: c.CPU.Duration,
-	}}), nil
+		MaxConcurrent: c.MaxConcurrent, MaxPerIdentity: c.MaxPerIdentity,
+	}
+	// One set of slots for the process: a reload's provider takes over the
+	// caps while the scripts of the one it replaces still hold theirs.
+	slots := jsrun.ServerSlots()
+	slots.SetCaps(o.caps())
+	return New(Options{Status: deps.Status, Code: o, Slots: slots}), nil
 }
