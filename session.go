@@ -134,6 +134,7 @@ const (
 	CodeRepeatedFailure      = "REPEATED_FAILURE"
 	CodeCancelled            = "CANCELLED"
 	CodeUnknownSkill         = "UNKNOWN_SKILL"
+	CodeResultBlocked        = "RESULT_BLOCKED"
 )
 
 // ToolError is a call that failed, as the agent would read it over MCP:

@@ -29,6 +29,10 @@
 // and capabilities) — the "per-request" line, with its ratio to the session
 // path (--per-request=false leaves it out).
 //
+// With --progressive a second runtime in progressive mode is called too,
+// through its provider's call meta-tool ({toolName, arguments}), and its
+// p50 is given over the flat runtime's (goal at most 1.05).
+//
 // Goals: runtime/direct at most 2.0 over HTTP and 2.2 over stdio (p50), and
 // runtime/floor at most 1.10 (p50; docs/measured.md).
 package main
@@ -92,8 +96,15 @@ type result struct {
 	PerRequest               *stats  `json:"per_request,omitempty"`
 	PerRequestOverSessionP50 float64 `json:"per_request_over_session_p50,omitempty"`
 	PerRequestOverSessionP99 float64 `json:"per_request_over_session_p99,omitempty"`
-	Goal                     float64 `json:"goal"`
-	Pass                     bool    `json:"pass"`
+	// Progressive is the same upstream tool called through a second
+	// runtime in progressive mode (its provider's call meta-tool:
+	// {toolName, arguments}), interleaved with the others (--progressive);
+	// ProgressiveOverFlat is its p50 and p99 over the flat runtime's.
+	Progressive            *stats  `json:"progressive,omitempty"`
+	ProgressiveOverFlatP50 float64 `json:"progressive_over_flat_p50,omitempty"`
+	ProgressiveOverFlatP99 float64 `json:"progressive_over_flat_p99,omitempty"`
+	Goal                   float64 `json:"goal"`
+	Pass                   bool    `json:"pass"`
 }
 
 type report struct {
@@ -108,10 +119,16 @@ var goals = map[string]float64{"stdio": 2.2, "http": 2.0}
 // floorGoal bounds runtime/floor at p50.
 const floorGoal = 1.10
 
+// progressiveGoal bounds progressive/flat at p50 (--progressive).
+const progressiveGoal = 1.05
+
 var only *bool
 
 // perRequest adds the runtime's 2026-07-28 path over HTTP (--per-request).
 var perRequest *bool
+
+// progressive adds a second runtime in progressive mode (--progressive).
+var progressive *bool
 
 // The protocol versions of the runtime's two HTTP paths.
 const (
@@ -132,6 +149,7 @@ func main() {
 	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
 	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (docs/http-security.md) that match every call: their per-call cost against a run without")
 	perRequest = flag.Bool("per-request", true, "over HTTP, also call the runtime at protocol 2026-07-28 (no session) beside the session path (2025-11-25)")
+	progressive = flag.Bool("progressive", false, "also call the tool through a second runtime in progressive mode (agent_tools_ev_call), beside the flat one")
 	scripts := flag.Int("scripts", 3, "local scripts in the runtime's .agents/tools (the default config serves them; 0 = local provider off)")
 	flag.Parse()
 
@@ -212,6 +230,10 @@ func printTable(w io.Writer, rep report) {
 			r.OverFloorP50, r.OverFloorP99, verdict, r.Goal, floorGoal)
 	}
 	for _, r := range rep.Results {
+		if pg := r.Progressive; pg != nil {
+			fmt.Fprintf(w, "\n%s, progressive call (agent_tools_ev_call) p50 %.0fµs p99 %.0fµs: progressive/flat %.2f× p50, %.2f× p99 (goal ≤ %.2f× p50)\n",
+				r.Transport, pg.P50US, pg.P99US, r.ProgressiveOverFlatP50, r.ProgressiveOverFlatP99, progressiveGoal)
+		}
 		if pr := r.PerRequest; pr != nil {
 			fmt.Fprintf(w, "\n%s, same /mcp: session (%s) p50 %.0fµs p99 %.0fµs; per-request (%s) p50 %.0fµs p99 %.0fµs: per-request/session %.2f× p50, %.2f× p99\n",
 				r.Transport, sessionVersion, r.Runtime.P50US, r.Runtime.P99US, perRequestVersion, pr.P50US, pr.P99US, r.PerRequestOverSessionP50, r.PerRequestOverSessionP99)
@@ -298,19 +320,35 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		local += "policy:\n  rules:\n    - identities: [\"process:*\", \"token:*\"]\n      deny: [\"*_delete_*\"]\n" +
 			"    - identities: [\"oidc:*\"]\n      deny: [\"*\"]\n    - profiles: [default]\n      deny: [\"nothing_*\"]\n"
 	}
-	cfg := "mode: flat\n" + local + "audit:\n  path: audit.jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
-	cfgPath := filepath.Join(tmp, "agent-tools.yaml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+	newRuntime := func(mode, cfgName string) (*app.App, *metrics.Metrics, error) {
+		cfg := "mode: " + mode + "\n" + local + "audit:\n  path: audit-" + mode + ".jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
+		cfgPath := filepath.Join(tmp, cfgName)
+		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+			return nil, nil, err
+		}
+		// Metrics on, as serve runs it.
+		m := metrics.New()
+		a, err := app.New(ctx, app.Options{ConfigPath: cfgPath, ProjectDir: tmp, Logger: slog.New(slog.DiscardHandler), AuditDefault: io.Discard,
+			Middleware: []pipeline.Middleware{m.Middleware()}})
+		if err != nil {
+			return nil, nil, fmt.Errorf("runtime (%s): %w", mode, err)
+		}
+		return a, m, nil
+	}
+	a, m, err := newRuntime("flat", "agent-tools.yaml")
+	if err != nil {
 		return result{}, err
 	}
-	// Metrics on, as serve runs it.
-	m := metrics.New()
-	a, err := app.New(ctx, app.Options{ConfigPath: cfgPath, ProjectDir: tmp, Logger: slog.New(slog.DiscardHandler), AuditDefault: io.Discard,
-		Middleware: []pipeline.Middleware{m.Middleware()}})
-	if err != nil {
-		return result{}, fmt.Errorf("runtime: %w", err)
-	}
 	defer a.Close()
+	var ap *app.App // the progressive runtime (--progressive)
+	var mp *metrics.Metrics
+	if *progressive && !*only {
+		if ap, mp, err = newRuntime("progressive", "agent-tools-progressive.yaml"); err != nil {
+			return result{}, err
+		}
+		defer ap.Close()
+	}
+	var viaProgressive *sdk.ClientSession
 
 	switch tr {
 	case "stdio":
@@ -318,7 +356,18 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		s2cR, s2cW, _ := os.Pipe()
 		go func() { _ = a.Facade.Server().Run(ctx, transport.Stdio(c2sR, s2cW, time.Second)) }() // ends with ctx
 		viaRuntime, err = client().Connect(ctx, &sdk.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
-		if err != nil || !withFloor {
+		if err != nil {
+			break
+		}
+		if ap != nil {
+			pc2sR, pc2sW, _ := os.Pipe()
+			ps2cR, ps2cW, _ := os.Pipe()
+			go func() { _ = ap.Facade.Server().Run(ctx, transport.Stdio(pc2sR, ps2cW, time.Second)) }() // ends with ctx
+			if viaProgressive, err = client().Connect(ctx, &sdk.IOTransport{Reader: ps2cR, Writer: pc2sW}, nil); err != nil {
+				break
+			}
+		}
+		if !withFloor {
 			break
 		}
 		fc2sR, fc2sW, _ := os.Pipe()
@@ -350,6 +399,23 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 				return result{}, fmt.Errorf("session ids: per-request %q, session %q: the two paths are not what they claim", viaPerRequest.ID(), viaRuntime.ID())
 			}
 		}
+		if ap != nil {
+			ph, perr := transport.NewHTTP(transport.HTTPOptions{Server: ap.Facade.Server(), Addr: "127.0.0.1:0", RatePerSecond: -1, Metrics: mp})
+			if perr != nil {
+				return result{}, perr
+			}
+			pln, lerr := net.Listen("tcp", "127.0.0.1:0")
+			if lerr != nil {
+				return result{}, lerr
+			}
+			psrv := &http.Server{Handler: ph}
+			go func() { _ = psrv.Serve(pln) }() // ErrServerClosed at Close
+			defer psrv.Close()
+			if viaProgressive, err = client().Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + pln.Addr().String() + transport.MCPPath},
+				&sdk.ClientSessionOptions{ProtocolVersion: sessionVersion}); err != nil {
+				break
+			}
+		}
 		if !withFloor {
 			break
 		}
@@ -375,6 +441,10 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		defer viaPerRequest.Close()
 		sessions = append(sessions, viaPerRequest)
 	}
+	if viaProgressive != nil {
+		defer viaProgressive.Close()
+		sessions = append(sessions, viaProgressive)
+	}
 
 	// Like any client, both list the tools first (the SDK then uses their
 	// definitions on every call).
@@ -385,9 +455,14 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 	}
 	text := strings.Repeat("x", payload)
 	args := map[string]any{"text": text}
+	progressiveArgs := map[string]any{"toolName": "echo", "arguments": args}
 	callOnce := func(cs *sdk.ClientSession, name string) (time.Duration, error) {
+		a := any(args)
+		if cs == viaProgressive {
+			a = progressiveArgs
+		}
 		start := time.Now()
-		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: a})
 		d := time.Since(start)
 		if err != nil {
 			return 0, err
@@ -402,7 +477,7 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		}
 		return d, nil
 	}
-	var dd, rd, fd, pd []time.Duration
+	var dd, rd, fd, pd, gd []time.Duration
 	paths := []struct {
 		what string
 		cs   *sdk.ClientSession
@@ -424,6 +499,14 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 			tool string
 			out  *[]time.Duration
 		}{"through the runtime, per request", viaPerRequest, "ev_echo", &pd})
+	}
+	if viaProgressive != nil {
+		paths = append(paths, struct {
+			what string
+			cs   *sdk.ClientSession
+			tool string
+			out  *[]time.Duration
+		}{"through the progressive runtime", viaProgressive, "agent_tools_ev_call", &gd})
 	}
 	if *only {
 		paths = paths[1:2]
@@ -459,6 +542,12 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 		r.PerRequest = &p
 		r.PerRequestOverSessionP50 = round2(p.P50US / r.Runtime.P50US)
 		r.PerRequestOverSessionP99 = round2(p.P99US / r.Runtime.P99US)
+	}
+	if viaProgressive != nil {
+		g := summarize(gd)
+		r.Progressive = &g
+		r.ProgressiveOverFlatP50 = round2(g.P50US / r.Runtime.P50US)
+		r.ProgressiveOverFlatP99 = round2(g.P99US / r.Runtime.P99US)
 	}
 	r.Pass = r.RatioP50 <= r.Goal && (r.Floor == nil || r.OverFloorP50 <= floorGoal)
 	return r, nil

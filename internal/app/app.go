@@ -321,7 +321,8 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	g.call = pipeline.New(pipeline.Options{
 		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Access: g.access, Gate: g.gate, Decisions: o.Decisions, Guard: guard,
 		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware, Tracer: o.Tracer,
-		Execute: pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
+		Execute:     pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
+		ResultGuard: resultGuard(cfg.Security.Results), // results.go
 	})
 	g.start(ctx)
 	return g, nil

@@ -25,17 +25,12 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/pins"
 	"github.com/agent-tools/agent-tools/internal/provider"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
-// HeldEntry is a registry entry waiting for approval.
-type HeldEntry struct {
-	Provider string `json:"provider"`
-	Name     string `json:"name"`
-	Version  string `json:"version"`
-	Digest   string `json:"digest"`
-	// Reason is doctor's: why it waits, and the command that approves it.
-	Reason string `json:"reason"`
-}
+// HeldEntry is a registry entry waiting for approval (its type is in
+// status, which the console reads without importing the app).
+type HeldEntry = status.HeldEntry
 
 // ApproveCommand is the command that approves a held entry.
 func ApproveCommand(id string) string { return "agent-tools registry approve " + id }

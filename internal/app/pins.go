@@ -15,11 +15,9 @@ import (
 	"github.com/agent-tools/agent-tools/internal/scan"
 )
 
-// scanMode is security.scan (validated by the config; "" is warn).
-func scanMode(cfg *config.Config) scan.Mode {
-	m, _ := scan.ParseMode(cfg.Security.Scan)
-	return m
-}
+// scanMode is security.scan in force (validated by the config; unset is
+// scan.Default, hold-high).
+func scanMode(cfg *config.Config) scan.Mode { return cfg.Security.ScanMode() }
 
 // pinState is the pin store, which outlives reloads (a reload must not
 // forget what was pinned), and the audit log of the live generation that

@@ -45,7 +45,10 @@ func TestPinnedDefinitionChangedByTheUpstream(t *testing.T) {
 			defer ts.Close()
 
 			dir := t.TempDir()
-			cfg := "mode: flat\nlocal: {enabled: false}\nsecurity: {pin: " + mode + "}\nproviders:\n" +
+			// scan: warn: this is about security.pin; under the default
+			// scan mode the poisoned text below would be held by the scanner
+			// (TestPoisonedFirstDefinitionHeldUnderDefaults).
+			cfg := "mode: flat\nlocal: {enabled: false}\nsecurity: {pin: " + mode + ", scan: warn}\nproviders:\n" +
 				"  - {id: up, kind: mcp, url: " + ts.URL + ", requireConfirm: true}\n"
 			if err := os.WriteFile(filepath.Join(dir, "agent-tools.yaml"), []byte(cfg), 0o600); err != nil {
 				t.Fatal(err)

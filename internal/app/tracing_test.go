@@ -70,8 +70,8 @@ func TestTracesCarryNoSecretsEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The tool did print the secret: the runtime shows it as ${API_TOKEN}.
-	if !res.IsError || strings.Contains(text(res), envCanary) || !strings.Contains(text(res), "${API_TOKEN}") {
+	// The tool did print the secret: the runtime shows it as [redacted: API_TOKEN].
+	if !res.IsError || strings.Contains(text(res), envCanary) || !strings.Contains(text(res), "[redacted: API_TOKEN]") {
 		t.Fatalf("the tool should fail, having printed the scrubbed token: %s", text(res))
 	}
 	spans := exp.GetSpans()
@@ -85,7 +85,8 @@ func TestTracesCarryNoSecretsEndToEnd(t *testing.T) {
 			root = &spans[i]
 		}
 	}
-	if len(spans) != 8 || root == nil || root.Status.Description != "BACKEND_ERROR" {
+	// The call and its eight stages (result_guard: security.results is on by default).
+	if len(spans) != 9 || root == nil || root.Status.Description != "BACKEND_ERROR" {
 		t.Fatalf("spans: %d, root %+v", len(spans), root)
 	}
 }

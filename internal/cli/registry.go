@@ -18,6 +18,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/mcpregistry"
 	"github.com/agent-tools/agent-tools/internal/secrets"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // runRegistry finds MCP servers in the official registry (or the
@@ -442,33 +443,14 @@ func (r *regCmd) write(path string, old, data []byte, done string) int {
 	return ExitOK
 }
 
+// writeConfigFile replaces the config atomically (state.WriteFilePerm),
+// keeping the mode a person gave it.
 func writeConfigFile(path string, data []byte) error {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil {
 		mode = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp)
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return state.WriteFilePerm(path, data, mode)
 }
 
 type outdatedLine struct {

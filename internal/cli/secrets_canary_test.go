@@ -181,7 +181,7 @@ audit:
 	}
 	surfaces["errors"] = errText
 	webRes, failed := call("web_echo")
-	if failed || !strings.Contains(webRes, "X-F=${file:f.txt}") {
+	if failed || !strings.Contains(webRes, "X-F=[redacted: file:f.txt]") {
 		t.Fatalf("web_echo: %s (failed %v)", webRes, failed)
 	}
 	surfaces["results"] += "\n" + webRes
@@ -189,7 +189,7 @@ audit:
 	if !failed {
 		t.Fatalf("web_fail did not fail: %s", webErr)
 	}
-	if !strings.Contains(webErr, "X-F=${file:f.txt}") {
+	if !strings.Contains(webErr, "X-F=[redacted: file:f.txt]") {
 		t.Errorf("web_fail's error does not carry the echoed headers (the test proves less): %s", webErr)
 	}
 	surfaces["errors"] += "\n" + webErr
@@ -213,11 +213,17 @@ audit:
 	Run(ctx, &Env{Stdin: strings.NewReader(""), Stdout: &dout, Stderr: &derr, Dir: dir, LookupEnv: os.LookupEnv}, []string{"doctor", "--json"})
 	surfaces["doctor --json"] = dout.String() + derr.String()
 
-	// The secrets did reach the process (the result names every reference).
+	// The secrets did reach the process (the result names every reference,
+	// as "[redacted: keyring:canary-svc/acct]": never as "${…}", which would
+	// read as a reference that never resolved).
 	for store := range canaries {
-		if !strings.Contains(surfaces["results"], env[map[string]string{"keyring": "K", "pass": "P", "file": "F", "age": "A", "cmd": "C"}[store]]) {
-			t.Errorf("results do not show %s's reference: %q", store, surfaces["results"])
+		ref := env[map[string]string{"keyring": "K", "pass": "P", "file": "F", "age": "A", "cmd": "C"}[store]]
+		if marker := "[redacted: " + strings.TrimSuffix(strings.TrimPrefix(ref, "${"), "}") + "]"; !strings.Contains(surfaces["results"], marker) {
+			t.Errorf("results do not show %s's reference as %s: %q", store, marker, surfaces["results"])
 		}
+	}
+	if strings.Contains(surfaces["results"], "${") || strings.Contains(surfaces["errors"], "${") {
+		t.Errorf("a redacted value reads as a reference: %q\n%q", surfaces["results"], surfaces["errors"])
 	}
 	if len(ab) == 0 || !strings.Contains(surfaces["metrics"], "sx_show") {
 		t.Fatalf("audit or metrics empty: %d bytes of audit; metrics:\n%.400s", len(ab), surfaces["metrics"])

@@ -601,6 +601,7 @@ func FuzzParse(f *testing.F) {
 		"server: {http: {addr: \"127.0.0.1:0\", tokens: [\"${AGENT_TOOLS_TOKEN}\"], rateLimit: {perSecond: 2}}}\n",
 		"a: &a {<<: *a}\n",
 		"policy: {deny: [\"a[\"]}\nlimits: {maxResultChars: -1}\naudit: {path: off}\n",
+		"security: {results: {scan: redact, spotlight: true}}\n",
 	} {
 		f.Add([]byte(s))
 	}

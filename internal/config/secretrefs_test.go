@@ -87,7 +87,7 @@ server:
 	if c.Server.HTTP.Tokens[0] != "file-tok-canary-3Pz" {
 		t.Errorf("server token not resolved")
 	}
-	if got := redact.String("x file-tok-canary-3Pz"); got != "x ${file:tok}" {
+	if got := redact.String("x file-tok-canary-3Pz"); got != "x [redacted: file:tok]" {
 		t.Errorf("the resolved value is not registered with the redactor: %q", got)
 	}
 	p, err := config.ResolveProvider(context.Background(), c.Providers[0], r)

@@ -1,16 +1,23 @@
 package config
 
 import (
+	"cmp"
 	"net/url"
+	"slices"
 	"strings"
+
+	"github.com/agent-tools/agent-tools/internal/redact"
 )
 
 // Secret is one value the config interpolated from the environment into a
 // secret-bearing place. The runtime's redactor (internal/redact) replaces
 // Value by Name wherever text leaves the process.
 type Secret struct {
-	// Name is what replaces the value: "${VAR}", or for URL userinfo built
-	// from two variables "${USER}:${PASS}".
+	// Name is what replaces the value, built with redact.Marker:
+	// "[redacted: VAR]", for URL userinfo built from two variables
+	// "[redacted: USER]:[redacted: PASS]", "[redacted]" for a credential
+	// written literally. Never a "${VAR}" reference, which would read as
+	// an interpolation that never ran.
 	Name  string
 	Value string
 }
@@ -112,7 +119,7 @@ func (d *Decoder) noteSecrets(path string, res interpolation) {
 		if v == "" || (origin != "" && strings.Contains(origin, v) && !inUserinfo(res.value, v)) {
 			continue
 		}
-		d.meta.secrets = append(d.meta.secrets, Secret{Name: "${" + name + "}", Value: v})
+		d.meta.secrets = append(d.meta.secrets, Secret{Name: redact.Marker(name), Value: v})
 	}
 }
 
@@ -147,16 +154,35 @@ func (d *Decoder) urlSecrets(u *url.URL, res interpolation) {
 }
 
 // nameFrom names a value by the variables it was built from; a literal
-// value (no variable in it) is shown as ***.
+// value (no variable in it) is shown as redact.Redacted.
 func nameFrom(res interpolation, v string) string {
-	name := v
+	return markVars(res, v)
+}
+
+// markVars is text with each variable's value replaced by its marker, in
+// one pass (a value is never looked for inside a marker already placed);
+// redact.Redacted when no variable's value is in it: a value written
+// literally is never named by itself.
+func markVars(res interpolation, text string) string {
+	type pair struct{ val, name string }
+	var pairs []pair
 	for i, n := range res.vars {
 		if res.vals[i] != "" {
-			name = strings.ReplaceAll(name, res.vals[i], "${"+n+"}")
+			pairs = append(pairs, pair{res.vals[i], n})
 		}
 	}
-	if !strings.Contains(name, "${") {
-		return "***"
+	// Longest value first: at one position the longer one wins.
+	slices.SortStableFunc(pairs, func(a, b pair) int { return cmp.Compare(len(b.val), len(a.val)) })
+	args := make([]string, 0, 2*len(pairs))
+	for _, p := range pairs {
+		args = append(args, p.val, redact.Marker(p.name))
+	}
+	if len(args) == 0 {
+		return redact.Redacted
+	}
+	name := strings.NewReplacer(args...).Replace(text)
+	if name == text {
+		return redact.Redacted
 	}
 	return name
 }
@@ -178,14 +204,5 @@ func inUserinfo(raw, v string) bool {
 // userinfoName names a user:password pair by the variables it came from
 // (the literal parts stay literal).
 func userinfoName(res interpolation, user, pass string) string {
-	name := user + ":" + pass
-	for i, v := range res.vars {
-		if res.vals[i] != "" {
-			name = strings.ReplaceAll(name, res.vals[i], "${"+v+"}")
-		}
-	}
-	if !strings.Contains(name, "${") {
-		return "***" // written literally: never name a value by itself
-	}
-	return name
+	return markVars(res, user+":"+pass)
 }

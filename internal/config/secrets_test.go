@@ -38,18 +38,23 @@ server:
 	got := map[string]string{}
 	for _, s := range c.Secrets() {
 		got[s.Name] = s.Value
+		// The redactor shows a value by its marker: never a ${VAR}, which
+		// would read as an interpolation that never ran.
+		if strings.Contains(s.Name, "${") {
+			t.Errorf("%q is named as a reference", s.Name)
+		}
 	}
 	want := map[string]string{
-		"${KEY}": "query-secret-1", "${SEG}": "path-secret-2", "${HDR}": "header-secret-3",
-		"${ENVV}": "env-secret-4", "${ARG}": "arg-secret-5", "${TOK}": "inbound-token-6",
-		"${PASS}": "userinfo-pass-7", "${USER}": "alice", "${USER}:${PASS}": "alice:userinfo-pass-7",
+		"[redacted: KEY]": "query-secret-1", "[redacted: SEG]": "path-secret-2", "[redacted: HDR]": "header-secret-3",
+		"[redacted: ENVV]": "env-secret-4", "[redacted: ARG]": "arg-secret-5", "[redacted: TOK]": "inbound-token-6",
+		"[redacted: PASS]": "userinfo-pass-7", "[redacted: USER]": "alice", "[redacted: USER]:[redacted: PASS]": "alice:userinfo-pass-7",
 	}
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %q", k, got[k], v)
 		}
 	}
-	for _, k := range []string{"${HOST}", "${PORT}", "${DESC}"} {
+	for _, k := range []string{"[redacted: HOST]", "[redacted: PORT]", "[redacted: DESC]"} {
 		if _, ok := got[k]; ok {
 			t.Errorf("%s is not secret-bearing but was collected", k)
 		}
@@ -135,9 +140,9 @@ index:
 		got[s.Value] = s.Name
 	}
 	want := map[string]string{
-		"cnry-bearer-1": "${BEARER}", "cnry-specq-2": "${SPECQ}", "cnry-luser-3": "${LUSER}", "cnry-lpass-4": "${LPASS}",
-		"cnry-buser-5": "${BUSER}", "cnry-bpass-6": "${BPASS}", "cnry-authhdr-7": "${AH}", "cnry-embed-8": "${EMB}",
-		"cnry-basepath-9": "${BASE}", "literal-sig-value": "***", "literal-pw-12": "***", "u:literal-pw-12": "***",
+		"cnry-bearer-1": "[redacted: BEARER]", "cnry-specq-2": "[redacted: SPECQ]", "cnry-luser-3": "[redacted: LUSER]", "cnry-lpass-4": "[redacted: LPASS]",
+		"cnry-buser-5": "[redacted: BUSER]", "cnry-bpass-6": "[redacted: BPASS]", "cnry-authhdr-7": "[redacted: AH]", "cnry-embed-8": "[redacted: EMB]",
+		"cnry-basepath-9": "[redacted: BASE]", "literal-sig-value": "[redacted]", "literal-pw-12": "[redacted]", "u:literal-pw-12": "[redacted]",
 	}
 	for v, name := range want {
 		if got[v] != name {
@@ -157,5 +162,22 @@ index:
 		if _, ok := got[v]; ok {
 			t.Errorf("%s is not a secret but was collected", v)
 		}
+	}
+}
+
+// A URL's userinfo with a literal user and a password from a variable is
+// shown with the user as written and the password by its marker.
+func TestUserinfoMarkerKeepsLiteralUser(t *testing.T) {
+	lookupEnv := func(k string) (string, bool) { return map[string]string{"PASS": "cnry-ui-pass-1"}[k], k == "PASS" }
+	c, err := config.Parse("s.yaml", []byte("providers:\n  - id: up\n    kind: mcp\n    url: \"http://alice:${PASS}@127.0.0.1:9/mcp\"\n"), lookupEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, s := range c.Secrets() {
+		got[s.Value] = s.Name
+	}
+	if got["cnry-ui-pass-1"] != "[redacted: PASS]" || got["alice:cnry-ui-pass-1"] != "alice:[redacted: PASS]" {
+		t.Errorf("secrets %v", got)
 	}
 }

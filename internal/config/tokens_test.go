@@ -25,7 +25,7 @@ func TestNamedTokens(t *testing.T) {
 	if got := config.TokenIdentity("x", ""); !strings.HasPrefix(got, "token:") || len(got) != len("token:")+8 {
 		t.Errorf("digest identity %q", got)
 	}
-	if !slices.Contains(c.Secrets(), config.Secret{Name: "${REMOTE_TOKEN}", Value: "remote-secret-value"}) {
+	if !slices.Contains(c.Secrets(), config.Secret{Name: "[redacted: REMOTE_TOKEN]", Value: "remote-secret-value"}) {
 		t.Errorf("a named token's value is not a secret: %+v", c.Secrets())
 	}
 	if r := c.Redacted(); r.Server.HTTP.Tokens[1] != "***" || r.Server.HTTP.TokenNames[1] != "ci" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agent-tools/agent-tools/internal/pins"
 	"github.com/agent-tools/agent-tools/internal/scan"
+	"github.com/agent-tools/agent-tools/internal/status"
 )
 
 // pinRuntime is what the pins view needs (docs/pins.md); a runtime without a
@@ -14,6 +15,26 @@ import (
 type pinRuntime interface {
 	Pins() *pins.Store
 	ApprovePin(ctx context.Context, tool string) (pins.Record, error)
+}
+
+// heldEntries is what the pins view needs to show registry entries that
+// wait for approval (docs/registry.md): approving one is the same button,
+// POST /ui/api/pins/{provider id}/approve (the runtime's ApprovePin knows a
+// held entry's id).
+type heldEntries interface {
+	HeldEntries() []status.HeldEntry
+}
+
+// entryRows are the registry entries waiting for approval ([] for none).
+func (c *Console) entryRows() []status.HeldEntry {
+	h, ok := c.rt.(heldEntries)
+	if !ok {
+		return []status.HeldEntry{}
+	}
+	if rows := h.HeldEntries(); rows != nil {
+		return rows
+	}
+	return []status.HeldEntry{}
 }
 
 // pinRow is one pin as the view and its API show it.
@@ -24,6 +45,14 @@ type pinRow struct {
 	// diff (canonical JSON), which the page shows line by line.
 	Diff    string             `json:"diff,omitempty"`
 	Changes []pins.FieldChange `json:"changes,omitempty"`
+	// Held: the tool is in no listing, search or call until approved;
+	// HeldWhy is the error a call to it gets (the findings that hold it
+	// named by severity, rule and field).
+	Held    bool   `json:"held,omitempty"`
+	HeldWhy string `json:"heldWhy,omitempty"`
+	// Approve is the command that approves it (the console's button does
+	// the same).
+	Approve string `json:"approve,omitempty"`
 }
 
 // Flagged are the scanner's findings on the definition waiting for approval
@@ -43,6 +72,17 @@ func (c *Console) pinRows() (mode string, rows []pinRow) {
 	rows = []pinRow{}
 	for _, r := range pr.Pins().List() {
 		row := pinRow{Record: r, Status: r.Status()}
+		if row.Status != "pinned" {
+			row.Approve = "agent-tools pins approve " + r.Tool
+		}
+		if reg := c.rt.Registry(); reg != nil {
+			if _, held := reg.Held(r.Tool); held {
+				row.Held = true
+				if e := reg.HeldError(r.Tool); e != nil {
+					row.HeldWhy = e.Message
+				}
+			}
+		}
 		if r.Changed != nil {
 			row.Changes = pins.Changes(r.Def, r.Changed.Def)
 			if r.Digest != "" {
@@ -52,6 +92,14 @@ func (c *Console) pinRows() (mode string, rows []pinRow) {
 		rows = append(rows, row)
 	}
 	return string(pr.Pins().Mode()), rows
+}
+
+// scanSetting is how the pins view names security.scan in force.
+func (c *Console) scanSetting() string {
+	if reg := c.rt.Registry(); reg != nil {
+		return reg.ScanMode().Setting()
+	}
+	return ""
 }
 
 // pinsPage is GET /ui/pins: changed definitions first, with their diff
@@ -66,13 +114,13 @@ func (c *Console) pinsPage(w http.ResponseWriter, r *http.Request) {
 			pinned = append(pinned, p)
 		}
 	}
-	c.render(w, http.StatusOK, "pins", c.view(r, "Pins", "pins", map[string]any{"Mode": mode, "Changed": changed, "Pinned": pinned}))
+	c.render(w, http.StatusOK, "pins", c.view(r, "Pins", "pins", map[string]any{"Mode": mode, "Scan": c.scanSetting(), "Entries": c.entryRows(), "Changed": changed, "Pinned": pinned}))
 }
 
 // apiPins is GET /ui/api/pins.
 func (c *Console) apiPins(w http.ResponseWriter, r *http.Request) {
 	mode, rows := c.pinRows()
-	writeJSON(w, http.StatusOK, map[string]any{"mode": mode, "pins": rows})
+	writeJSON(w, http.StatusOK, map[string]any{"mode": mode, "scan": c.scanSetting(), "entries": c.entryRows(), "pins": rows})
 }
 
 // apiApprovePin is POST /ui/api/pins/{tool}/approve: the tool's changed

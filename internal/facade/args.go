@@ -24,6 +24,12 @@ func decodeArgs(raw json.RawMessage, via string, allowed ...string) (map[string]
 		return nil, toolerr.New(toolerr.InvalidArguments, "Pass a JSON object with the fields in this tool's input schema.",
 			"arguments of %s must be a JSON object", via)
 	}
+	return allowedArgs(out, via, allowed...)
+}
+
+// allowedArgs is decodeArgs on arguments already decoded into out: an
+// INVALID_ARGUMENTS naming the keys that are not allowed, else out.
+func allowedArgs(out map[string]json.RawMessage, via string, allowed ...string) (map[string]json.RawMessage, *toolerr.Error) {
 	var unknown []string
 	for k := range out {
 		if !slices.Contains(allowed, k) {

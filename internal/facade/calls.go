@@ -115,7 +115,10 @@ func callRequestIn(raw json.RawMessage, via, nameKey string, tokens bool, shape 
 	}
 	var e *toolerr.Error
 	var pre map[string]json.RawMessage
-	if isObject(raw) && json.Unmarshal(raw, &pre) == nil {
+	if isObject(raw) && json.Unmarshal(raw, &pre) != nil {
+		pre = nil // decodeArgs words the error
+	}
+	if pre != nil {
 		if readEnvelope(pre, nameKey, alias, hasParam) { // tool_name, args, ...: read as the keys they miss
 			raw, _ = jsonscan.Marshal(pre)
 		}
@@ -129,7 +132,13 @@ func callRequestIn(raw json.RawMessage, via, nameKey string, tokens bool, shape 
 			raw, _ = jsonscan.Marshal(pre)
 		}
 	}
-	m, de := decodeArgs(raw, via, nameKey, "arguments", "confirm")
+	var m map[string]json.RawMessage
+	var de *toolerr.Error
+	if pre != nil {
+		m, de = allowedArgs(pre, via, nameKey, "arguments", "confirm") // raw decoded once: pre is raw's map (or what raw was rewritten from)
+	} else {
+		m, de = decodeArgs(raw, via, nameKey, "arguments", "confirm")
+	}
 	if e == nil {
 		e = de
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agent-tools/agent-tools/internal/scan"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // The index is a compact copy of what a warm start needs of the pins file
@@ -145,7 +146,7 @@ func (hs heads) observeAs(b Batch, unchecked bool) (held map[string]string, ok b
 			hold(t.Canonical, HeldUnchecked)
 			continue
 		}
-		if b.Scan != nil && b.ScanHold && h.flags&flagApproved == 0 && h.rec != nil && len(scan.Holding(h.rec.Findings)) > 0 {
+		if b.Scan != nil && h.flags&flagApproved == 0 && h.rec != nil && b.ScanMode.Holds(h.rec.Findings) {
 			hold(t.Canonical, HeldSuspicious)
 		}
 	}
@@ -372,25 +373,13 @@ func crcOf(r io.Reader) (uint32, error) {
 	return h.Sum32(), nil
 }
 
-// writeIndexFile replaces the index. It is a cache: written to a temporary
-// file and renamed, without a sync (a crash may leave it empty or cut,
-// which its checksum tells, and the next start ignores it).
+// writeIndexFile replaces the index with state.WriteFile, the one atomic
+// write. It is a cache (a torn one fails its checksum and the next start
+// ignores it), but one write path is simpler than two, and the sync costs
+// nothing a person waits for: the index is written when the pins change.
 func writeIndexFile(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op once renamed
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return state.WriteFile(path, data)
 }

@@ -566,15 +566,16 @@ type Batch struct {
 	// Scan, when set, returns the scanner's findings on a tool; it is
 	// called only for a definition not scanned by this rule set yet.
 	Scan func(catalog.Tool) []scan.Finding
-	// ScanHold: security.scan is quarantine.
-	ScanHold bool
+	// ScanMode is security.scan in force ("" is scan.Default, hold-high):
+	// which findings hold a tool back is ScanMode.Holding's decision.
+	ScanMode scan.Mode
 }
 
 // Hold reasons (Observe's answer).
 const (
 	HeldChanged    = "changed"    // the definition changed since it was pinned
 	HeldNew        = "new"        // a new tool of a provider whose tools are pinned
-	HeldSuspicious = "suspicious" // the scanner flagged it (security.scan: quarantine)
+	HeldSuspicious = "suspicious" // the scanner flagged it (security.scan: hold-high or quarantine)
 	HeldUnchecked  = "unchecked"  // from a cache, not checked against the upstream yet
 )
 
@@ -664,7 +665,7 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 				findings, scanned = b.Scan(t), true
 			}
 		}
-		suspicious := b.ScanHold && len(scan.Holding(findings)) > 0
+		suspicious := b.ScanMode.Holds(findings)
 		strict := s.quarantined[t.Provider] // pin: quarantine on the provider
 		if b.Cached {
 			switch {
@@ -690,7 +691,8 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 				Changed: &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}}
 			s.recs[t.Canonical], dirty = rec, true
 			q := s.mode == Quarantine || suspicious || strict
-			s.log.Warn("a new tool appeared beside pinned ones", "tool", t.Canonical, "provider", t.Provider, "mode", string(s.mode), "held", q)
+			s.log.Warn("a new tool appeared beside pinned ones", append([]any{"tool", t.Canonical, "provider", t.Provider, "mode", string(s.mode), "held", q},
+				scanAttrs(b.ScanMode, findings, t.Canonical)...)...)
 			events = append(events, Change{Record: *rec, Mode: s.mode, Event: "pin_new", Held: q})
 			if q {
 				hold(t.Canonical, HeldNew)
@@ -699,7 +701,8 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 			rec := &Record{Tool: t.Canonical, Provider: t.Provider, Time: now,
 				Changed: &Pending{Digest: t.Digest, Def: t.Def(), Since: now, Findings: findings}}
 			s.recs[t.Canonical], dirty = rec, true
-			s.log.Warn("the scanner holds a tool back", "tool", t.Canonical, "provider", t.Provider, "findings", scan.Summary(findings))
+			s.log.Warn("the definition scanner holds a tool back until a person approves it", append([]any{"tool", t.Canonical, "provider", t.Provider},
+				scanAttrs(b.ScanMode, findings, t.Canonical)...)...)
 			events = append(events, Change{Record: *rec, Mode: s.mode, Event: "scan_finding", Held: true})
 			hold(t.Canonical, HeldSuspicious)
 		case !ok:
@@ -709,7 +712,8 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 			}
 			s.recs[t.Canonical], dirty = rec, true
 			if len(findings) > 0 {
-				s.log.Warn("the scanner flags a tool", "tool", t.Canonical, "provider", t.Provider, "findings", scan.Summary(findings))
+				s.log.Warn("the definition scanner flags a tool; it is served", append([]any{"tool", t.Canonical, "provider", t.Provider},
+					scanAttrs(b.ScanMode, findings, t.Canonical)...)...)
 				events = append(events, Change{Record: *rec, Mode: s.mode, Event: "scan_finding"})
 			}
 		case r.Digest == t.Digest:
@@ -734,8 +738,8 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 						ev = "scan_finding"
 					}
 				}
-				s.log.Warn("a pinned tool's definition changed", "tool", t.Canonical, "provider", t.Provider,
-					"mode", string(s.mode), "diff", Diff(r.Def, r.Changed.Def))
+				s.log.Warn("a pinned tool's definition changed", append([]any{"tool", t.Canonical, "provider", t.Provider,
+					"mode", string(s.mode), "held", q, "diff", Diff(r.Def, r.Changed.Def)}, scanAttrs(b.ScanMode, findings, t.Canonical)...)...)
 				events = append(events, Change{Record: *r, Mode: s.mode, Event: ev, Held: q})
 			}
 			switch {
@@ -759,6 +763,20 @@ func (s *Store) ObserveBatch(b Batch) map[string]string {
 		}
 	}
 	return held
+}
+
+// scanAttrs are a log line's words on the definition scanner's findings
+// (none without findings): the mode in force, the rules that matched, each
+// finding, and, when they hold the tool back, the command that approves it.
+func scanAttrs(m scan.Mode, fs []scan.Finding, tool string) []any {
+	if len(fs) == 0 {
+		return nil
+	}
+	out := []any{"scanner", m.Setting(), "rules", strings.Join(scan.RuleIDs(fs), ","), "findings", scan.Summary(fs)}
+	if m.Holds(fs) {
+		out = append(out, "approve", "agent-tools pins approve "+tool)
+	}
+	return out
 }
 
 // pinnedProvidersLocked are the providers with at least one trusted pin.
@@ -999,17 +1017,23 @@ func writeAtomic(path string, data []byte) error {
 
 // Diagnostics are doctor's lines: one per tool whose upstream changed its
 // pinned definition, that is new beside pinned ones, or that the scanner
-// flagged, with the diff or the findings and how to approve it. scanHold is
-// security.scan: quarantine.
-func (s *Store) Diagnostics() []provider.Diagnostic { return s.DiagnosticsWith(false) }
+// flagged, with the diff or the findings and how to approve it, under the
+// default security.scan (hold-high).
+func (s *Store) Diagnostics() []provider.Diagnostic { return s.DiagnosticsWith(scan.Default) }
 
-// DiagnosticsWith is Diagnostics knowing whether the scanner holds tools.
-func (s *Store) DiagnosticsWith(scanHold bool) []provider.Diagnostic {
+// DiagnosticsWith is Diagnostics under security.scan mode m (what its
+// findings hold back is m.Holding's decision, as in ObserveBatch).
+func (s *Store) DiagnosticsWith(m scan.Mode) []provider.Diagnostic {
 	var out []provider.Diagnostic
 	mode := s.Mode()
 	for _, r := range s.Attention() {
 		var what string
 		held := false
+		fs := r.Findings
+		if r.Changed != nil {
+			fs = r.Changed.Findings
+		}
+		flaggedHeld := m.Holds(fs) && (r.Changed != nil || !r.Approved)
 		switch r.Status() {
 		case "new":
 			held = mode == Quarantine
@@ -1018,22 +1042,12 @@ func (s *Store) DiagnosticsWith(scanHold bool) []provider.Diagnostic {
 			held = mode == Quarantine
 			what = "changed since it was pinned"
 		case "suspicious":
-			held = scanHold
 			what = "flagged by the definition scanner"
 		}
-		fs := r.Findings
-		if r.Changed != nil {
-			fs = r.Changed.Findings
-			if len(scan.Holding(fs)) > 0 && scanHold {
-				held = true
-			}
-		}
+		held = held || flaggedHeld || r.Status() == "suspicious" && r.Digest == "" && !r.New
 		setting := "security.pin: " + string(mode)
-		if r.Status() == "suspicious" {
-			setting = "security.scan"
-			if scanHold {
-				setting += ": quarantine"
-			}
+		if r.Status() == "suspicious" || flaggedHeld {
+			setting = m.Setting()
 		}
 		if held {
 			what = "quarantined: " + what + " (" + setting + ")"
@@ -1053,4 +1067,31 @@ func (s *Store) DiagnosticsWith(scanHold bool) []provider.Diagnostic {
 			Reason: reason + "; approve with `agent-tools pins approve " + r.Tool + "` or in the console"})
 	}
 	return out
+}
+
+// HeldFindings are the scanner's findings that hold tool back under m: on
+// the definition waiting for approval, else on the pinned one unless a
+// person approved it (none: the scanner holds nothing of it).
+func (s *Store) HeldFindings(tool string, m scan.Mode) []scan.Finding {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lazy != nil {
+		if h, ok := s.lazy[tool]; ok {
+			if h.rec == nil || h.flags&flagApproved != 0 {
+				return nil
+			}
+			return m.Holding(h.rec.Findings)
+		}
+	}
+	r, ok := s.recs[tool]
+	if !ok {
+		return nil
+	}
+	if r.Changed != nil {
+		return m.Holding(r.Changed.Findings)
+	}
+	if r.Approved {
+		return nil
+	}
+	return m.Holding(r.Findings)
 }

@@ -33,6 +33,11 @@ func appendAuditLine(b []byte, rec *AuditRecord) []byte {
 	b = appendField(b, "outcome", rec.Outcome, false)
 	b = appendField(b, "error_code", rec.ErrorCode, true)
 	b = appendField(b, "args_sha256", rec.ArgsHash, false)
+	if len(rec.ResultFindings) > 0 { // rare: encoding/json writes it
+		q, _ := json.Marshal(rec.ResultFindings)
+		b = append(b, `,"result_findings":`...)
+		b = append(b, q...)
+	}
 	return append(b, '}')
 }
 

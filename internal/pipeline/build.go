@@ -32,6 +32,10 @@ type Options struct {
 	// nil wraps nothing, so with tracing off the handler is exactly the
 	// chain of stages.
 	Tracer Tracer
+	// ResultGuard reads what Execute returns before any stage above does
+	// (internal/resultguard: warn, redact, block, spotlight); nil leaves
+	// the stage out. The pipeline knows only that it is a middleware.
+	ResultGuard Middleware
 }
 
 // Stage names, as a Tracer sees them (and as the trace spans are named).
@@ -43,6 +47,8 @@ const (
 	StageValidate  = "validate"
 	StagePolicy    = "policy"
 	StageExecute   = "execute"
+	// StageResultGuard is between Policy and Execute, when configured.
+	StageResultGuard = "result_guard"
 )
 
 // Tracer observes calls without this package knowing how: internal/tracing
@@ -76,12 +82,20 @@ func New(o Options) Handler {
 	if o.Tracer == nil {
 		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica), capAnswer(o.Execute.MaxResultChars)}
 		mw = append(mw, o.Extra...)
-		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog), Validate(), Policy(o.Tokens, o.Decisions), Execute(o.Execute))
+		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog), Validate(), Policy(o.Tokens, o.Decisions))
+		if o.ResultGuard != nil {
+			mw = append(mw, o.ResultGuard)
+		}
+		mw = append(mw, Execute(o.Execute))
 		return Chain(nil, mw...)
 	}
 	// The same chain, each named stage wrapped by the tracer (inside out).
 	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog, o.Gate)}, {StageAccess, Access(o.Gate, o.Catalog)},
-		{StageValidate, Validate()}, {StagePolicy, Policy(o.Tokens, o.Decisions)}, {StageExecute, Execute(o.Execute)}}
+		{StageValidate, Validate()}, {StagePolicy, Policy(o.Tokens, o.Decisions)}}
+	if o.ResultGuard != nil {
+		below = append(below, stage{StageResultGuard, o.ResultGuard})
+	}
+	below = append(below, stage{StageExecute, Execute(o.Execute)})
 	var h Handler
 	for i := len(below) - 1; i >= 0; i-- {
 		h = o.Tracer.Stage(below[i].name, below[i].mw(h))

@@ -14,7 +14,10 @@
 //     the provider's code, before anyone is asked to confirm
 //  6. Policy    — allow/deny, confirmation (DENIED, CONFIRMATION_REQUIRED);
 //     a call a provider.HumanApprover marks needs a person in every mode
-//  7. Execute   — the provider call under a deadline, then result shaping
+//  7. ResultGuard — (when Options.ResultGuard is set) the tool's output read
+//     for text aimed at the model: warned, redacted, blocked
+//     (RESULT_BLOCKED), spotlighted (internal/resultguard)
+//  8. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
 // a tool (one run of an earlier prototype retried a malformed call 1,022 times) are caught too.
@@ -128,6 +131,9 @@ type Response struct {
 	Token    string
 	Decision string // allowed | confirmed | confirmation_required | denied | refused | invalid
 	Duration time.Duration
+	// ResultFindings are what the result guard found in the tool's
+	// output (audited as result_findings).
+	ResultFindings []ResultFinding
 }
 
 // Failed reports whether the call failed in any way.

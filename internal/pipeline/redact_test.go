@@ -50,11 +50,11 @@ func TestSecretsScrubbedFromResultsErrorsAndAudit(t *testing.T) {
 			body, _ = json.Marshal(resp.Err.Body())
 		}
 		all := string(b) + string(body)
-		if strings.Contains(all, secret) || !strings.Contains(all, "${PIPE_SECRET}") {
+		if strings.Contains(all, secret) || !strings.Contains(all, "[redacted: PIPE_SECRET]") {
 			t.Errorf("%s: %s", how, all)
 		}
 	}
-	if strings.Contains(audit.String(), secret) || !strings.Contains(audit.String(), "${PIPE_SECRET}") {
+	if strings.Contains(audit.String(), secret) || !strings.Contains(audit.String(), "[redacted: PIPE_SECRET]") {
 		t.Errorf("audit: %s", audit.String())
 	}
 }

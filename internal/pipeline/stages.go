@@ -238,8 +238,8 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 				}
 				return resp
 			}
-			if resp.Err != nil && (resp.Err.Code == toolerr.ConfirmationRequired || resp.Err.Code == toolerr.Cancelled) {
-				return resp // asking for confirmation is not a failure of the agent
+			if notTheAgents(resp.Err) {
+				return resp
 			}
 			if n := g.Failed(key); g.Escalate(n) {
 				resp.Err = repeated(resp, n)
@@ -248,6 +248,24 @@ func LoopGuard(g *policy.LoopGuard) Middleware {
 			return resp
 		}
 	}
+}
+
+// notTheAgents says whether e is no failure of the agent's call, so that
+// repeating it is no loop: asking for confirmation, a cancellation, a
+// shutdown, and a refusal for capacity that says when to come back
+// (retry_after_ms: a full script pool, an upstream's rate limit). Counting
+// those would turn "wait and retry", which the error teaches, into
+// REPEATED_FAILURE.
+func notTheAgents(e *toolerr.Error) bool {
+	if e == nil {
+		return false
+	}
+	switch e.Code {
+	case toolerr.ConfirmationRequired, toolerr.Cancelled, toolerr.ShuttingDown:
+		return true
+	}
+	_, wait := e.Details["retry_after_ms"]
+	return wait
 }
 
 func repeated(resp *Response, n int) *toolerr.Error {
@@ -294,6 +312,8 @@ type AuditRecord struct {
 	Outcome    string    `json:"outcome"` // ok | error
 	ErrorCode  string    `json:"error_code,omitempty"`
 	ArgsHash   string    `json:"args_sha256"`
+	// ResultFindings: what the result guard found in the output.
+	ResultFindings []ResultFinding `json:"result_findings,omitempty"`
 }
 
 // audit writes one JSON line per call to w (nil disables), stamping every
@@ -316,6 +336,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Parent: req.Parent, Identity: req.Identity, Session: req.Session, Client: req.Client, Profile: req.Profile, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
+				ResultFindings: resp.ResultFindings,
 			}
 			if rec.Tool == "" {
 				rec.Tool = req.Tool

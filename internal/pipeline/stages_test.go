@@ -119,6 +119,39 @@ func TestLoopGuardEscalatesThenRefuses(t *testing.T) {
 	}
 }
 
+// TestLoopGuardIgnoresWaitAndRetry: a refusal that says when to come back
+// (a full script pool's retry_after_ms), or a shutdown, is no failure of
+// the agent's call: repeating it after the wait is what the error teaches,
+// so the loop guard never escalates it (issue 44 item 7).
+func TestLoopGuardIgnoresWaitAndRetry(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  *toolerr.Error
+		want toolerr.Code
+	}{
+		{"script pool full", toolerr.New(toolerr.ProviderUnavailable, "wait", "every script slot is in use").With("retry_after_ms", 250), toolerr.ProviderUnavailable},
+		{"shutting down", toolerr.New(toolerr.ShuttingDown, "retry after it restarts", "the server is shutting down"), toolerr.ShuttingDown},
+		{"plain unavailable still counts", toolerr.New(toolerr.ProviderUnavailable, "", "down"), toolerr.RepeatedFailure},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			run, _ := newPipeline(t, policy.Rules{}, nil, func(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
+				return nil, tt.err
+			})
+			var last toolerr.Code
+			for range 8 {
+				resp := run(context.Background(), &pipeline.Request{Caller: policy.Caller{Session: "s"}, Tool: "svc_read", Args: json.RawMessage(`{}`)})
+				if resp.Err == nil {
+					t.Fatal("no error")
+				}
+				last = resp.Err.Code
+			}
+			if last != tt.want {
+				t.Errorf("8th identical call: %s, want %s", last, tt.want)
+			}
+		})
+	}
+}
+
 func TestLoopGuardKeepsTheTeaching(t *testing.T) {
 	run, _ := newPipeline(t, policy.Rules{}, nil, nil)
 	var last *pipeline.Response

@@ -37,7 +37,7 @@ func TestMiddlewareScrubsResultsErrorsAndNotifications(t *testing.T) {
 			t.Fatal(err)
 		}
 		txt := res.Content[0].(*sdk.TextContent).Text
-		if strings.Contains(txt, "mcp-canary") || !strings.Contains(txt, "${TOKEN}") {
+		if strings.Contains(txt, "mcp-canary") || !strings.Contains(txt, "[redacted: TOKEN]") {
 			t.Errorf("%s: %q", how, txt)
 		}
 	}
@@ -49,7 +49,7 @@ func TestMiddlewareScrubsResultsErrorsAndNotifications(t *testing.T) {
 		return nil, nil
 	}
 	req := &sdk.ServerRequest[*sdk.LoggingMessageParams]{Params: &sdk.LoggingMessageParams{Level: "info", Data: "log mcp-canary-7Kx2"}}
-	if _, err := s.SendingMiddleware()(next)(ctx, "notifications/message", req); err != nil || got != "log ${TOKEN}" {
+	if _, err := s.SendingMiddleware()(next)(ctx, "notifications/message", req); err != nil || got != "log [redacted: TOKEN]" {
 		t.Errorf("notification data %q, %v", got, err)
 	}
 }

@@ -1,17 +1,20 @@
 // Package redact is the runtime's one redactor: it knows every secret value
 // the runtime holds (values interpolated from ${VAR} into secret-bearing
 // config places, inbound tokens, login-flow tokens) and replaces each of them
-// by its ${VAR} name wherever text leaves the runtime — tool results and
-// error texts, log records, audit lines, doctor and list output, metrics
-// labels and HTTP error bodies.
+// by a marker naming it, [Marker] ("[redacted: VAR]"), wherever text leaves
+// the runtime — tool results and error texts, log records, audit lines,
+// doctor and list output, metrics labels and HTTP error bodies. The marker
+// is never a "${VAR}" reference: a backend that echoes a secret must not
+// look like a configuration whose interpolation never ran.
 //
 // Replacement is by exact value, never partial, and covers the encodings a
 // value takes on its way out: URL query and path escaping, JSON string
 // escaping as any common encoder writes it (also JSON inside JSON), HTML
 // escaping, and base64 (standard and URL alphabets, at any alignment inside a
 // longer base64 text, as in an "Authorization: Basic" header). Values shorter
-// than [MinLen] are not registered, so that ${LANG} or a port number does not
-// turn output into noise.
+// than [MinLen] are not registered, so that $LANG or a port number does not
+// turn output into noise. Every encoded form of a value is replaced by the
+// same marker, unencoded.
 //
 // One process-wide set, [Default], is what the boundaries use: a secret known
 // to any configuration this process loaded must be scrubbed from every output
@@ -36,8 +39,91 @@ import (
 // MinLen is the shortest value that is redacted.
 const MinLen = 6
 
-// Mask replaces what has no variable name (see [URL], [Set.Add]).
+// Mask replaces the query values and password of a configured URL printed
+// for people (see [URL], [MaskURL]).
 const Mask = "***"
+
+// Redacted is the marker of a secret that has no name: a credential written
+// literally in the config (a URL's access_token=…), or one an openapi
+// provider was given in code.
+const Redacted = "[redacted]"
+
+// markerPrefix starts every named marker.
+const markerPrefix = "[redacted: "
+
+// Marker is the text that replaces a secret value in every output: for a
+// value named name, "[redacted: " + name + "]" — the variable's name
+// ("[redacted: MYKEY]"), a secret reference without its ${} ("[redacted:
+// keyring:github/token]", "[redacted: file:/run/secrets/pg]"), or a
+// description ("[redacted: upstream access token]"); for an empty name,
+// [Redacted]. The marker is inserted unescaped into every encoding (JSON
+// text, HTML pages, URLs), so it holds no character that JSON or HTML
+// escapes — in a name, " ' < > &, control characters, U+2028, U+2029 and
+// invalid UTF-8 become _, a backslash (a Windows path) becomes / — and no
+// "{" or "}": it can never be mistaken for a "${…}" reference ("[", "]",
+// ":" and space are kept as they are by every JSON encoder and read fine
+// in a URL shown to people).
+func Marker(name string) string {
+	if name == "" {
+		return Redacted
+	}
+	return markerPrefix + clean(name) + "]"
+}
+
+// clean makes a name safe to insert into JSON, HTML and URL text as is.
+func clean(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\\':
+			return '/'
+		case r == '{':
+			return '('
+		case r == '}':
+			return ')'
+		case r == '"' || r == '\'' || r == '<' || r == '>' || r == '&' || r < 0x20 || r == 0x7f || r == '\u2028' || r == '\u2029' || r == utf8.RuneError:
+			return '_'
+		}
+		return r
+	}, name)
+}
+
+// replacement is what Add's name becomes: a bare name is wrapped by
+// [Marker]; a text already built from markers (the userinfo pair
+// "[redacted: USER]:[redacted: PASS]") is kept; "" and [Mask] mean no
+// name; a name written as references ("${KEY}", "${USER}:${PASS}",
+// "${keyring:s/a}") has each reference turned into its marker, so that no
+// redacted output ever holds "${".
+func replacement(name string) string {
+	switch {
+	case name == "" || name == Mask || name == Redacted:
+		return Redacted
+	case strings.Contains(name, markerPrefix):
+		return clean(name)
+	case !strings.Contains(name, "${"):
+		return Marker(name)
+	}
+	var b strings.Builder
+	rest, refs := name, 0
+	for ; ; refs++ {
+		i := strings.Index(rest, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(rest[:i])
+		b.WriteString(Marker(rest[i+2 : i+j]))
+		rest = rest[i+j+1:]
+	}
+	if refs == 0 { // "${" without its "}": not a reference
+		return Marker(name)
+	}
+	b.WriteString(rest)
+	// An unterminated reference's rest is kept, its brace made harmless.
+	return clean(b.String())
+}
 
 // Default is the process-wide set every output boundary applies.
 var Default = New()
@@ -61,19 +147,21 @@ type Set struct {
 // New returns an empty set.
 func New() *Set { return &Set{names: map[string]string{}} }
 
-// Add registers value as a secret shown as name. name is normally the
-// variable's name ("KEY" or "${KEY}"; the ${} is added when missing); for a
-// value built from several variables (URL userinfo) a text such as
-// "${USER}:${PASS}"; "***" for a value written literally in the config (a
-// URL's access_token=…). Values shorter than MinLen are ignored. Adding the
-// same value twice keeps the first name.
+// Add registers value as a secret shown as [Marker](name). name is
+// normally the variable's name ("KEY", shown "[redacted: KEY]"); a secret
+// reference's text without its ${} ("keyring:github/token"); a
+// description of a value that has no variable ("upstream access token");
+// "" for none (shown [Redacted]). A text already built from markers is
+// kept as it is (a value built from several variables, URL userinfo:
+// "[redacted: USER]:[redacted: PASS]"), and a name written as references
+// ("${KEY}") is shown as the same markers as its bare form. Values shorter
+// than MinLen are ignored. Adding the same value twice keeps the first
+// name.
 func (s *Set) Add(name, value string) {
 	if len(value) < MinLen {
 		return
 	}
-	if !strings.HasPrefix(name, "${") && name != Mask {
-		name = "${" + name + "}"
-	}
+	name = replacement(name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	added := false
@@ -113,7 +201,7 @@ func (s *Set) Add(name, value string) {
 // Len is the number of registered forms (for tests and doctor).
 func (s *Set) Len() int { return int(s.n.Load()) }
 
-// String returns s with every known secret replaced by its name.
+// String returns s with every known secret replaced by its marker.
 func (s *Set) String(text string) string {
 	if s.n.Load() == 0 || text == "" {
 		return text

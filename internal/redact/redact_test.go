@@ -45,8 +45,11 @@ func TestStringReplacesEveryForm(t *testing.T) {
 					t.Errorf("%q still holds %q", got, sec)
 				}
 			}
-			if !strings.Contains(got, "${") {
-				t.Errorf("no ${NAME} in %q", got)
+			if !strings.Contains(got, "[redacted: KEY]") && !strings.Contains(got, "[redacted: USER_PASS]") {
+				t.Errorf("no [redacted: NAME] in %q", got)
+			}
+			if strings.Contains(got, "${") {
+				t.Errorf("a marker that reads as a reference in %q", got)
 			}
 		})
 	}
@@ -56,7 +59,7 @@ func TestNeverPartial(t *testing.T) {
 	s := New()
 	s.Add("SHORT", "abcdef")
 	s.Add("LONG", "abcdefghij")
-	if got := s.String("x abcdefghij y abcdef"); got != "x ${LONG} y ${SHORT}" {
+	if got := s.String("x abcdefghij y abcdef"); got != "x [redacted: LONG] y [redacted: SHORT]" {
 		t.Errorf("got %q", got)
 	}
 }
@@ -78,7 +81,7 @@ func TestNamesAndFirstWins(t *testing.T) {
 	s := New()
 	s.Add("${A}", "value-one")
 	s.Add("B", "value-one")
-	if got := s.String("value-one"); got != "${A}" {
+	if got := s.String("value-one"); got != "[redacted: A]" {
 		t.Errorf("got %q", got)
 	}
 }
@@ -87,7 +90,7 @@ func TestErrorKeepsChain(t *testing.T) {
 	s := New()
 	s.Add("TOKEN", "tok-123456")
 	err := s.Error(fmt.Errorf("open tok-123456: %w", fs.ErrNotExist))
-	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "open ${TOKEN}: file does not exist" {
+	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "open [redacted: TOKEN]: file does not exist" {
 		t.Errorf("got %v", err)
 	}
 	if s.Error(nil) != nil {
@@ -111,7 +114,7 @@ func TestHandler(t *testing.T) {
 	if strings.Contains(out, "tok-123456") {
 		t.Errorf("log holds the secret: %s", out)
 	}
-	if strings.Count(out, "${TOKEN}") != 7 {
+	if strings.Count(out, "[redacted: TOKEN]") != 7 {
 		t.Errorf("want 7 replacements: %s", out)
 	}
 }
@@ -125,7 +128,7 @@ func TestWriter(t *testing.T) {
 	if n, err := w.Write(in); err != nil || n != len(in) {
 		t.Fatalf("Write = %d, %v", n, err)
 	}
-	if buf.String() != `{"msg":"${TOKEN}"}`+"\n" {
+	if buf.String() != `{"msg":"[redacted: TOKEN]"}`+"\n" {
 		t.Errorf("got %q", buf.String())
 	}
 }
@@ -190,7 +193,7 @@ func TestJSONInsideJSON(t *testing.T) {
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := s.String(in)
-			if strings.Contains(got, "mcpQ7") || !strings.Contains(got, "${MCP_KEY}") {
+			if strings.Contains(got, "mcpQ7") || !strings.Contains(got, "[redacted: MCP_KEY]") {
 				t.Errorf("%s\n → %s", in, got)
 			}
 		})
@@ -248,7 +251,7 @@ func TestHTMLForms(t *testing.T) {
 	if err := tmpl.Execute(&b, sec); err != nil {
 		t.Fatal(err)
 	}
-	if got := s.String(b.String()); strings.Contains(got, "Zq7") || strings.Count(got, "${HTML_KEY}") != 3 {
+	if got := s.String(b.String()); strings.Contains(got, "Zq7") || strings.Count(got, "[redacted: HTML_KEY]") != 3 {
 		t.Errorf("%s\n → %s", b.String(), got)
 	}
 }

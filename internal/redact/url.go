@@ -7,7 +7,8 @@ import (
 
 // URL renders a configured URL (or a file path) for people: the userinfo
 // password and every query value masked as ***, the fragment dropped, then
-// every secret [Default] knows replaced by its name (a ${VAR} in the path).
+// every secret [Default] knows replaced by its [Marker] (a variable in the
+// path: "[redacted: VAR]").
 // Use it wherever a URL from the config is printed: doctor, list warnings,
 // logs, help and status texts, error messages.
 func URL(raw string) string { return Default.String(MaskURL(raw)) }

@@ -31,9 +31,10 @@ type Options struct {
 	// Pins, when set, pins every published definition and holds back the
 	// tools it names (security.pin: quarantine); see internal/pins.
 	Pins Pinner
-	// Scan is security.scan ("" is warn): the definition scanner's findings
-	// go to the pins (shown, audited) and, under quarantine, hold a tool
-	// back until approved. It runs only with Pins set.
+	// Scan is security.scan ("" is scan.Default, hold-high): the definition
+	// scanner's findings go to the pins (shown, audited) and the ones
+	// Scan.Holding names hold a tool back until approved. It runs only with
+	// Pins set.
 	Scan scan.Mode
 	// Overrides maps provider id → the tool's own name → the operator's
 	// view of it (config `overrides:`), applied as the tool enters the catalog.
@@ -48,8 +49,11 @@ type Pinner interface {
 	// Generation moves when a held tool is approved.
 	Generation() uint64
 	// DiagnosticsWith are doctor's lines about changed, new and flagged
-	// definitions (scanHold: security.scan is quarantine).
-	DiagnosticsWith(scanHold bool) []provider.Diagnostic
+	// definitions under security.scan mode m.
+	DiagnosticsWith(m scan.Mode) []provider.Diagnostic
+	// HeldFindings are the findings that hold tool back under m (for its
+	// teaching error).
+	HeldFindings(tool string, m scan.Mode) []scan.Finding
 }
 
 // Scheme is the naming scheme in force.

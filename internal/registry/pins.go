@@ -15,7 +15,8 @@ import (
 
 // holdLocked pins e's named tools and takes the ones the pin store holds
 // back out of the catalog: a changed definition or a new tool under
-// security.pin: quarantine, a flagged one under security.scan: quarantine,
+// security.pin: quarantine, one the scanner flags as r.opts.Scan.Holding
+// says (a high finding by default, high or medium under quarantine),
 // and, while the provider's list comes from a cache, every tool whose
 // digest is not its pin's (served again once the live list is checked).
 // They are in no listing, search or call until then.
@@ -39,8 +40,8 @@ func (r *Registry) holdLocked(e *entry) {
 			}
 			return scan.Tool(t, names)
 		}
-		b.ScanHold = r.opts.Scan == scan.Quarantine
 	}
+	b.ScanMode = r.opts.Scan
 	held := r.opts.Pins.ObserveBatch(b)
 	if len(held) == 0 {
 		return
@@ -160,10 +161,13 @@ func (r *Registry) HeldError(canonical string) *toolerr.Error {
 	if why == "" {
 		return nil
 	}
-	return heldError(canonical, why, info)
+	return r.heldError(canonical, why, info)
 }
 
-func heldError(name, why string, info catalog.ProviderInfo) *toolerr.Error {
+// ScanMode is security.scan in force (scan.Default when it is not set).
+func (r *Registry) ScanMode() scan.Mode { return r.opts.Scan }
+
+func (r *Registry) heldError(name, why string, info catalog.ProviderInfo) *toolerr.Error {
 	hint := "A person must approve the new definition first: in the console's pins view, or with `agent-tools pins approve " + name + "`. Tell the user; do not retry."
 	var msg string
 	switch why {
@@ -174,8 +178,14 @@ func heldError(name, why string, info catalog.ProviderInfo) *toolerr.Error {
 	case pins.HeldNew:
 		msg = "it is new beside its provider's pinned tools and has not been approved"
 	case pins.HeldSuspicious:
-		msg = "the definition scanner flagged its definition (security.scan: quarantine)"
-		hint = "A person must look at its definition and approve it first: in the console's pins view, or with `agent-tools pins approve " + name + "`. Tell the user; do not retry."
+		// The findings are named (severity, rule, field), not quoted: the
+		// matched text is the poisoned text the hold keeps from the model.
+		msg = "the definition scanner flagged its definition"
+		if fs := r.opts.Pins.HeldFindings(name, r.opts.Scan); len(fs) > 0 {
+			msg += ": " + scan.Brief(fs)
+		}
+		msg += " (" + r.opts.Scan.Setting() + ")"
+		hint = "A person must look at its definition and approve it first: with `agent-tools pins approve " + name + "`, or in the console's pins view (agent-tools doctor shows the finding). Tell the user; do not retry."
 	default:
 		msg = "its upstream changed its definition since it was pinned"
 		if info.ID == naming.ProviderLocal {
@@ -232,10 +242,10 @@ func (r *Registry) checkCall(_ context.Context, tool catalog.Tool, live []catalo
 		names := r.otherNamesLocked(tool.Provider)
 		r.mu.RUnlock()
 		b.Scan = func(t catalog.Tool) []scan.Finding { return scan.Tool(t, names) }
-		b.ScanHold = r.opts.Scan == scan.Quarantine
 	}
+	b.ScanMode = r.opts.Scan
 	if why, held := r.opts.Pins.ObserveBatch(b)[lt.Canonical]; held {
-		return heldError(lt.Canonical, why, info)
+		return r.heldError(lt.Canonical, why, info)
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/agent-tools/agent-tools/internal/index"
 	"github.com/agent-tools/agent-tools/internal/naming"
 	"github.com/agent-tools/agent-tools/internal/provider"
-	"github.com/agent-tools/agent-tools/internal/scan"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -78,6 +77,7 @@ func NewWith(log *slog.Logger, o Options) *Registry {
 	if o.Scheme == "" {
 		o.Scheme = naming.Readable
 	}
+	o.Scan = o.Scan.Effective()
 	ix := index.New()
 	return &Registry{log: log, providers: map[string]*entry{}, byName: map[string]*catalog.Tool{}, index: ix,
 		indexer: newIndexer(ix), opts: o, ruleWarned: map[string]bool{}}
@@ -571,7 +571,7 @@ func (r *Registry) Diagnostics() []provider.Diagnostic {
 		out = append(out, e.skDiags...)
 	}
 	if r.opts.Pins != nil {
-		pd := r.opts.Pins.DiagnosticsWith(r.opts.Scan == scan.Quarantine)
+		pd := r.opts.Pins.DiagnosticsWith(r.opts.Scan)
 		// A tool a pin line is about gets that line only: no "ok" row of
 		// its provider's own beside "quarantined".
 		about := map[string]bool{}

@@ -28,22 +28,79 @@ type Mode string
 const (
 	// Off scans nothing.
 	Off Mode = "off"
-	// Warn reports findings (doctor, pins list, console, audit).
+	// Warn reports findings (doctor, pins list, console, audit) and holds
+	// nothing back.
 	Warn Mode = "warn"
+	// HoldHigh is the default (security.scan unset): a tool with a high
+	// finding is held back until a person approves its definition, as under
+	// Quarantine; medium and low findings are reported, as under Warn.
+	HoldHigh Mode = "hold-high"
 	// Quarantine also holds a tool with a high or medium finding back until
 	// a person approves its definition, as a changed pin is.
 	Quarantine Mode = "quarantine"
 )
 
-// ParseMode reads security.scan ("" is Warn).
+// Default is the mode in force when security.scan is not set.
+const Default = HoldHigh
+
+// Modes are the values security.scan accepts.
+var Modes = []Mode{Off, Warn, HoldHigh, Quarantine}
+
+// ParseMode reads security.scan ("" is Default).
 func ParseMode(s string) (Mode, error) {
 	switch Mode(s) {
-	case "", Warn:
-		return Warn, nil
-	case Off, Quarantine:
+	case "":
+		return Default, nil
+	case Off, Warn, HoldHigh, Quarantine:
 		return Mode(s), nil
 	}
-	return "", fmt.Errorf("security.scan: %q is not off, warn or quarantine", s)
+	return "", fmt.Errorf("security.scan: %q is not off, warn, hold-high or quarantine", s)
+}
+
+// Effective is m with "" read as Default.
+func (m Mode) Effective() Mode {
+	if m == "" {
+		return Default
+	}
+	return m
+}
+
+// Holding returns the findings that hold a tool back under m: none under
+// off and warn, the high ones under hold-high (and ""), the high and medium
+// ones under quarantine. It is the one place that decides whether the
+// scanner holds a definition back; every reader (the pins, the registry's
+// doctor lines and teaching errors, the console) asks it.
+func (m Mode) Holding(fs []Finding) []Finding {
+	var out []Finding
+	for _, f := range fs {
+		if m.holds(f.Severity) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Holds reports whether a definition with findings fs is held back under m.
+func (m Mode) Holds(fs []Finding) bool { return len(m.Holding(fs)) > 0 }
+
+func (m Mode) holds(s Severity) bool {
+	switch m.Effective() {
+	case HoldHigh:
+		return s == High
+	case Quarantine:
+		return s == High || s == Medium
+	}
+	return false
+}
+
+// Setting is how doctor and the teaching errors name m:
+// "security.scan: quarantine"; "security.scan: hold-high, the default" for
+// hold-high and "".
+func (m Mode) Setting() string {
+	if m.Effective() == Default {
+		return "security.scan: " + string(Default) + ", the default"
+	}
+	return "security.scan: " + string(m)
 }
 
 // Severity orders findings.
@@ -54,10 +111,6 @@ const (
 	Medium Severity = "medium"
 	Low    Severity = "low"
 )
-
-// Holds reports whether a finding of this severity holds a tool back under
-// security.scan: quarantine.
-func (s Severity) Holds() bool { return s == High || s == Medium }
 
 // Finding is one rule that matched one field of a definition.
 type Finding struct {
@@ -331,12 +384,25 @@ func Summary(fs []Finding) string {
 	return strings.Join(parts, "; ")
 }
 
-// Holding returns the findings that hold a tool back under quarantine.
-func Holding(fs []Finding) []Finding {
-	var out []Finding
+// Brief is findings without their matched text, for what a model reads
+// (a held tool's teaching error) and a one-line log: "high
+// ignore-instructions in description, high credential-path in
+// description". The matched text is the poisoned text itself; a person
+// reads it in doctor, pins list and the console.
+func Brief(fs []Finding) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = string(f.Severity) + " " + f.Rule + " in " + f.Field
+	}
+	return strings.Join(parts, ", ")
+}
+
+// RuleIDs are the findings' rule ids, each once, in order.
+func RuleIDs(fs []Finding) []string {
+	var out []string
 	for _, f := range fs {
-		if f.Severity.Holds() {
-			out = append(out, f)
+		if !slices.Contains(out, f.Rule) {
+			out = append(out, f.Rule)
 		}
 	}
 	return out

@@ -33,7 +33,9 @@ type Resolver struct {
 	// CommandTimeout bounds a pass or ${cmd:…} run (0: DefaultCommandTimeout).
 	CommandTimeout time.Duration
 	// Redact registers a resolved value under the reference's text
-	// (nil: redact.Add, the process-wide redactor).
+	// without its ${} ("keyring:github/token", shown by the redactor as
+	// "[redacted: keyring:github/token]"), in addition to redact.Add, the
+	// process-wide redactor.
 	Redact func(name, value string)
 	// Now is the clock (tests).
 	Now func() time.Time
@@ -138,9 +140,10 @@ func (r *Resolver) Resolve(ctx context.Context, ref Ref) (string, error) {
 func (r *Resolver) register(ref Ref, v string) {
 	// The process-wide set, which every output boundary applies, always;
 	// a caller's own set too.
-	redact.Add(ref.String(), v)
+	name := ref.Store + ":" + ref.Key // redact.Marker: [redacted: store:key]
+	redact.Add(name, v)
 	if r.Redact != nil {
-		r.Redact(ref.String(), v)
+		r.Redact(name, v)
 	}
 	valuesMu.Lock()
 	values[v] = valueOf{r: r, ref: ref}

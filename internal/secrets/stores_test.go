@@ -56,8 +56,13 @@ func resolves(t *testing.T, r *secrets.Resolver, set *redact.Set, ref, want stri
 	if v != want {
 		t.Fatalf("%s = %q, want %q", ref, v, want)
 	}
-	if got := set.String("x " + v + " y"); strings.Contains(got, v) || !strings.Contains(got, "${") {
-		t.Errorf("redactor shows %q, want a reference's name in place of the value", got)
+	// "[redacted: keyring:svc/acct]": the reference's text without its ${},
+	// never anything that reads as a reference that did not resolve (a
+	// value two references give keeps the first one's name).
+	marker := "[redacted: " + strings.TrimSuffix(strings.TrimPrefix(ref, "${"), "}") + "]"
+	store, _, _ := strings.Cut(marker, ":")
+	if got := set.String("x " + v + " y"); !strings.HasPrefix(got, "x "+store+":") || !strings.HasSuffix(got, "] y") || strings.Contains(got, "${") || strings.Contains(got, v) {
+		t.Errorf("redactor shows %q, want %q in place of the value", got, marker)
 	}
 }
 

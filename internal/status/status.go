@@ -14,6 +14,17 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 )
 
+// HeldEntry is a provider added from a registry that waits for a person to
+// approve what it runs (pin: quarantine): nothing of it was started.
+type HeldEntry struct {
+	Provider string `json:"provider"`
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	Digest   string `json:"digest"`
+	// Reason is doctor's: why it waits, and the command that approves it.
+	Reason string `json:"reason"`
+}
+
 // Status is the runtime's state as runtime_status, doctor and a console
 // show it: one value built from the live generation.
 type Status struct {

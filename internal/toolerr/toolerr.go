@@ -26,6 +26,7 @@ const (
 	Cancelled            Code = "CANCELLED"
 	ShuttingDown         Code = "SHUTTING_DOWN" // the server began to shut down before the call ran: retry after it restarts
 	UnknownSkill         Code = "UNKNOWN_SKILL"
+	ResultBlocked        Code = "RESULT_BLOCKED" // a tool's output read like instructions to the model (security.results.scan: block)
 )
 
 // Error is a tool-level failure with a hint that teaches the right next call.

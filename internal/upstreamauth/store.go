@@ -22,6 +22,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/agent-tools/agent-tools/internal/secrets"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 // Entry is one provider's login: the client it is registered as, where its
@@ -326,23 +327,9 @@ func (s *FileStore) write(d *fileData) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(s.dir, storeFile+".*")
-	if err != nil {
-		return writeErr(s.Path(), err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return writeErr(s.Path(), err)
-	}
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return writeErr(s.Path(), werr)
-	}
-	if err := os.Rename(tmp.Name(), s.Path()); err != nil { // atomic: a reader sees the old or the new file
+	// state.WriteFile: synced before the rename (a crash never leaves an
+	// empty token store), private (0600).
+	if err := state.WriteFile(s.Path(), b); err != nil {
 		return writeErr(s.Path(), err)
 	}
 	return nil

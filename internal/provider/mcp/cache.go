@@ -16,6 +16,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	sharedstate "github.com/agent-tools/agent-tools/internal/state"
 )
 
 const cacheVersion = 1
@@ -257,18 +259,7 @@ func (c *diskCache) save(tools []*listedTool, prompts []*sdk.Prompt, init *sdk.I
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(c.dir, "."+c.id+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(append(data, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), c.path); err != nil {
-		os.Remove(tmp.Name())
+	if err := sharedstate.WriteFile(c.path, append(data, '\n')); err != nil {
 		return err
 	}
 	c.saved = key

@@ -147,7 +147,8 @@ func (a *authenticator) current(ctx context.Context, login func(context.Context)
 	}
 	// The runtime-wide redactor learns every token the login flow obtains,
 	// so an API that echoes it never gets it into a result, log or audit.
-	redact.Add("LOGIN_TOKEN", tok)
+	// Shown as "[redacted: login token]": it comes from no variable.
+	redact.Add("login token", tok)
 	a.mu.Lock()
 	a.token, a.expiry = tok, exp
 	a.logins++

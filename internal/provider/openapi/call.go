@@ -361,7 +361,7 @@ func (p *Provider) scrubBytes(b []byte) []byte {
 	b = redact.Default.Bytes(b)
 	for _, sec := range p.Secrets() {
 		if len(sec) >= 4 && bytes.Contains(b, []byte(sec)) {
-			b = bytes.ReplaceAll(b, []byte(sec), []byte("***"))
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(redact.Redacted))
 		}
 	}
 	return b

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agent-tools/agent-tools/internal/redact"
+	"github.com/agent-tools/agent-tools/internal/state"
 )
 
 const (
@@ -152,25 +153,12 @@ func (p *Provider) cacheDir() string {
 	return filepath.Join(base, "agent-tools", "openapi")
 }
 
+// writeFileAtomic is state.WriteFile: the one atomic, synced write.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".openapi-*.tmp")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	if err := errors.Join(werr, tmp.Close()); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return state.WriteFile(path, data)
 }
 
 // parseDocument parses an OpenAPI 3.0 or 3.1 document, JSON or YAML, with

@@ -123,10 +123,11 @@ func New(o Options) *Provider {
 	p.auth = newAuthenticator(o.Auth)
 	// The runtime's redactor learns the credentials as configured, so that
 	// every encoding of them is scrubbed from every output (a config built
-	// in code registers nothing else; one loaded from a file has already
-	// registered them under their ${VAR} names, which win).
+	// in code registers nothing else, shown as redact.Redacted; one loaded
+	// from a file has already registered them under their variables'
+	// names, "[redacted: VAR]", which win).
 	for _, sec := range p.Secrets() {
-		redact.Add(redact.Mask, sec)
+		redact.Add("", sec)
 	}
 	return p
 }
@@ -309,15 +310,16 @@ func (p *Provider) hasCredentials() bool {
 	return false
 }
 
-// scrub replaces every secret in s by its ${VAR} name (the runtime's
-// redactor: every encoding of every known secret) and what is left of the
-// provider's own by "***" (an API that echoes a header, a transport error
-// that quotes a URL).
+// scrub replaces every secret in s by its marker, "[redacted: VAR]" (the
+// runtime's redactor: every encoding of every known secret), and what is
+// left of the provider's own (shorter than the redactor's minimum) by
+// redact.Redacted (an API that echoes a header, a transport error that
+// quotes a URL).
 func (p *Provider) scrub(s string) string {
 	s = redact.String(s)
 	for _, sec := range p.Secrets() {
 		if len(sec) >= 4 {
-			s = strings.ReplaceAll(s, sec, "***")
+			s = strings.ReplaceAll(s, sec, redact.Redacted)
 		}
 	}
 	return s

@@ -103,18 +103,21 @@ var faults = []fault{
 	{"stdio upstream echoes secrets from env and argv", 2, func(t *testing.T, r *runtime) string {
 		o := r.call(r.tool("up_secrets"), 10*time.Second)
 		want(t, o, "")
-		if !strings.Contains(o.text, "${FAULTS_ENV_SECRET}") || !strings.Contains(o.text, "${FAULTS_ARG_SECRET}") {
+		if !strings.Contains(o.text, "[redacted: FAULTS_ENV_SECRET]") || !strings.Contains(o.text, "[redacted: FAULTS_ARG_SECRET]") {
 			t.Fatalf("secrets not replaced by their names: %q", o.text)
 		}
-		return "success, values shown as ${VAR}"
+		if strings.Contains(o.text, "${") {
+			t.Fatalf("a redacted value reads as a reference that never ran: %q", o.text)
+		}
+		return "success, values shown as [redacted: VAR]"
 	}},
 	{"HTTP upstream echoes the Authorization header", 2, func(t *testing.T, r *runtime) string {
 		o := r.call(r.tool("web_whoami"), 10*time.Second)
 		code := want(t, o, "BACKEND_ERROR")
-		if !strings.Contains(o.text, "${FAULTS_HDR_SECRET}") {
+		if !strings.Contains(o.text, "[redacted: FAULTS_HDR_SECRET]") {
 			t.Fatalf("token not replaced by its name: %q", o.text)
 		}
-		return code + ", token shown as ${VAR}"
+		return code + ", token shown as [redacted: VAR]"
 	}},
 	{"stdio upstream exits at start, printing its secrets", 1, func(t *testing.T, r *runtime) string {
 		return "no tools; " + status(t, r, "gone")
