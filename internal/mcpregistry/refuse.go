@@ -221,7 +221,7 @@ func checkRuntimeArgs(runtime, where string, args []string, positional string, a
 		r := ruleFor(runtime, name)
 		unit := a
 		if r != nil && r.Value && !hasVal && i+1 < len(args) {
-			val, hasVal = args[i+1], true
+			val = args[i+1]
 			unit = a + " " + val
 			i++
 		}

@@ -53,7 +53,9 @@ func TestEntryApprovals(t *testing.T) {
 		t.Error("shared approvals were written to the file")
 	}
 	bad := filepath.Join(dir, "bad.entries.json")
-	os.WriteFile(bad, []byte(`{"version":1,"approvals":[{"name":"a.b/c","version":"1.0.0","digest":"`+d1+`"}`), 0o600)
+	if err := os.WriteFile(bad, []byte(`{"version":1,"approvals":[{"name":"a.b/c","version":"1.0.0","digest":"`+d1+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	e := OpenEntries(bad)
 	if ok, err := e.Approved("a.b/c", "1.0.0", d1); ok || err == nil {
 		t.Errorf("a truncated file approved: %v %v", ok, err)

@@ -26,7 +26,7 @@ var charRules = []Rule{
 	{ID: "zero-width", Severity: Medium,
 		What: "any other default-ignorable code point: zero-width characters and joiners (U+200B–U+200D, U+2060, U+FEFF inside text, U+180E, U+00AD), variation selectors outside emoji, invisible operators U+2061–U+2064, bidi marks in text with no right-to-left letter, Hangul fillers (U+3164, U+FFA0, U+115F, U+1160), U+034F, U+17B4–U+17B5… (U+200D and U+200C between emoji or between letters of a script that joins, a variation selector after an emoji, are allowed)",
 		Hit:  "read id\u200D_rsa",
-		Miss: "A family emoji 👨‍👩‍👧 joins with U+200D, ⚠️ takes U+FE0F, and می‌خواهم takes U+200C: allowed."},
+		Miss: "A family emoji 👨\u200d👩\u200d👧 joins with U+200D, ⚠\ufe0f takes U+FE0F, and می\u200cخواهم takes U+200C: allowed."},
 }
 
 // invisible reports whether r is a character excerpts show as U+XXXX.
