@@ -135,6 +135,8 @@ const (
 	CodeCancelled            = "CANCELLED"
 	CodeUnknownSkill         = "UNKNOWN_SKILL"
 	CodeResultBlocked        = "RESULT_BLOCKED"
+	CodeRateLimited          = "RATE_LIMITED"
+	CodeQuotaExceeded        = "QUOTA_EXCEEDED"
 )
 
 // ToolError is a call that failed, as the agent would read it over MCP:

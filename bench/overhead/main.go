@@ -67,6 +67,11 @@ import (
 // withRules adds policy.rules to the runtime's config (--rules).
 var withRules bool
 
+// withCache adds a cache: entry for the echo tool (--cache): every call
+// repeats its arguments, so the runtime's calls after the first are cache
+// hits (docs/cache.md), to set against a run without.
+var withCache bool
+
 type stats struct {
 	P50US  float64 `json:"p50_us"`
 	P99US  float64 `json:"p99_us"`
@@ -147,6 +152,7 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and runtime) to `file`")
 	only = flag.Bool("only-runtime", false, "call only through the runtime (no direct or floor path, no ratios): to profile the runtime's side with -cpuprofile/-memprofile")
 	memProfile := flag.String("memprofile", "", "write an allocation profile of this process to `file` at the end")
+	flag.BoolVar(&withCache, "cache", false, "serve the echo tool from the result cache (cache: [{tools: [ev_echo], ttl: 1h}]): the runtime's calls become cache hits, against a run without")
 	flag.BoolVar(&withRules, "rules", false, "add per-identity policy rules (docs/http-security.md) that match every call: their per-call cost against a run without")
 	perRequest = flag.Bool("per-request", true, "over HTTP, also call the runtime at protocol 2026-07-28 (no session) beside the session path (2025-11-25)")
 	progressive = flag.Bool("progressive", false, "also call the tool through a second runtime in progressive mode (agent_tools_ev_call), beside the flat one")
@@ -322,6 +328,9 @@ func measure(tr string, n, warmup, payload int, withFloor bool, scripts int) (re
 	}
 	newRuntime := func(mode, cfgName string) (*app.App, *metrics.Metrics, error) {
 		cfg := "mode: " + mode + "\n" + local + "audit:\n  path: audit-" + mode + ".jsonl\nproviders:\n  - id: ev\n    kind: mcp\n    readonly: [echo]\n" + providerYAML
+		if withCache {
+			cfg += "cache:\n  - tools: [\"ev_echo\", \"echo\"]\n    ttl: 1h\n"
+		}
 		cfgPath := filepath.Join(tmp, cfgName)
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, nil, err

@@ -318,11 +318,14 @@ func (a *App) build(ctx context.Context) (*generation, error) {
 	guard.RepeatAfter, guard.RefuseAfter, guard.CoolDown = lg.RepeatAfter, lg.RefuseAfter, lg.CoolDown.Duration
 	guard.Store = a.shared.Store
 	g.gate = policy.NewGate(rules, g.access, cfg.Policy.Operators)
+	g.cache = resultCache(cfg, g.reg, a.shared.sealed(), a.shared.Redis != nil, o.Logger) // cache.go
 	g.call = pipeline.New(pipeline.Options{
 		Catalog: gatedCatalog{g.reg, g.off}, Rules: rules, Access: g.access, Gate: g.gate, Decisions: o.Decisions, Guard: guard,
 		Tokens: a.shared.Tokens, Replica: a.shared.Replica, AuditTo: audit, Extra: o.Middleware, Tracer: o.Tracer,
 		Execute:     pipeline.ExecuteOptions{DefaultTimeout: DefaultTimeout, MaxResultChars: cfg.Limits.MaxResultChars},
 		ResultGuard: resultGuard(cfg.Security.Results), // results.go
+		ResultCache: cacheStage(g.cache),               // cache.go
+		Quota:       quotaStage(cfg, a.shared, o.Logger),
 	})
 	g.start(ctx)
 	return g, nil
@@ -404,6 +407,7 @@ func (a *App) Diagnostics() []provider.Diagnostic {
 	g := a.current()
 	out := append(append([]provider.Diagnostic(nil), g.loadErrors...), g.reg.Diagnostics()...)
 	out = append(out, semanticDiagnostics(g.reg)...)
+	out = append(out, cacheDiagnostics(g)...) // cache.go
 	return append(out, promptDiagnostics(g)...)
 }
 

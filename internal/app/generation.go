@@ -1,6 +1,7 @@
 package app
 
 import (
+	"github.com/agent-tools/agent-tools/internal/resultcache"
 	"io"
 	"log/slog"
 	"sync"
@@ -32,6 +33,7 @@ type generation struct {
 	call       pipeline.Handler
 	closers    []io.Closer
 	loadErrors []provider.Diagnostic
+	cache      *resultcache.Cache // the cache: section's (nil: none; cache.go)
 	log        *slog.Logger
 	// deps is what the kinds' builders get from this generation.
 	deps provider.Deps

@@ -9,6 +9,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/cluster"
 	"github.com/agent-tools/agent-tools/internal/config"
 	"github.com/agent-tools/agent-tools/internal/policy"
+	"github.com/agent-tools/agent-tools/internal/quota"
 	"github.com/agent-tools/agent-tools/internal/state"
 	"github.com/agent-tools/agent-tools/internal/upstreamauth"
 )
@@ -78,6 +79,10 @@ type Shared struct {
 	// Changes carries the operator's toggles, restarts and pin approvals
 	// to the other replicas (nil without Redis: one process has no others).
 	Changes *cluster.Changes
+	// Quotas are this process's quota counts (calls in flight, and the
+	// buckets and token windows when Redis is not set or not answering),
+	// kept across reloads.
+	Quotas *quota.Local
 	// fallback checks Redis for /readyz (nil without Redis).
 	fallback *state.Fallback
 }
@@ -88,7 +93,7 @@ func newShared(cfg *config.Config, env func(string) (string, bool), log *slog.Lo
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
-	s := &Shared{Key: key, Replica: cluster.ReplicaID(env)}
+	s := &Shared{Key: key, Replica: cluster.ReplicaID(env), Quotas: quota.NewLocal()}
 	if u := cfg.Server.Redis.URL; u != "" {
 		r, err := state.NewRedis(u, "")
 		if err != nil {
@@ -158,3 +163,12 @@ func (s *Shared) Close() error {
 
 // Shared returns the state shared across reloads (and replicas).
 func (a *App) Shared() *Shared { return a.shared }
+
+// sealed is the shared store whose values carry the cluster key's MAC
+// (nil without server.redis).
+func (s *Shared) sealed() state.Store {
+	if s.Signed == nil {
+		return nil
+	}
+	return s.Signed
+}

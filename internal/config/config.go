@@ -86,6 +86,10 @@ type Config struct {
 	SecretStores SecretsConfig `json:"secrets,omitzero" yaml:"secrets,omitempty"`
 	// Registry lists the MCP server registries `agent-tools registry` uses.
 	Registry Registry `json:"registry,omitzero" yaml:"registry,omitempty"`
+	// Quotas are per-identity, per-tool limits on calls (quotas.go).
+	Quotas []Quota `json:"quotas,omitempty" yaml:"quotas,omitempty"`
+	// Cache lists the read-only tools whose results are kept (cache.go).
+	Cache []CacheRule `json:"cache,omitempty" yaml:"cache,omitempty"`
 
 	meta *meta // positions of the source; nil for configs built in code
 }
@@ -257,6 +261,8 @@ type Audit struct {
 type Limits struct {
 	MaxResultChars int       `json:"maxResultChars" yaml:"maxResultChars"`
 	LoopGuard      LoopGuard `json:"loopGuard" yaml:"loopGuard"`
+	// CacheBytes bounds the in-memory result cache (0: DefaultCacheBytes; cache.go).
+	CacheBytes int64 `json:"cacheBytes,omitempty" yaml:"cacheBytes,omitempty"`
 }
 
 // Code bounds the tool calls execute_javascript scripts make through

@@ -45,9 +45,9 @@ func TestErrors(t *testing.T) {
 		{"two documents", "mode: flat\n---\nmode: text\n", []string{
 			"agent-tools.yaml:3:1: a second YAML document (---) is not allowed; put everything in one"}},
 		{"top level list", "- mode\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, progressive, code, profiles, security, secrets, registry), got a list"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, progressive, code, profiles, security, secrets, registry, quotas, cache), got a list"}},
 		{"top level scalar", "hello\n", []string{
-			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, progressive, code, profiles, security, secrets, registry), got a string"}},
+			"agent-tools.yaml:1:1: the top level must be a mapping of settings (mode, naming, flat, local, providers, prompts, policy, server, audit, limits, index, progressive, code, profiles, security, secrets, registry, quotas, cache), got a string"}},
 		{"bad mode", "mode: flatt\n", []string{
 			`agent-tools.yaml:1:7: mode: unknown mode "flatt" (want progressive, search, flat, text or code)`}},
 		{"code block malformed", "code:\n  allowMutations: yes please\n  maxCalls: -2\n  concurrency: lots\n  timeout: 5\n  budget: 3\n", []string{
@@ -602,6 +602,8 @@ func FuzzParse(f *testing.F) {
 		"a: &a {<<: *a}\n",
 		"policy: {deny: [\"a[\"]}\nlimits: {maxResultChars: -1}\naudit: {path: off}\n",
 		"security: {results: {scan: redact, spotlight: true}}\n",
+		"cache:\n  - {tools: [\"weather_*\", \"a[\"], ttl: 25h, perIdentity: false}\n  - {ttl: 0s}\nlimits: {cacheBytes: 1MiB}\n",
+		"quotas:\n  - {identities: [\"token:*\"], tools: [\"gh_*\"], rate: 30/min, burst: 10, concurrent: 4, tokens: 200000/day}\n  - {rate: 0/s, burst: 0}\n",
 	} {
 		f.Add([]byte(s))
 	}

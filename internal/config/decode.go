@@ -556,6 +556,10 @@ func (c *Config) decodeField(d *Decoder, key string, v *yaml.Node, p string) boo
 		d.index(v, p, &c.Index) // index.go
 	case "profiles":
 		d.profiles(v, p, c) // profiles.go
+	case "quotas":
+		d.quotas(v, p, c) // quotas.go
+	case "cache":
+		d.cacheKey(v, p, c) // cache.go
 	case "providers":
 		c.Providers = nil
 		d.sequence(v, p, func(i int, item *yaml.Node, ip string) {

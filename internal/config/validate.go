@@ -113,6 +113,8 @@ func (c *Config) validate() []Error {
 	}
 	v.policy()
 	v.profilesAndRules() // profiles.go
+	v.quotas()           // quotas.go
+	v.validateCache()    // cache.go
 	h := c.Server.HTTP
 	if v.bad("server.http.addr") {
 		// already reported

@@ -46,6 +46,8 @@ type Metrics struct {
 	httpRequests  *prometheus.CounterVec
 	authFailures  *prometheus.CounterVec
 	rateLimited   prometheus.Counter
+	cache         *prometheus.CounterVec
+	quotaRefused  *prometheus.CounterVec
 
 	mu        sync.Mutex
 	sessions  func() int
@@ -85,6 +87,14 @@ func New() *Metrics {
 		Namespace: Namespace, Name: "http_rate_limited_total",
 		Help: "HTTP requests answered 429 by the per-token rate limit.",
 	})
+	m.quotaRefused = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "quota_refusals_total",
+		Help: "Tool calls refused by a quota (internal/quota), by canonical tool and limit (rate, concurrent or tokens).",
+	}, []string{"tool", "limit"})
+	m.cache = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "cache_lookups_total",
+		Help: "Calls the result cache could answer (cache: section), by provider and result (hit: answered from the cache, miss: the backend was called).",
+	}, []string{"provider", "result"})
 	sessions := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Namespace: Namespace, Name: "sessions_active",
 		Help: "MCP sessions currently connected.",
@@ -97,7 +107,7 @@ func New() *Metrics {
 		}
 		return float64(f())
 	})
-	m.reg.MustRegister(m.calls, m.latency, m.confirmations, m.loopGuard, m.httpRequests, m.authFailures, m.rateLimited,
+	m.reg.MustRegister(m.calls, m.latency, m.confirmations, m.loopGuard, m.httpRequests, m.authFailures, m.rateLimited, m.quotaRefused, m.cache,
 		sessions, &providerCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -178,6 +188,12 @@ func (m *Metrics) Middleware() pipeline.Middleware {
 			}
 			m.calls.WithLabelValues(tool, prov, outcome, profile).Inc()
 			m.latency.WithLabelValues(prov).Observe(elapsed.Seconds())
+			if resp.Cache != "" { // hit or miss (internal/resultcache)
+				m.cache.WithLabelValues(prov, resp.Cache).Inc()
+			}
+			if resp.Quota != nil {
+				m.quotaRefused.WithLabelValues(tool, resp.Quota.Limit).Inc()
+			}
 			if resp.Err != nil {
 				switch resp.Err.Code {
 				case toolerr.ConfirmationRequired:

@@ -42,6 +42,9 @@ func TestMiddleware(t *testing.T) {
 		// A forwarded resource read: counted by method, never by URI.
 		{pipeline.Request{Via: "resources/read", Resolved: catalog.Tool{Canonical: "test://t/42", Provider: "up"}}, pipeline.Response{Result: &provider.Result{}}},
 		{pipeline.Request{Resolved: resolved, Caller: policy.Caller{Profile: "ops"}}, pipeline.Response{Result: &provider.Result{Text: "ok"}}},
+		// The result cache's answers: counted as hits and misses.
+		{pipeline.Request{Resolved: resolved}, pipeline.Response{Result: &provider.Result{Text: "ok"}, Cache: "hit"}},
+		{pipeline.Request{Resolved: resolved}, pipeline.Response{Result: &provider.Result{Text: "ok"}, Cache: "miss"}},
 	}
 	for _, c := range calls {
 		resp := c.resp
@@ -57,7 +60,9 @@ func TestMiddleware(t *testing.T) {
 	m.RateLimited()
 	out := scrape(t, m)
 	for _, want := range []string{
-		`agent_tools_tool_calls_total{outcome="ok",profile="default",provider="gh",tool="gh_get_repo"} 1`,
+		`agent_tools_tool_calls_total{outcome="ok",profile="default",provider="gh",tool="gh_get_repo"} 3`,
+		`agent_tools_cache_lookups_total{provider="gh",result="hit"} 1`,
+		`agent_tools_cache_lookups_total{provider="gh",result="miss"} 1`,
 		`agent_tools_tool_calls_total{outcome="BACKEND_ERROR",profile="default",provider="gh",tool="gh_get_repo"} 1`,
 		`agent_tools_tool_calls_total{outcome="CONFIRMATION_REQUIRED",profile="default",provider="gh",tool="gh_get_repo"} 1`,
 		`agent_tools_tool_calls_total{outcome="UNKNOWN_TOOL",profile="default",provider="unknown",tool="unresolved"} 1`,
@@ -66,7 +71,7 @@ func TestMiddleware(t *testing.T) {
 		`agent_tools_confirmations_required_total{provider="gh"} 1`,
 		`agent_tools_loop_guard_trips_total{action="escalated"} 1`,
 		`agent_tools_loop_guard_trips_total{action="refused"} 1`,
-		`agent_tools_tool_call_duration_seconds_count{provider="gh"} 4`,
+		`agent_tools_tool_call_duration_seconds_count{provider="gh"} 6`,
 		`agent_tools_sessions_active 3`,
 		`agent_tools_provider_up{kind="local",provider="local"} 1`,
 		`agent_tools_provider_up{kind="mcp",provider="gh"} 0`,

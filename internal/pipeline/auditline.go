@@ -38,6 +38,12 @@ func appendAuditLine(b []byte, rec *AuditRecord) []byte {
 		b = append(b, `,"result_findings":`...)
 		b = append(b, q...)
 	}
+	if rec.Quota != nil { // rare: encoding/json writes it
+		q, _ := json.Marshal(rec.Quota)
+		b = append(b, `,"quota":`...)
+		b = append(b, q...)
+	}
+	b = appendField(b, "cache", rec.Cache, true)
 	return append(b, '}')
 }
 

@@ -17,6 +17,9 @@ type Options struct {
 	// Access with the default operator role.
 	Gate  *policy.Gate
 	Guard *policy.LoopGuard
+	// Quota checks the caller's quotas right after Access (internal/quota:
+	// rate, concurrent calls, result tokens); nil leaves the stage out.
+	Quota Middleware
 	// Tokens backs token-mode confirmations (default: a fresh book).
 	Tokens *policy.Tokens
 	// Decisions are a person's remembered confirmations (nil: none).
@@ -36,6 +39,11 @@ type Options struct {
 	// (internal/resultguard: warn, redact, block, spotlight); nil leaves
 	// the stage out. The pipeline knows only that it is a middleware.
 	ResultGuard Middleware
+	// ResultCache answers a repeated read-only call from a kept result
+	// (internal/resultcache), between ResultGuard and Execute: below every
+	// decision, and the guard reads a hit as it reads a fresh result; nil
+	// leaves the stage out.
+	ResultCache Middleware
 }
 
 // Stage names, as a Tracer sees them (and as the trace spans are named).
@@ -47,8 +55,12 @@ const (
 	StageValidate  = "validate"
 	StagePolicy    = "policy"
 	StageExecute   = "execute"
+	// StageQuota is between Access and Validate, when configured.
+	StageQuota = "quota"
 	// StageResultGuard is between Policy and Execute, when configured.
 	StageResultGuard = "result_guard"
+	// StageResultCache is between ResultGuard and Execute, when configured.
+	StageResultCache = "result_cache"
 )
 
 // Tracer observes calls without this package knowing how: internal/tracing
@@ -82,18 +94,31 @@ func New(o Options) Handler {
 	if o.Tracer == nil {
 		mw := []Middleware{audit(o.AuditTo, o.Now, o.Replica), capAnswer(o.Execute.MaxResultChars)}
 		mw = append(mw, o.Extra...)
-		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog), Validate(), Policy(o.Tokens, o.Decisions))
+		mw = append(mw, LoopGuard(o.Guard), Resolve(o.Catalog, o.Gate), Access(o.Gate, o.Catalog))
+		if o.Quota != nil {
+			mw = append(mw, o.Quota)
+		}
+		mw = append(mw, Validate(), Policy(o.Tokens, o.Decisions))
 		if o.ResultGuard != nil {
 			mw = append(mw, o.ResultGuard)
+		}
+		if o.ResultCache != nil {
+			mw = append(mw, o.ResultCache)
 		}
 		mw = append(mw, Execute(o.Execute))
 		return Chain(nil, mw...)
 	}
 	// The same chain, each named stage wrapped by the tracer (inside out).
-	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog, o.Gate)}, {StageAccess, Access(o.Gate, o.Catalog)},
-		{StageValidate, Validate()}, {StagePolicy, Policy(o.Tokens, o.Decisions)}}
+	below := []stage{{StageLoopGuard, LoopGuard(o.Guard)}, {StageResolve, Resolve(o.Catalog, o.Gate)}, {StageAccess, Access(o.Gate, o.Catalog)}}
+	if o.Quota != nil {
+		below = append(below, stage{StageQuota, o.Quota})
+	}
+	below = append(below, stage{StageValidate, Validate()}, stage{StagePolicy, Policy(o.Tokens, o.Decisions)})
 	if o.ResultGuard != nil {
 		below = append(below, stage{StageResultGuard, o.ResultGuard})
+	}
+	if o.ResultCache != nil {
+		below = append(below, stage{StageResultCache, o.ResultCache})
 	}
 	below = append(below, stage{StageExecute, Execute(o.Execute)})
 	var h Handler

@@ -9,6 +9,8 @@
 //     tool: a tool the caller may not see answers as one that does not
 //     exist (UNKNOWN_TOOL), before validation; quarantine, read-only doors
 //     (DENIED); the confirm mode that applies to this caller
+//     (then Quota, when Options.Quota is set: internal/quota, RATE_LIMITED
+//     and QUOTA_EXCEEDED for the caller's quotas)
 //  5. Validate  — arguments against the tool's JSON Schema, then the
 //     provider's own rules (provider.ArgumentValidator): INVALID_ARGUMENTS or
 //     the provider's code, before anyone is asked to confirm
@@ -17,7 +19,10 @@
 //  7. ResultGuard — (when Options.ResultGuard is set) the tool's output read
 //     for text aimed at the model: warned, redacted, blocked
 //     (RESULT_BLOCKED), spotlighted (internal/resultguard)
-//  8. Execute   — the provider call under a deadline, then result shaping
+//  8. ResultCache — (when Options.ResultCache is set) a repeated read-only
+//     call answered from a kept result (internal/resultcache), below every
+//     decision
+//  9. Execute   — the provider call under a deadline, then result shaping
 //
 // The loop guard sits outside Resolve so that malformed calls that never name
 // a tool (one run of an earlier prototype retried a malformed call 1,022 times) are caught too.
@@ -134,6 +139,13 @@ type Response struct {
 	// ResultFindings are what the result guard found in the tool's
 	// output (audited as result_findings).
 	ResultFindings []ResultFinding
+	// Quota says which quota refused the call (internal/quota; audited
+	// as quota, counted by metrics); nil when none did.
+	Quota *QuotaRefusal
+	// Cache is "hit" when the result cache answered the call
+	// (internal/resultcache), "miss" when it could have and did not, ""
+	// when the call is not cached (audited as cache).
+	Cache string
 }
 
 // Failed reports whether the call failed in any way.

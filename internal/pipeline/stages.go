@@ -314,6 +314,10 @@ type AuditRecord struct {
 	ArgsHash   string    `json:"args_sha256"`
 	// ResultFindings: what the result guard found in the output.
 	ResultFindings []ResultFinding `json:"result_findings,omitempty"`
+	// Quota: which quota refused the call (internal/quota).
+	Quota *QuotaRefusal `json:"quota,omitempty"`
+	// Cache: "hit" (answered by the result cache) or "miss".
+	Cache string `json:"cache,omitempty"`
 }
 
 // audit writes one JSON line per call to w (nil disables), stamping every
@@ -336,7 +340,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 				Time: start.UTC(), Replica: replica, RequestID: req.RequestID, Parent: req.Parent, Identity: req.Identity, Session: req.Session, Client: req.Client, Profile: req.Profile, Tool: req.Resolved.Canonical,
 				Provider: req.Resolved.Provider, Via: req.Via, Decision: resp.Decision,
 				DurationMS: float64(resp.Duration.Microseconds()) / 1000, Outcome: "ok", ArgsHash: ArgsHash(req.Args),
-				ResultFindings: resp.ResultFindings,
+				ResultFindings: resp.ResultFindings, Cache: resp.Cache, Quota: resp.Quota,
 			}
 			if rec.Tool == "" {
 				rec.Tool = req.Tool

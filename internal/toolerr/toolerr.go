@@ -27,6 +27,8 @@ const (
 	ShuttingDown         Code = "SHUTTING_DOWN" // the server began to shut down before the call ran: retry after it restarts
 	UnknownSkill         Code = "UNKNOWN_SKILL"
 	ResultBlocked        Code = "RESULT_BLOCKED" // a tool's output read like instructions to the model (security.results.scan: block)
+	RateLimited          Code = "RATE_LIMITED"   // a quota's rate or concurrent limit: wait retry_after_ms, then repeat the call
+	QuotaExceeded        Code = "QUOTA_EXCEEDED" // a quota's result tokens for this window are used up: retry_after_ms is the window's end
 )
 
 // Error is a tool-level failure with a hint that teaches the right next call.

@@ -60,7 +60,7 @@ var layers = []layer{
 	{"services", []string{
 		"internal/decisions", "internal/facade", "internal/metrics",
 		"internal/passthrough", "internal/pins", "internal/pipeline",
-		"internal/plugin", "internal/registry", "internal/resultguard", "internal/tracing",
+		"internal/plugin", "internal/quota", "internal/registry", "internal/resultcache", "internal/resultguard", "internal/tracing",
 	}},
 	// The fronts the app wires: they define what they need of it.
 	{"fronts", []string{"internal/console", "internal/transport"}},

@@ -1,0 +1,8 @@
+package resultcache_test
+
+import (
+	"io"
+	"log/slog"
+)
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
