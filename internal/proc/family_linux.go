@@ -142,7 +142,7 @@ func sweepFamily(leader int, marker []byte) int {
 			}
 		}
 	}
-	n := 0
+	var kill []int
 	for pid := range in {
 		st, ok := table[pid]
 		if pid == leader || !ok {
@@ -154,11 +154,44 @@ func sweepFamily(leader int, marker []byte) int {
 		if st.pgid == leader && st.sid == leader {
 			continue // its group: the caller's to signal
 		}
+		kill = append(kill, pid)
+	}
+	n := stopThenKill(kill, func(pid int) int { return table[pid].ppid })
+	reap(own)
+	return n
+}
+
+// stopThenKill SIGKILLs pids as one: it stops them all first, each parent
+// before its children, then kills them. Killed one at a time, a process
+// whose child died first runs on until its own SIGKILL arrives, and under
+// load that is long enough to act on the death: a shell waiting for
+// `sleep 1` goes on to its next command (the late write of a job's
+// setsid'd writer, seen by TestBackgroundWriterIsKilled). A stopped process
+// runs nothing more, and SIGKILL ends it stopped. Parents first, because
+// only a parent hears of a child's stop. It returns how many it killed.
+func stopThenKill(pids []int, parent func(int) int) int {
+	set := make(map[int]bool, len(pids))
+	for _, pid := range pids {
+		set[pid] = true
+	}
+	depth := func(pid int) int {
+		d := 0
+		for p := parent(pid); set[p] && d < len(pids); p = parent(p) { // bounded: a pid table read over time may loop
+			d++
+		}
+		return d
+	}
+	order := slices.Clone(pids)
+	slices.SortStableFunc(order, func(a, b int) int { return depth(a) - depth(b) })
+	for _, pid := range order {
+		_ = syscall.Kill(pid, syscall.SIGSTOP)
+	}
+	n := 0
+	for _, pid := range order {
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			n++
 		}
 	}
-	reap(own)
 	return n
 }
 

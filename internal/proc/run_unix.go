@@ -61,8 +61,11 @@ func Run(ctx context.Context, s Spec) (*Result, error) {
 	select {
 	case <-w.exited:
 		// The leader is gone (not yet reaped on Linux, so pgid is still
-		// reserved): end what it left behind.
+		// reserved): end what it left behind. The group is stopped first,
+		// so that none of it acts on the deaths of the rest of the family
+		// before its own (see stopThenKill).
 		if st.cg == nil {
+			_ = syscall.Kill(-pgid, syscall.SIGSTOP)
 			sweepFamily(pgid, st.marker)
 		}
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)

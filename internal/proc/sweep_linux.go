@@ -58,7 +58,7 @@ func sweepOnce(marker []byte, prefix bool, minPid int) int {
 		return 0
 	}
 	self, uid := os.Getpid(), os.Getuid()
-	n := 0
+	var stopped []int
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid == self || pid <= 1 || pid < minPid {
@@ -87,6 +87,16 @@ func sweepOnce(marker []byte, prefix bool, minPid int) int {
 				continue
 			}
 		}
+		// Stopped now, killed once the pass is over: killed one at a time,
+		// a process outlives another of its kind long enough to act on its
+		// death (see stopThenKill); stopped, it cannot exit either, so its
+		// pid is not reused before the SIGKILL.
+		if syscall.Kill(pid, syscall.SIGSTOP) == nil {
+			stopped = append(stopped, pid)
+		}
+	}
+	n := 0
+	for _, pid := range stopped {
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			n++
 		}

@@ -221,8 +221,10 @@ type stdioConn struct {
 	out     io.WriteCloser
 	pending *pendingCalls
 	queue   []jsonrpc.Message // the rest of a batch; Read has a single caller
-	notes   *noteCounter      // counts notifications (passthrough sessions)
+	notes   *noteOrder        // orders notifications before answers (passthrough sessions)
 	capture *listCapture      // takes tools/list results off the wire (the shared session; see capture.go)
+	// noteRead: a notification was read since the last barrier (Read's own).
+	noteRead bool
 
 	outMu     sync.Mutex
 	closeOnce sync.Once
@@ -245,13 +247,21 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		c.queue = msgs
 	}
 	msg := c.queue[0]
-	c.queue = c.queue[1:]
-	if resp, ok := msg.(*jsonrpc.Response); ok {
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.noteRead {
+		// A barrier goes first: the answer's call waits until it is
+		// reached, that is, until the notifications before it are handled
+		// (noteOrder). The answer is read next.
+		c.noteRead = false
+		b, _, ch := c.notes.barrier()
+		c.notes.beforeAnswer(ch)
+		return b, nil
+	} else if ok {
 		c.pending.remove(resp.ID)
 		c.capture.received(resp)
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && c.notes != nil {
-		c.notes.readOne(req)
+	c.queue = c.queue[1:]
+	if req, ok := msg.(*jsonrpc.Request); ok && c.notes != nil && isNote(req) {
+		c.noteRead = true
 	}
 	return msg, nil
 }

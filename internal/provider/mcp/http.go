@@ -111,7 +111,7 @@ type upstreamHTTP struct {
 	headers map[string]string
 	max     int64
 	report  func(string, ...any)
-	notes   *noteCounter // counts the notifications of SSE answers (passthrough sessions)
+	notes   *noteOrder // orders notifications before the answer in a bound call's stream (passthrough sessions)
 	// challenged notes a 401 asking for authorization (nil with OAuth set).
 	challenged *challengeSeen
 }
@@ -133,8 +133,8 @@ func (t *upstreamHTTP) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
-		if mt == "text/event-stream" && t.notes != nil {
-			resp.Body = &sseNotes{ReadCloser: resp.Body, notes: t.notes}
+		if w := noteWaitOf(req.Context()); mt == "text/event-stream" && t.notes != nil && w != nil {
+			resp.Body = &sseNotes{ReadCloser: resp.Body, notes: t.notes, wait: w} // a bound call's stream
 		}
 		return resp, nil // SSE streams are bounded per event by the SDK (MaxEventSize)
 	}

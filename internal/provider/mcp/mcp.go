@@ -382,15 +382,18 @@ func (p *Provider) call(ctx context.Context, tool catalog.Tool, args json.RawMes
 	defer stop()
 
 	params := &sdk.CallToolParams{Name: tool.Name, Arguments: args}
+	var notes *noteWait
 	if b != nil {
 		params.Meta = b.Meta
+		notes = &noteWait{}
+		callCtx = context.WithValue(callCtx, noteWaitKey{}, notes) // the POST's stream marks it (sseNotes)
 	}
 	res, err := callTool(callCtx, s, params)
 	if err != nil && (errors.Is(err, errStuck) || errors.Is(ctx.Err(), context.DeadlineExceeded)) {
 		p.probe(s) // a timed-out call: is the upstream still answering at all?
 	}
 	if b != nil && s.notes != nil {
-		s.notes.drain(callCtx, maxDrain) // what the upstream sent before its answer is relayed first
+		s.notes.drain(callCtx, notes) // what the upstream sent before its answer is relayed first
 	}
 	if err != nil {
 		return nil, p.callError(ctx, s, tool, err)

@@ -122,6 +122,27 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	testutil.WaitFor(t, what, 15*time.Second, cond)
 }
 
+// neverStarted reports that p has begun no start and has none scheduled.
+// Whatever starts an upstream (Start, Tools, a call, the restart timer)
+// does it through beginLocked, synchronously under p.mu: the state shows
+// it at once, with nothing to wait for.
+func neverStarted(p *Provider) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state == stateIdle && p.sess == nil && p.timer == nil
+}
+
+// awaitSlowStarted waits until the upstream runs a call of its slow tool
+// (it writes slow-started into dir): the upstream is another process, and
+// that file is the only sign the call reached it.
+func awaitSlowStarted(t *testing.T, dir string) {
+	t.Helper()
+	eventually(t, "the slow call to reach the upstream", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "slow-started"))
+		return err == nil
+	})
+}
+
 func diag(p *Provider, item string) provider.Diagnostic {
 	for _, d := range p.Diagnostics() {
 		if d.Item == item {
@@ -171,8 +192,7 @@ func TestLazyStartAndDiskCache(t *testing.T) {
 	if &again[0] != &cached[0] {
 		t.Error("Tools returned a new slice for an unchanged list")
 	}
-	time.Sleep(100 * time.Millisecond)
-	if starts(dir) != 1 {
+	if !neverStarted(p2) || starts(dir) != 1 {
 		t.Fatalf("cache present but the upstream started (starts = %d)", starts(dir))
 	}
 	if d := diag(p2, "upstream"); !strings.HasPrefix(d.Reason, "cached") || d.Status != "ok" {
@@ -346,7 +366,7 @@ func TestCrashRestartsWithBackoff(t *testing.T) {
 		_, err := call(t, p, "slow", `{"ms":20000}`)
 		slowErr <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	awaitSlowStarted(t, dir)
 	begin := time.Now()
 	_, err := call(t, p, "crash", `{}`)
 	te := wantCode(t, err, toolerr.ProviderUnavailable)
@@ -403,11 +423,21 @@ func TestRestartsAreBounded(t *testing.T) {
 		wantUnavailable(t, err)
 		_ = i
 	}
-	time.Sleep(300 * time.Millisecond)
-	n := starts(dir)
-	time.Sleep(300 * time.Millisecond)
-	if starts(dir) != n {
-		t.Errorf("still restarting by itself after MaxRestarts")
+	// The third crash is recorded on the session's watch goroutine, which
+	// signals nothing: poll for it. Then no restart may be scheduled (the
+	// timer, if any, is the one that fired after the second crash; Stop
+	// reports whether it was still pending) and none may have begun.
+	eventually(t, "the third crash recorded", func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.state == stateFailed && p.failures == 3
+	})
+	p.mu.Lock()
+	pending := p.timer != nil && p.timer.Stop()
+	state := p.state
+	p.mu.Unlock()
+	if pending || state != stateFailed || starts(dir) != 3 {
+		t.Errorf("still restarting by itself after MaxRestarts: restart pending %v, state %d, starts %d (want 3: the first and 2 restarts)", pending, state, starts(dir))
 	}
 	if d := diag(p, "upstream"); d.Status != "failed" {
 		t.Errorf("doctor: %+v", d)
@@ -635,7 +665,7 @@ func alive(pid int) bool {
 }
 
 func TestCloseKillsProcessTree(t *testing.T) {
-	o, _ := stdioOptions(t, "sdk")
+	o, dir := stdioOptions(t, "sdk")
 	p := New(o)
 	res := mustCall(t, p, "pids", `{}`)
 	var server, grandchild int
@@ -650,7 +680,7 @@ func TestCloseKillsProcessTree(t *testing.T) {
 		_, err := call(t, p, "slow", `{"ms":20000}`)
 		slow <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	awaitSlowStarted(t, dir) // in flight at Close
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,11 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/json"
 	"io"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -172,7 +175,7 @@ func (p *Provider) OpenSession(ctx context.Context, opts *sdk.ClientOptions, sop
 	defer cancel()
 	s := newSession()
 	s.copts = sopts
-	s.notes = newNoteCounter()
+	s.notes = newNoteOrder()
 	client.AddReceivingMiddleware(s.staleOnListChanged) // live.go: the next call re-lists
 	client.AddReceivingMiddleware(s.notes.middleware)   // outermost: after the caller's handling
 	if err := p.dialWith(sctx, client, s); err != nil {
@@ -234,113 +237,226 @@ func (p *Provider) boundSession(ctx context.Context, b *provider.Forward) (*sess
 	return p.openSession(cs)
 }
 
-// maxDrain bounds how long a passthrough call's answer waits for the
-// notifications read before it to be handled.
-const maxDrain = time.Second
-
-// noteCounter orders a passthrough session's notifications before the
-// answers that follow them. The SDK hands an answer to its caller as soon as
-// it is read, but queues notifications for a handler goroutine: a log
-// message or progress notification the upstream sent just before its result
-// could be relayed after the client got the result (over Streamable HTTP,
-// after the request's stream closed: lost). So the transport counts the
-// notifications it reads (stdioConn, sseNotes), the client's outermost
-// middleware those it finished handling, and a bound call waits for the
-// second to reach the first before it returns.
-type noteCounter struct {
-	read atomic.Int64
+// Notifications before the answer. The SDK hands an answer to its caller as
+// soon as its reading goroutine reads it, but queues notifications for a
+// handler goroutine (go-sdk internal/jsonrpc2 handleAsync: one at a time, in
+// the order read, each finished before the next starts): a log message or
+// progress notification the upstream sent just before its result could be
+// relayed after the client got the result (over Streamable HTTP, after the
+// request's stream closed: lost). So a bound call, once it has its answer,
+// waits until the notifications read before it have been handled, however
+// long their handlers take (bounded by the call's context, which ends with
+// the session too).
+//
+// It cannot count them: a notification read is not always handled (the SDK
+// preempts notifications/cancelled, drops methods it does not know and
+// params it cannot decode, all before any middleware), so a count of those
+// read never reaches the count of those handled and a wait for it would only
+// end with a timer, one that a slow handler on a loaded machine outlasts. It
+// sends a marker down the same queue instead: the transport puts a barrier
+// (a progress notification with a token of ours) into the stream after the
+// notifications (over stdio, before the answer that follows them; over
+// Streamable HTTP, after each notification event of the call's own POST
+// stream, the answer's stream); the client's outermost middleware
+// takes it off (no handler sees it) and marks it reached. The queue runs in
+// order, so once the barrier is reached every notification before it has
+// been handled or dropped. stdioConn and sseNotes insert them.
+type noteOrder struct {
+	token string // the barriers' progress token prefix: random, not one an upstream can send
+	seq   atomic.Int64
 
 	mu      sync.Mutex
-	handled int64
-	changed chan struct{}
+	waiting map[int64]chan struct{} // barriers sent down the queue, not reached yet
+	latest  <-chan struct{}         // stdio: the barrier read before the latest answer (nil: none yet)
 }
 
-func newNoteCounter() *noteCounter { return &noteCounter{changed: make(chan struct{})} }
+func newNoteOrder() *noteOrder {
+	return &noteOrder{token: "agent-tools-barrier-" + rand.Text() + "-", waiting: map[int64]chan struct{}{}}
+}
 
-// readOne counts a message the transport read, if it is a notification.
-func (n *noteCounter) readOne(req *jsonrpc.Request) {
-	if !req.IsCall() && strings.HasPrefix(req.Method, "notifications/") {
-		n.read.Add(1)
+// isNote reports whether a message read is a notification.
+func isNote(req *jsonrpc.Request) bool {
+	return !req.IsCall() && strings.HasPrefix(req.Method, "notifications/")
+}
+
+// barrier makes a new barrier and the channel closed when it is reached.
+func (n *noteOrder) barrier() (*jsonrpc.Request, int64, <-chan struct{}) {
+	id := n.seq.Add(1)
+	ch := make(chan struct{})
+	n.mu.Lock()
+	n.waiting[id] = ch
+	n.mu.Unlock()
+	params, _ := json.Marshal(sdk.ProgressNotificationParams{ProgressToken: n.token + strconv.FormatInt(id, 10)}) // cannot fail
+	return &jsonrpc.Request{Method: "notifications/progress", Params: params}, id, ch
+}
+
+// beforeAnswer records ch as the barrier read before the latest answer (stdio).
+func (n *noteOrder) beforeAnswer(ch <-chan struct{}) {
+	n.mu.Lock()
+	n.latest = ch
+	n.mu.Unlock()
+}
+
+// forget drops barriers that will never be reached (their stream ended).
+func (n *noteOrder) forget(ids []int64) {
+	n.mu.Lock()
+	for _, id := range ids {
+		delete(n.waiting, id)
 	}
+	n.mu.Unlock()
 }
 
-func (n *noteCounter) middleware(next sdk.MethodHandler) sdk.MethodHandler {
+func (n *noteOrder) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		res, err := next(ctx, method, req)
-		if strings.HasPrefix(method, "notifications/") {
-			n.mu.Lock()
-			n.handled++
-			close(n.changed)
-			n.changed = make(chan struct{})
-			n.mu.Unlock()
+		if method == "notifications/progress" {
+			if p, ok := req.GetParams().(*sdk.ProgressNotificationParams); ok {
+				if tok, ok := p.ProgressToken.(string); ok && strings.HasPrefix(tok, n.token) {
+					id, _ := strconv.ParseInt(tok[len(n.token):], 10, 64)
+					n.mu.Lock()
+					if ch, ok := n.waiting[id]; ok {
+						delete(n.waiting, id)
+						close(ch)
+					}
+					n.mu.Unlock()
+					return nil, nil // ours: not relayed
+				}
+			}
 		}
-		return res, err
+		return next(ctx, method, req)
 	}
 }
 
-// drain waits (at most max, or until ctx ends) until every notification
-// read so far has been handled.
-func (n *noteCounter) drain(ctx context.Context, max time.Duration) {
-	target := n.read.Load()
-	t := time.NewTimer(max)
-	defer t.Stop()
-	for {
+// noteWait is one bound call's: the barrier its Streamable HTTP stream
+// carried last before the answer (sseNotes sets it).
+type noteWait struct {
+	mu   sync.Mutex
+	ids  []int64
+	last <-chan struct{}
+}
+
+type noteWaitKey struct{}
+
+func (w *noteWait) add(id int64, ch <-chan struct{}) {
+	w.mu.Lock()
+	w.ids = append(w.ids, id)
+	w.last = ch
+	w.mu.Unlock()
+}
+
+// noteWaitOf is the noteWait a request's context carries (nil: none).
+func noteWaitOf(ctx context.Context) *noteWait {
+	w, _ := ctx.Value(noteWaitKey{}).(*noteWait)
+	return w
+}
+
+// drain waits (until ctx ends) until every notification read before the
+// call's answer has been handled: until the barrier read last before it is
+// reached — the one of the call's own HTTP stream (w), else, over stdio,
+// the one before the latest answer read.
+func (n *noteOrder) drain(ctx context.Context, w *noteWait) {
+	w.mu.Lock()
+	ch, ids := w.last, w.ids
+	w.mu.Unlock()
+	if ids != nil {
+		defer n.forget(ids) // those the SDK never read (the call ended before its answer)
+	}
+	if ch == nil {
 		n.mu.Lock()
-		done, ch := n.handled >= target, n.changed
+		ch = n.latest
 		n.mu.Unlock()
-		if done {
-			return
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-			return
-		case <-ctx.Done():
-			return
-		}
+	}
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
 	}
 }
 
-// sseNotes counts the notifications in a Streamable HTTP (or legacy SSE)
-// event stream as the SDK reads it.
+// sseNotes passes a call's Streamable HTTP event stream to the SDK with a
+// barrier event after each notification event, up to the answer.
 type sseNotes struct {
 	io.ReadCloser
-	notes *noteCounter
+	notes *noteOrder
+	wait  *noteWait
 	line  []byte
 	data  []byte
+	done  bool   // the answer went by: the SDK reads no further
+	out   []byte // a barrier event to hand out next
+	in    []byte // bytes read, not handed out (after a barrier)
+	err   error  // the read error to give once in is handed out
 }
 
 func (s *sseNotes) Read(b []byte) (int, error) {
-	n, err := s.ReadCloser.Read(b)
-	for _, c := range b[:n] {
-		if c != '\n' {
-			if len(s.line) < 1<<16 { // longer lines are cut: such a notification is not counted (not waited for)
-				s.line = append(s.line, c)
-			}
+	if len(s.out) > 0 {
+		n := copy(b, s.out)
+		s.out = s.out[n:]
+		return n, nil
+	}
+	var n int
+	var err error
+	if len(s.in) > 0 {
+		n = copy(b, s.in)
+		s.in = s.in[n:]
+	} else {
+		if s.err != nil {
+			return 0, s.err
+		}
+		n, err = s.ReadCloser.Read(b)
+	}
+	for i, c := range b[:n] {
+		if !s.scan(c) {
 			continue
 		}
-		line := strings.TrimSuffix(string(s.line), "\r")
-		s.line = s.line[:0]
-		switch {
-		case line == "":
-			s.event()
-		case strings.HasPrefix(line, "data:"):
-			s.data = append(s.data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
-		}
+		req, id, ch := s.notes.barrier()
+		s.wait.add(id, ch)
+		data, _ := jsonrpc.EncodeMessage(req) // cannot fail
+		s.out = append(append([]byte("data: "), data...), "\n\n"...)
+		s.in = append(bytes.Clone(b[i+1:n]), s.in...)
+		s.err = err
+		return i + 1, nil
 	}
 	return n, err
 }
 
+// scan takes one byte of the stream and reports whether it ended a
+// notification event (one to put a barrier after).
+func (s *sseNotes) scan(c byte) bool {
+	if c != '\n' {
+		if len(s.line) < 1<<16 { // longer lines are cut: such a notification is not waited for
+			s.line = append(s.line, c)
+		}
+		return false
+	}
+	line := strings.TrimSuffix(string(s.line), "\r")
+	s.line = s.line[:0]
+	switch {
+	case line == "":
+		return s.event()
+	case strings.HasPrefix(line, "data:"):
+		s.data = append(s.data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+	}
+	return false
+}
+
 // event looks at a finished event's data.
-func (s *sseNotes) event() {
+func (s *sseNotes) event() bool {
 	data := s.data
 	s.data = s.data[:0]
-	if len(data) == 0 || !bytes.Contains(data, []byte(`"notifications/`)) {
-		return
+	if len(data) == 0 || s.done {
+		return false
 	}
-	if msg, err := jsonrpc.DecodeMessage(data); err == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok {
-			s.notes.readOne(req)
+	if bytes.Contains(data, []byte(`"method"`)) { // else not a request: not decoded twice (answers can be large)
+		if msg, err := jsonrpc.DecodeMessage(data); err == nil {
+			if req, ok := msg.(*jsonrpc.Request); ok {
+				return isNote(req)
+			}
 		}
 	}
+	// The answer (or what the SDK fails the stream on, or a line cut): the
+	// SDK delivers nothing after it, so no barrier follows, none that a
+	// wait could never see reached.
+	s.done = true
+	return false
 }

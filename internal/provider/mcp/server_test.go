@@ -229,6 +229,11 @@ func rawServer() {
 				write("Server listening on port 3000 (a log line on stdout)")
 			case "notrpc":
 				write(`{"hello":"world"}`)
+			case "notes": // notifications the SDK never hands to a handler, then one it does, then the answer
+				write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`) // preempted
+				write(`{"jsonrpc":"2.0","method":"notifications/agent-tools-test/unknown","params":{}}`)
+				write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":7}}`) // params it cannot decode
+				write(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"kept"}}`)
 			case "hang": // the read loop blocks for good; the process stays alive
 				select {}
 			case "malformed":

@@ -39,7 +39,7 @@ type session struct {
 	copts *sdk.ClientSessionOptions
 	// notes orders a passthrough session's notifications before the results
 	// that follow them (nil for the shared session).
-	notes *noteCounter
+	notes *noteOrder
 	// capture takes the tools/list results off the wire (capture.go): set
 	// on the shared session, used by a stdio connection only (an HTTP one
 	// never fills it); nil on passthrough sessions.
