@@ -75,6 +75,7 @@ func commands() []command {
 		{"secrets", "secrets set|get --reveal|list|rm SERVICE/ACCOUNT: secrets in the OS keyring, for ${keyring:…}", runSecrets},
 		{"registry", "registry search|show|add|approve|outdated|upgrade: MCP servers from the official (or a private) registry", runRegistry},
 		{"config", "config validate: check agent-tools.yaml and explain every error", runConfig},
+		{"stats", "top tools (or identities) by result tokens, calls, errors, p50/p99 duration, from the audit log", runStats},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/proc"
 	"github.com/agent-tools/agent-tools/internal/redact"
 	"github.com/agent-tools/agent-tools/internal/state"
+	"github.com/agent-tools/agent-tools/internal/tokens"
 	"github.com/agent-tools/agent-tools/internal/transport"
 )
 
@@ -70,6 +71,7 @@ func serveStdio(ctx context.Context, env *Env, f *flags, level slog.Level) int {
 	log := stderrLog(env, level)
 	tracer, stopTracing := startTracing(ctx, env, log)
 	defer stopTracing() // last: after the runtime closed, its calls' spans are flushed
+	tokens.Warm()       // the audit's result_tokens are exact from the first calls on (internal/tokens)
 	rt, code := loadRuntime(ctx, env, f, log, env.Stderr, tracer)
 	if rt == nil {
 		return code
@@ -146,6 +148,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 	}
 	tracer, stopTracing := startTracing(ctx, env, log)
 	defer stopTracing() // last: after the runtime closed, its calls' spans are flushed
+	tokens.Warm()       // the audit's result_tokens are exact from the first calls on (internal/tokens)
 	rt, code := loadRuntime(ctx, env, f, log, env.Stderr, tracer, mw...)
 	if rt == nil {
 		return code
@@ -195,7 +198,7 @@ func serveHTTP(ctx context.Context, env *Env, f *flags, level slog.Level, hf htt
 		go win.Run(winCtx, tick.C)
 		// With Redis a login holds on every replica: a browser behind the
 		// load balancer lands anywhere.
-		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Logger: log, Done: ctx.Done(),
+		if con, err = console.New(console.Options{Runtime: a, Approvals: approvals, Activity: win, Tokens: m.Tokens(), Logger: log, Done: ctx.Done(),
 			Sessions: sharedStore(sh), SessionKey: sh.Key.Derive("console-sessions")}); err != nil {
 			fmt.Fprintln(env.Stderr, "agent-tools:", err)
 			return ExitFailed

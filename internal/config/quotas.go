@@ -26,7 +26,7 @@ type Quota struct {
 	// Concurrent bounds the calls in flight (0: no bound).
 	Concurrent int `json:"concurrent,omitempty" yaml:"concurrent,omitempty"`
 	// Tokens bounds the result tokens the model receives per window
-	// ("200000/day"), counted as ceil(characters/4); zero: no bound.
+	// ("200000/day"), counted in o200k_base tokens (pipeline.Response.ResultTokens); zero: no bound.
 	Tokens PerPeriod `json:"tokens,omitzero" yaml:"tokens,omitempty"`
 	// Pos is where the entry starts in the file (zero for code-built configs).
 	Pos Pos `json:"-" yaml:"-"`

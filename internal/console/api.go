@@ -120,16 +120,33 @@ func (c *Console) apiRestart(w http.ResponseWriter, r *http.Request) {
 
 // apiActivity is GET /ui/api/activity: per-provider calls, errors and
 // p50/p95 latency over the last minutes, one point per step.
+//
+// With a TokenSource it carries tokens too: result tokens per tool and
+// per identity, since start and over the last minutes.
 func (c *Console) apiActivity(w http.ResponseWriter, r *http.Request) {
-	if c.opts.Activity == nil {
-		writeJSON(w, http.StatusOK, metrics.Activity{Providers: []metrics.Series{}})
-		return
+	out := activityJSON{Activity: metrics.Activity{Providers: []metrics.Series{}}}
+	if c.opts.Activity != nil {
+		out.Activity = c.opts.Activity.Live(time.Now())
+		for i := range out.Providers { // provider ids are label values: scrubbed like every output
+			out.Providers[i].Provider = redact.String(out.Providers[i].Provider)
+		}
 	}
-	a := c.opts.Activity.Live(time.Now())
-	for i := range a.Providers { // provider ids are label values: scrubbed like every output
-		a.Providers[i].Provider = redact.String(a.Providers[i].Provider)
+	if c.opts.Tokens != nil {
+		t := c.opts.Tokens.Totals(time.Now())
+		for _, rows := range [][]metrics.TokenRow{t.Tools, t.Identities} {
+			for i := range rows {
+				rows[i].Name = redact.String(rows[i].Name)
+			}
+		}
+		out.Tokens = &t
 	}
-	writeJSON(w, http.StatusOK, a)
+	writeJSON(w, http.StatusOK, out)
+}
+
+// activityJSON is GET /ui/api/activity's answer.
+type activityJSON struct {
+	metrics.Activity
+	Tokens *metrics.TokenTotals `json:"tokens,omitempty"`
 }
 
 // Hit is one search result as the console shows it.

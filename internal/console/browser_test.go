@@ -100,7 +100,7 @@ func TestConsoleInABrowser(t *testing.T) {
 			return nil
 		})
 	}
-	var loginText, toolsText, invalid, called, activity, restarts, chartText string
+	var loginText, toolsText, invalid, called, activity, restarts, chartText, tokenText string
 	var bars, dots int
 	var inlineBlocked bool
 	var weight string
@@ -205,6 +205,10 @@ func TestConsoleInABrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.is-error`)),
 		chromedp.WaitVisible(chromedp.CSS(`#audit tbody tr.ok`)),
 		text("#audit", &activity),
+		// The result-token totals: a table per tool (and identity) and its chart.
+		chromedp.WaitVisible(chromedp.CSS(`#tokens table.tokens[data-by="tool"] tbody tr`)),
+		chromedp.WaitVisible(chromedp.CSS(`#tokens svg.chart-tokens rect.bar-calls`)),
+		text(`#tokens table.tokens[data-by="tool"]`, &tokenText),
 		shot("activity"),
 		// The browser enforces the CSP (an injected inline script does not
 		// run) and the server refuses a cookie mutation without the CSRF token.
@@ -274,6 +278,7 @@ func TestConsoleInABrowser(t *testing.T) {
 		{"activity", activity, greet},
 		{"restart count", restarts, "1"},
 		{"chart caption", chartText, fmt.Sprintf("%d calls, 0 errors", total)},
+		{"token totals", tokenText, greet},
 	}
 	// A bar per step with calls, and a p50 and a p95 dot for each.
 	if bars != steps || dots != 2*steps {

@@ -56,6 +56,15 @@ type ActivitySource interface {
 
 var _ ActivitySource = (*metrics.Window)(nil)
 
+// TokenSource is where the Activity page's result-token totals come from:
+// per tool and per identity, since start and over the last minutes
+// (metrics.Tokens, kept by the metrics middleware).
+type TokenSource interface {
+	Totals(now time.Time) metrics.TokenTotals
+}
+
+var _ TokenSource = (*metrics.Tokens)(nil)
+
 // Options configure the console.
 type Options struct {
 	// Runtime is the app whose state the console shows and changes.
@@ -67,6 +76,9 @@ type Options struct {
 	// (serve passes the metrics.Window it samples); without it the page
 	// shows the audit tail only.
 	Activity ActivitySource
+	// Tokens, when set, feeds the Activity page's result-token totals
+	// (serve passes its metrics' Tokens()).
+	Tokens TokenSource
 	// Done, when closed (serve's shutdown), ends the live audit streams,
 	// which would otherwise hold the HTTP shutdown open.
 	Done <-chan struct{}

@@ -131,7 +131,7 @@ func newFixtureProviders(t *testing.T, extra string, appr *console.Approvals, mo
 		})
 	}
 	done := make(chan struct{})
-	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done, Activity: win})
+	con, err := console.New(console.Options{Runtime: a, Approvals: appr, Done: done, Activity: win, Tokens: m.Tokens()})
 	if err != nil {
 		t.Fatal(err)
 	}

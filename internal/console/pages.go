@@ -106,5 +106,5 @@ func (c *Console) toolPage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) activityPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", map[string]any{"Charts": c.opts.Activity != nil}))
+	c.render(w, http.StatusOK, "activity", c.view(r, "Activity", "activity", map[string]any{"Charts": c.opts.Activity != nil, "Tokens": c.opts.Tokens != nil}))
 }

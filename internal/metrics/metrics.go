@@ -1,5 +1,5 @@
 // Package metrics exposes the runtime's Prometheus metrics: tool calls by
-// tool, provider and outcome, call latency, confirmations asked, loop-guard
+// tool, provider and outcome, call latency, result tokens, confirmations asked, loop-guard
 // trips (from a pipeline middleware), MCP sessions and provider health (read
 // at scrape time), and HTTP requests (counted by the transport).
 //
@@ -48,6 +48,8 @@ type Metrics struct {
 	rateLimited   prometheus.Counter
 	cache         *prometheus.CounterVec
 	quotaRefused  *prometheus.CounterVec
+	resultTokens  *prometheus.HistogramVec
+	tokens        *Tokens
 
 	mu        sync.Mutex
 	sessions  func() int
@@ -57,7 +59,7 @@ type Metrics struct {
 // New returns metrics registered on a fresh registry, with the Go runtime
 // and process collectors.
 func New() *Metrics {
-	m := &Metrics{reg: prometheus.NewRegistry()}
+	m := &Metrics{reg: prometheus.NewRegistry(), tokens: NewTokens(0)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "tool_calls_total",
 		Help: "Tool calls through the pipeline, by canonical tool, provider, outcome (ok or the error code) and profile (default for /mcp).",
@@ -67,6 +69,11 @@ func New() *Metrics {
 		Help:    "Tool call latency through the pipeline (below the audit log), by provider.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120},
 	}, []string{"provider"})
+	m.resultTokens = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: Namespace, Name: "result_tokens",
+		Help:    "o200k_base tokens of the text the model receives for a call (the audit's result_tokens; characters/4 past 32 KiB), by canonical tool and provider.",
+		Buckets: ResultTokenBuckets,
+	}, []string{"tool", "provider"})
 	m.confirmations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: Namespace, Name: "confirmations_required_total",
 		Help: "Calls answered CONFIRMATION_REQUIRED, by provider.",
@@ -107,11 +114,19 @@ func New() *Metrics {
 		}
 		return float64(f())
 	})
-	m.reg.MustRegister(m.calls, m.latency, m.confirmations, m.loopGuard, m.httpRequests, m.authFailures, m.rateLimited, m.quotaRefused, m.cache,
+	m.reg.MustRegister(m.calls, m.latency, m.confirmations, m.loopGuard, m.httpRequests, m.authFailures, m.rateLimited, m.quotaRefused, m.cache, m.resultTokens,
 		sessions, &providerCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
+
+// ResultTokenBuckets are agent_tools_result_tokens' buckets: 10 to 100k
+// tokens, about three per decade.
+var ResultTokenBuckets = []float64{10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000}
+
+// Tokens is the per-tool and per-identity result-token totals the
+// Middleware keeps (the console's Activity page).
+func (m *Metrics) Tokens() *Tokens { return m.tokens }
 
 // Registry is the Prometheus registry (for tests and extra collectors).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
@@ -188,6 +203,10 @@ func (m *Metrics) Middleware() pipeline.Middleware {
 			}
 			m.calls.WithLabelValues(tool, prov, outcome, profile).Inc()
 			m.latency.WithLabelValues(prov).Observe(elapsed.Seconds())
+			// The one count the audit and the quotas read (counted once per call).
+			n, _ := resp.ResultTokens()
+			m.resultTokens.WithLabelValues(tool, prov).Observe(float64(n))
+			m.tokens.Add(time.Now(), tool, redact.String(req.Identity), n)
 			if resp.Cache != "" { // hit or miss (internal/resultcache)
 				m.cache.WithLabelValues(prov, resp.Cache).Inc()
 			}

@@ -33,6 +33,11 @@ func appendAuditLine(b []byte, rec *AuditRecord) []byte {
 	b = appendField(b, "outcome", rec.Outcome, false)
 	b = appendField(b, "error_code", rec.ErrorCode, true)
 	b = appendField(b, "args_sha256", rec.ArgsHash, false)
+	b = append(b, `,"result_tokens":`...)
+	b = strconv.AppendInt(b, int64(rec.ResultTokens), 10)
+	if rec.ResultTokensEstimated {
+		b = append(b, `,"result_tokens_estimated":true`...)
+	}
 	if len(rec.ResultFindings) > 0 { // rare: encoding/json writes it
 		q, _ := json.Marshal(rec.ResultFindings)
 		b = append(b, `,"result_findings":`...)

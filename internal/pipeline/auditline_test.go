@@ -24,7 +24,7 @@ func TestAuditLineIsJSONMarshal(t *testing.T) {
 	checkAuditLine(t, base)
 	full := base
 	full.Replica, full.Parent, full.Identity, full.Session, full.Client, full.Profile, full.Provider, full.Via, full.ErrorCode = "r", "p1", "alice@x", "s1", "claude-code", "ops", "gh", "flat", "TIMEOUT"
-	full.Cache = "hit"
+	full.Cache, full.ResultTokens, full.ResultTokensEstimated = "hit", 1234, true
 	checkAuditLine(t, full)
 	for _, s := range []string{"<script>&", "quote\"back\\slash", "tab\tnl\n\x01", "héllo", "\u2028", "bad\xffutf8", ""} {
 		r := full

@@ -146,6 +146,8 @@ type Response struct {
 	// (internal/resultcache), "miss" when it could have and did not, ""
 	// when the call is not cached (audited as cache).
 	Cache string
+	// tokens is ResultTokens' count, made once (tokens.go).
+	tokens resultTokens
 }
 
 // Failed reports whether the call failed in any way.

@@ -14,6 +14,7 @@ import (
 	"github.com/agent-tools/agent-tools/internal/provider"
 	"github.com/agent-tools/agent-tools/internal/registry"
 	"github.com/agent-tools/agent-tools/internal/tests/providertest"
+	"github.com/agent-tools/agent-tools/internal/tokens"
 	"github.com/agent-tools/agent-tools/internal/toolerr"
 )
 
@@ -219,5 +220,49 @@ func BenchmarkPipelineOverhead(b *testing.B) {
 	})
 	if direct > 0 {
 		b.Logf("pipeline %v/op vs direct %v/op: %.1fx, %v added per call", through, direct, float64(through)/float64(direct), through-direct)
+	}
+}
+
+// Every audit line carries result_tokens: the o200k_base count of the text
+// the model receives (tokens.Count), for a result and for an error alike.
+func TestAuditResultTokens(t *testing.T) {
+	tokens.Load()
+	const text = "The quick brown fox jumps over the lazy dog."
+	var audit bytes.Buffer
+	fake := providertest.New(catalog.ProviderInfo{ID: "svc"}, providertest.Tool("read", "Read things", schema, true))
+	fake.Func = func(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
+		return &provider.Result{Text: text}, nil
+	}
+	reg := registry.New(nil)
+	if err := reg.Add(fake); err != nil {
+		t.Fatal(err)
+	}
+	reg.Refresh(context.Background())
+	run := pipeline.New(pipeline.Options{Catalog: reg, AuditTo: &audit, Execute: pipeline.ExecuteOptions{DefaultTimeout: time.Second}})
+	resp := run(context.Background(), &pipeline.Request{Tool: "svc_read", Args: json.RawMessage(`{}`)})
+	if resp.Failed() {
+		t.Fatalf("call failed: %+v", resp.Err)
+	}
+	errResp := run(context.Background(), &pipeline.Request{Tool: "svc_nope", Args: json.RawMessage(`{}`)})
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit = %s", audit.String())
+	}
+	want := []int{10, 0}
+	if n, est := tokens.Count(errResp.Err.JSON()); !est {
+		want[1] = n
+	}
+	for i, line := range lines {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := rec["result_tokens"].(float64)
+		if !ok || int(got) != want[i] || want[i] == 0 {
+			t.Errorf("line %d: result_tokens = %v, want %d: %s", i, rec["result_tokens"], want[i], line)
+		}
+		if _, est := rec["result_tokens_estimated"]; est {
+			t.Errorf("line %d estimated: %s", i, line)
+		}
 	}
 }

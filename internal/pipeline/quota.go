@@ -10,6 +10,8 @@ type QuotaRefusal struct {
 	Tools        []string `json:"tools,omitempty"`
 	RetryAfterMS int64    `json:"retry_after_ms"`
 	// EstTokensUsed is, for a tokens limit, the result tokens counted in
-	// this window: an estimate, ceil(characters/4), not a tokenizer's count.
+	// this window: Response.ResultTokens of each call (o200k_base, or
+	// characters/4 where that says estimated). The name is kept from when
+	// every count was characters/4.
 	EstTokensUsed int64 `json:"est_tokens_used,omitempty"`
 }

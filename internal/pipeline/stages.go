@@ -312,6 +312,11 @@ type AuditRecord struct {
 	Outcome    string    `json:"outcome"` // ok | error
 	ErrorCode  string    `json:"error_code,omitempty"`
 	ArgsHash   string    `json:"args_sha256"`
+	// ResultTokens: the o200k_base tokens of what the model receives
+	// (Response.ResultTokens), on every line; ResultTokensEstimated when
+	// that is characters/4 instead (a text over tokens.MaxExact bytes).
+	ResultTokens          int  `json:"result_tokens"`
+	ResultTokensEstimated bool `json:"result_tokens_estimated,omitempty"`
 	// ResultFindings: what the result guard found in the output.
 	ResultFindings []ResultFinding `json:"result_findings,omitempty"`
 	// Quota: which quota refused the call (internal/quota).
@@ -345,6 +350,7 @@ func audit(w io.Writer, now func() time.Time, replica string) Middleware {
 			if rec.Tool == "" {
 				rec.Tool = req.Tool
 			}
+			rec.ResultTokens, rec.ResultTokensEstimated = resp.ResultTokens()
 			if resp.Failed() {
 				rec.Outcome = "error"
 				rec.ErrorCode = string(toolerr.BackendError)

@@ -38,6 +38,10 @@ func NewLocal() *Local {
 func (s *Local) take(key string, per config.PerPeriod, burst int, now time.Time) (bool, time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.takeLocked(key, per, burst, now)
+}
+
+func (s *Local) takeLocked(key string, per config.PerPeriod, burst int, now time.Time) (bool, time.Duration) {
 	b := s.buckets[key]
 	if b == nil {
 		if len(s.buckets) >= sweepAbove {
@@ -51,6 +55,9 @@ func (s *Local) take(key string, per config.PerPeriod, burst int, now time.Time)
 		b.SetLimitAt(now, b.Limit()) // the bucket starts full at now (a fake clock may be anywhere)
 		s.buckets[key] = b
 	}
+	if b.AllowN(now, 1) { // the common case: no Reservation allocated
+		return true, 0
+	}
 	r := b.ReserveN(now, 1)
 	if !r.OK() {
 		return false, per.Period
@@ -59,12 +66,16 @@ func (s *Local) take(key string, per config.PerPeriod, burst int, now time.Time)
 		r.CancelAt(now)
 		return false, d
 	}
-	return true, 0
+	return true, 0 // a token came in between (cannot happen at one now)
 }
 
 func (s *Local) acquire(key string, limit int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.acquireLocked(key, limit)
+}
+
+func (s *Local) acquireLocked(key string, limit int) bool {
 	if s.inFlight[key] >= limit {
 		return false
 	}
@@ -75,6 +86,10 @@ func (s *Local) acquire(key string, limit int) bool {
 func (s *Local) release(key string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.releaseLocked(key)
+}
+
+func (s *Local) releaseLocked(key string) {
 	if s.inFlight[key] <= 1 {
 		delete(s.inFlight, key)
 		return
@@ -85,6 +100,10 @@ func (s *Local) release(key string) {
 func (s *Local) used(key string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.usedLocked(key)
+}
+
+func (s *Local) usedLocked(key string) int64 {
 	if w := s.windows[key]; w != nil {
 		return w.n
 	}
@@ -94,6 +113,10 @@ func (s *Local) used(key string) int64 {
 func (s *Local) add(key string, n int64, end time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.addLocked(key, n, end)
+}
+
+func (s *Local) addLocked(key string, n int64, end time.Time) {
 	w := s.windows[key]
 	if w == nil {
 		if len(s.windows) >= sweepAbove {

@@ -22,9 +22,11 @@ import (
 	"fmt"
 	"log/slog"
 	"path"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/redis/go-redis/v9"
 
@@ -70,9 +72,13 @@ type Limiter struct {
 
 type compiled struct {
 	config.Quota
-	index int
-	id    string // the quota's fingerprint: a changed quota starts afresh
-	burst int
+	index  int
+	id     string // the quota's fingerprint: a changed quota starts afresh
+	burst  int
+	prefix string // "quota:<index>:<id>:", the start of every key
+
+	keys  sync.Map // identity → key
+	nkeys atomic.Int64
 }
 
 // New compiles the quotas.
@@ -93,7 +99,8 @@ func New(o Options) *Limiter {
 	for i, q := range o.Quotas {
 		def, _ := json.Marshal(q)
 		sum := sha256.Sum256(def)
-		l.quotas = append(l.quotas, compiled{Quota: q, index: i, id: hex.EncodeToString(sum[:6]), burst: q.BurstOrDefault()})
+		id := hex.EncodeToString(sum[:6])
+		l.quotas = append(l.quotas, compiled{Quota: q, index: i, id: id, burst: q.BurstOrDefault(), prefix: fmt.Sprintf("quota:%d:%s:", i, id)})
 	}
 	return l
 }
@@ -109,19 +116,44 @@ func matchAny(globs []string, name string) bool {
 		return true
 	}
 	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
+		if matchGlob(g, name) {
 			return true
 		}
 	}
 	return false
 }
 
+// matchGlob is path.Match(g, name), without its parse for the common
+// glob "prefix*" (no other special character): a name with the prefix
+// and no "/" after it.
+func matchGlob(g, name string) bool {
+	if n := len(g) - 1; n >= 0 && g[n] == '*' && !strings.ContainsAny(g[:n], `*?[\`) {
+		return strings.HasPrefix(name, g[:n]) && !strings.Contains(name[n:], "/")
+	}
+	ok, _ := path.Match(g, name)
+	return ok
+}
+
 // key is where q keeps one identity's state: the quota's index and
 // fingerprint, and a hash of the identity (identities can be long).
+// Keys are kept per identity (a hash and a format per call was most of
+// the stage's cost), up to maxKeys identities, then started afresh.
 func (q *compiled) key(identity string) string {
+	if k, ok := q.keys.Load(identity); ok {
+		return k.(string)
+	}
 	sum := sha256.Sum256([]byte(identity))
-	return fmt.Sprintf("quota:%d:%s:%s", q.index, q.id, hex.EncodeToString(sum[:8]))
+	k := q.prefix + hex.EncodeToString(sum[:8])
+	if q.nkeys.Add(1) > maxKeys {
+		q.keys.Clear()
+		q.nkeys.Store(1)
+	}
+	q.keys.Store(identity, k)
+	return k
 }
+
+// maxKeys bounds the identities whose keys a quota keeps.
+const maxKeys = 4096
 
 // Stage is the pipeline middleware (pipeline.Options.Quota). Forwarded
 // requests that are no tool call (resources, prompts, completions) pass.
@@ -142,72 +174,110 @@ func (l *Limiter) Stage() pipeline.Middleware {
 type hit struct {
 	q   *compiled
 	key string
+	// win is the key of the token window that holds the call's start
+	// ("" when the quota has no tokens limit).
+	win string
 }
+
+// maxHits is how many matching quotas a call keeps on the stack.
+const maxHits = 4
 
 func (l *Limiter) call(ctx context.Context, req *pipeline.Request, next pipeline.Handler) *pipeline.Response {
 	tool := req.Resolved.Canonical
-	var hits []hit
+	var buf [maxHits]hit
+	hits := buf[:0]
+	var now time.Time
 	for i := range l.quotas {
 		if q := &l.quotas[i]; q.matches(req.Identity, tool) {
-			hits = append(hits, hit{q, q.key(req.Identity)})
+			if len(hits) == 0 {
+				now = l.now()
+			}
+			h := hit{q: q, key: q.key(req.Identity)}
+			if !q.Tokens.IsZero() {
+				start, _ := window(now, q.Tokens.Period)
+				h.win = windowKey(h.key, start)
+			}
+			hits = append(hits, h)
 		}
 	}
 	if len(hits) == 0 {
 		return next(ctx, req)
 	}
-	now := l.now()
+	if l.shared == nil {
+		return l.callLocal(ctx, req, next, hits, now)
+	}
 	// What consumes nothing first (token windows), then what can be given
 	// back (slots), then what cannot (a bucket's token).
-	for _, h := range hits {
-		if h.q.Tokens.IsZero() {
+	for i := range hits {
+		h := &hits[i]
+		if h.win == "" {
 			continue
 		}
-		start, end := window(now, h.q.Tokens.Period)
-		used := l.usedTokens(ctx, windowKey(h.key, start))
-		if used >= h.q.Tokens.N {
+		if used := l.usedTokens(ctx, h.win); used >= h.q.Tokens.N {
+			_, end := window(now, h.q.Tokens.Period)
 			r := refusal(h.q, LimitTokens, end.Sub(now))
 			r.EstTokensUsed = used
 			return refuse(req, r)
 		}
 	}
-	var held []hit
-	release := func() {
-		for _, h := range held {
-			l.local.release(h.key)
-		}
-	}
-	for _, h := range hits {
+	var heldBuf [maxHits]hit
+	held := heldBuf[:0]
+	for i := range hits {
+		h := &hits[i]
 		if h.q.Concurrent == 0 {
 			continue
 		}
 		if !l.local.acquire(h.key, h.q.Concurrent) {
-			release()
+			l.release(held)
 			return refuse(req, refusal(h.q, LimitConcurrent, ConcurrentRetry))
 		}
-		held = append(held, h)
+		held = append(held, *h)
 	}
-	for _, h := range hits {
+	for i := range hits {
+		h := &hits[i]
 		if h.q.Rate.IsZero() {
 			continue
 		}
-		if ok, wait := l.take(ctx, h, now); !ok {
-			release()
+		if ok, wait := l.take(ctx, *h, now); !ok {
+			l.release(held)
 			return refuse(req, refusal(h.q, LimitRate, wait))
 		}
 	}
 	resp := next(ctx, req)
-	release()
+	l.release(held)
 	if toModel(req) {
 		if n := estimateTokens(resp); n > 0 {
-			for _, h := range hits {
-				if !h.q.Tokens.IsZero() {
-					start, _ := window(now, h.q.Tokens.Period)
-					l.addTokens(ctx, windowKey(h.key, start), n, h.q.Tokens.Period)
+			for i := range hits {
+				if h := &hits[i]; h.win != "" {
+					l.addTokens(ctx, h.win, n, h.q.Tokens.Period)
 				}
 			}
 		}
 	}
 	return resp
+}
+
+// callLocal is call without Redis: the same checks in the same order,
+// under one lock of the local state before the call and one after (six
+// lock round trips per call were most of the stage's cost).
+func (l *Limiter) callLocal(ctx context.Context, req *pipeline.Request, next pipeline.Handler, hits []hit, now time.Time) *pipeline.Response {
+	if r := l.local.admit(hits, now); r != nil {
+		return refuse(req, r)
+	}
+	resp := next(ctx, req)
+	var n int64
+	if toModel(req) {
+		n = estimateTokens(resp)
+	}
+	l.local.leave(hits, n, now)
+	return resp
+}
+
+// release gives back the slots of held.
+func (l *Limiter) release(held []hit) {
+	for i := range held {
+		l.local.release(held[i].key)
+	}
 }
 
 func (l *Limiter) take(ctx context.Context, h hit, now time.Time) (bool, time.Duration) {
@@ -252,21 +322,16 @@ func window(now time.Time, period time.Duration) (start, end time.Time) {
 }
 
 func windowKey(key string, start time.Time) string {
-	return fmt.Sprintf("%s:w%d", key, start.Unix())
+	return key + ":w" + strconv.FormatInt(start.Unix(), 10)
 }
 
-// estimateTokens is the result tokens the model receives, estimated as
-// ceil(characters/4) of the result's text (or of the error's envelope):
-// the product links no tokenizer (o200k), and a character count is cheap.
+// estimateTokens is the result tokens the model receives: the one count
+// the audit (result_tokens) and the metrics read too,
+// pipeline.Response.ResultTokens (o200k_base; characters/4 for a text
+// over tokens.MaxExact bytes or before the tokenizer is loaded).
 func estimateTokens(resp *pipeline.Response) int64 {
-	var chars int
-	switch {
-	case resp.Err != nil:
-		chars = utf8.RuneCountInString(resp.Err.JSON())
-	case resp.Result != nil:
-		chars = utf8.RuneCountInString(resp.Result.Text)
-	}
-	return int64((chars + 3) / 4)
+	n, _ := resp.ResultTokens()
+	return int64(n)
 }
 
 func refusal(q *compiled, limit string, wait time.Duration) *pipeline.QuotaRefusal {
@@ -306,4 +371,70 @@ func refuse(req *pipeline.Request, r *pipeline.QuotaRefusal) *pipeline.Response 
 		e.With("tools", r.Tools)
 	}
 	return &pipeline.Response{Err: e, Decision: "refused", Quota: r}
+}
+
+// admit checks hits against the local state as call does (token windows,
+// then slots, then buckets), under one lock; it holds the slots of the
+// hits with a concurrent limit, or returns the refusal and holds nothing.
+func (s *Local) admit(hits []hit, now time.Time) *pipeline.QuotaRefusal {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range hits {
+		h := &hits[i]
+		if h.win == "" {
+			continue
+		}
+		if used := s.usedLocked(h.win); used >= h.q.Tokens.N {
+			_, end := window(now, h.q.Tokens.Period)
+			r := refusal(h.q, LimitTokens, end.Sub(now))
+			r.EstTokensUsed = used
+			return r
+		}
+	}
+	for i := range hits {
+		h := &hits[i]
+		if h.q.Concurrent == 0 {
+			continue
+		}
+		if !s.acquireLocked(h.key, h.q.Concurrent) {
+			s.releaseHits(hits[:i])
+			return refusal(h.q, LimitConcurrent, ConcurrentRetry)
+		}
+	}
+	for i := range hits {
+		h := &hits[i]
+		if h.q.Rate.IsZero() {
+			continue
+		}
+		if ok, wait := s.takeLocked(h.key, h.q.Rate, h.q.burst, now); !ok {
+			s.releaseHits(hits)
+			return refusal(h.q, LimitRate, wait)
+		}
+	}
+	return nil
+}
+
+// leave gives back what admit held and counts n result tokens in the
+// hits' windows.
+func (s *Local) leave(hits []hit, n int64, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseHits(hits)
+	if n <= 0 {
+		return
+	}
+	for i := range hits {
+		if h := &hits[i]; h.win != "" {
+			s.addLocked(h.win, n, now.Add(h.q.Tokens.Period))
+		}
+	}
+}
+
+// releaseHits gives back the slots of the hits with a concurrent limit.
+func (s *Local) releaseHits(hits []hit) {
+	for i := range hits {
+		if hits[i].q.Concurrent != 0 {
+			s.releaseLocked(hits[i].key)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package quota
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,7 +25,7 @@ func replica(t *testing.T, url string, quotas []config.Quota) pipeline.Handler {
 	t.Helper()
 	fake := providertest.New(catalog.ProviderInfo{ID: "gh"}, providertest.Tool("issues", "Issues", "", true))
 	fake.Func = func(context.Context, catalog.Tool, json.RawMessage) (*provider.Result, error) {
-		return &provider.Result{Text: "0123456789abcdef0123456789abcdef0123456789"}, nil // 42 chars: 11 tokens
+		return &provider.Result{Text: strings.Repeat(" the", 11)}, nil // 11 o200k_base tokens
 	}
 	reg := registry.New(nil)
 	if err := reg.Add(fake); err != nil {

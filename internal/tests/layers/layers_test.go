@@ -32,7 +32,7 @@ var layers = []layer{
 		"internal/catalog", "internal/index/cjk", "internal/index/cjk/gen",
 		"internal/jsonrpcwire", "internal/jsonscan", "internal/naming",
 		"internal/prompts", "internal/redact", "internal/state",
-		"internal/text", "internal/toolerr",
+		"internal/text", "internal/tokens", "internal/toolerr",
 	}},
 	// Libraries that know nothing of providers or the runtime: the process
 	// runner is one (it shapes a run into its own Outcome, not a provider

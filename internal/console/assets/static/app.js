@@ -197,15 +197,95 @@ function fmtMs(v) {
   return (v >= 10 ? v.toFixed(0) : v.toFixed(v >= 1 ? 1 : 2)) + " ms";
 }
 
-// setupCharts polls /ui/api/activity and redraws every provider's charts.
+// chartTokens draws one horizontal bar per row: its tokens over the
+// window (key "windowTokens") or since start ("tokens"), the most first.
+function chartTokens(rows, key, label) {
+  const top = rows.slice().sort(function (x, y) { return y[key] - x[key] || (x.name < y.name ? -1 : 1); }).slice(0, 10);
+  const rowH = 14, labelW = 170, h = chartTop + top.length * rowH + 4;
+  const svg = svgEl("svg", {viewBox: "0 0 " + chartW + " " + h, width: chartW, height: h, class: "chart-tokens", role: "img"});
+  svgEl("text", {x: 2, y: 10, class: "chart-label"}, svg).textContent = label;
+  let max = 1;
+  for (const t of top) max = Math.max(max, t[key]);
+  top.forEach(function (t, i) {
+    const y = chartTop + i * rowH + 2;
+    svgEl("text", {x: labelW - 4, y: y + 10, class: "chart-label end"}, svg).textContent = t.name.length > 32 ? t.name.slice(0, 31) + "…" : t.name;
+    const w = t[key] > 0 ? Math.max(1, t[key] / max * (chartW - labelW - 60)) : 0;
+    const bar = svgEl("rect", {x: labelW, y: y + 1, width: w.toFixed(1), height: rowH - 3, class: "bar-calls"}, svg);
+    svgEl("title", {}, bar).textContent = t.name + ": " + t[key] + " tokens";
+    svgEl("text", {x: labelW + w + 3, y: y + 10, class: "chart-label"}, svg).textContent = String(t[key]);
+  });
+  return svg;
+}
+
+// tokenTable is one table of token totals (tool or identity rows).
+function tokenTable(rows, what) {
+  const table = document.createElement("table");
+  table.className = "tokens";
+  table.dataset.by = what;
+  const head = table.createTHead().insertRow();
+  for (const h of [what, "calls", "tokens", "calls (window)", "tokens (window)"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    head.appendChild(th);
+  }
+  const body = table.createTBody();
+  for (const t of rows) {
+    const tr = body.insertRow();
+    tr.insertCell().textContent = t.name;
+    for (const v of [t.calls, t.tokens, t.windowCalls, t.windowTokens]) {
+      const td = tr.insertCell();
+      td.className = "num";
+      td.textContent = String(v);
+    }
+  }
+  return table;
+}
+
+// drawTokens shows the result-token totals: per tool and per identity, a
+// chart of the window's tokens and the table of both totals.
+function drawTokens(box, status, t) {
+  box.textContent = "";
+  if (!t) { status.textContent = "not available"; return; }
+  const mins = Math.round(t.windowSeconds / 60);
+  status.textContent = "since " + t.since.slice(0, 19).replace("T", " ") + " UTC; window: last " + mins + " minutes";
+  if (t.tools.length === 0) {
+    const p = document.createElement("p");
+    p.className = "hint empty";
+    p.textContent = "No calls yet.";
+    box.appendChild(p);
+    return;
+  }
+  for (const part of [["tool", t.tools], ["identity", t.identities]]) {
+    const fig = document.createElement("figure");
+    fig.className = "chart";
+    const cap = document.createElement("figcaption");
+    let sum = 0;
+    for (const r of part[1]) sum += r.tokens;
+    cap.textContent = "per " + part[0] + " — " + sum + " tokens since start";
+    fig.appendChild(cap);
+    fig.appendChild(chartTokens(part[1], "windowTokens", "tokens in the last " + mins + " min, by " + part[0]));
+    fig.appendChild(tokenTable(part[1], part[0]));
+    box.appendChild(fig);
+  }
+}
+
+// setupCharts polls /ui/api/activity and redraws every provider's charts
+// and the result-token totals.
 function setupCharts() {
   const box = document.getElementById("charts");
-  if (!box) return;
+  const tbox = document.getElementById("tokens");
+  if (!box && !tbox) return;
   const status = document.getElementById("activity-status");
+  const tstatus = document.getElementById("tokens-status");
   async function refresh() {
     const r = await send("GET", "/ui/api/activity");
-    if (!r.ok || !r.data) { status.textContent = "not updating (HTTP " + r.status + ")"; return; }
+    if (!r.ok || !r.data) {
+      for (const s of [status, tstatus]) if (s) s.textContent = "not updating (HTTP " + r.status + ")";
+      return;
+    }
     const a = r.data;
+    if (tbox) drawTokens(tbox, tstatus, a.tokens);
+    if (!box) return;
     status.textContent = "one point per " + a.stepSeconds + " s, last " + Math.round(a.spanSeconds / 60) + " minutes; updated " +
       new Date().toISOString().slice(11, 19) + " UTC";
     box.textContent = "";
@@ -353,6 +433,7 @@ function setupAudit() {
       rec.decision || "",
       rec.outcome + (rec.error_code ? " " + rec.error_code : ""),
       rec.duration_ms === undefined ? "" : Math.round(rec.duration_ms),
+      rec.result_tokens === undefined ? "" : (rec.result_tokens_estimated ? "≈" : "") + rec.result_tokens,
       // a session id is half a credential: its prefix is enough to tell sessions apart
       rec.session && rec.session.length > 8 ? rec.session.slice(0, 8) + "…" : (rec.session || ""),
     ];
