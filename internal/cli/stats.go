@@ -184,10 +184,9 @@ func readStats(r io.Reader, by string, from time.Time) (*statsOut, error) {
 				if rec.Outcome != "ok" {
 					row.Errors++
 				}
-				switch {
-				case rec.ResultTokens == nil:
+				if rec.ResultTokens == nil {
 					st.NoTokens++
-				default:
+				} else {
 					row.Tokens += *rec.ResultTokens
 					st.Tokens += *rec.ResultTokens
 					if rec.Estimated {
