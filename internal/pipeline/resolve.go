@@ -24,6 +24,11 @@ type Catalog interface {
 
 // Resolve maps the requested name to a catalog tool, with teaching errors
 // that quote and suggest only what the caller may see (gate).
+// maxToolName bounds a name worth resolving: a canonical name is a
+// provider id and a tool name (MCP tool names are at most 128 characters),
+// far below it.
+const maxToolName = 1024
+
 func Resolve(cat Catalog, gate *policy.Gate) Middleware {
 	return func(next Handler) Handler {
 		return func(ctx context.Context, req *Request) *Response {
@@ -45,6 +50,15 @@ func Resolve(cat Catalog, gate *policy.Gate) Middleware {
 			}
 			if req.Tool == "" {
 				return fail(missingToolName(req), "invalid")
+			}
+			if len(req.Tool) > maxToolName {
+				// No tool has such a name, and looking for similar ones
+				// would cost work in proportion to it (a script can ask with
+				// megabytes): refused at once, nothing suggested.
+				return fail(toolerr.New(toolerr.UnknownTool,
+					"Use a tool's name as listed: search for the right tool first.",
+					"no tool has a name of %d bytes (names are at most %d)", len(req.Tool), maxToolName).
+					With("did_you_mean", []string{}), "invalid")
 			}
 			if req.Provider != "" {
 				if _, _, ok := cat.Provider(req.Provider); !ok {
